@@ -1,0 +1,77 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { z } from 'zod';
+import type { Logger } from '../lib/log.ts';
+
+// Routes are plain data (STYLE.md habit 10): the router matches them, the server validates
+// against their schemas, the OpenAPI generator documents them. One declaration, three uses.
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type Role = 'owner' | 'admin' | 'viewer';
+
+/** Who may call a route (DESIGN.md section 5). */
+export const ANY_KEY: readonly Role[] = ['owner', 'admin', 'viewer'];
+export const ADMIN: readonly Role[] = ['owner', 'admin'];
+export const OWNER: readonly Role[] = ['owner'];
+
+export interface Principal {
+  keyId: string;
+  role: Role;
+  tenantId?: string;
+}
+
+export interface RequestContext<P = unknown, Q = unknown, B = unknown> {
+  params: P;
+  query: Q;
+  body: B;
+  principal: Principal | null;
+  requestId: string;
+  req: IncomingMessage;
+  res: ServerResponse;
+  log: Logger;
+  /** Absolute URL of this request with other query parameters (for Link headers). */
+  urlWith(query: Record<string, string | undefined>): string;
+}
+
+/** A handler returns a body (sent with the route's status) or a Reply for anything else. */
+export class Reply {
+  readonly status: number;
+  readonly body: unknown;
+  readonly headers: Record<string, string>;
+  constructor(status: number, body: unknown, headers: Record<string, string> = {}) {
+    this.status = status;
+    this.body = body;
+    this.headers = headers;
+  }
+}
+
+/** The handler wrote to ctx.res itself (streams, text formats). */
+export const HANDLED = Symbol('handled');
+
+export interface Route<P = any, Q = any, B = any, R = any> {
+  method: Method;
+  path: string;
+  summary: string;
+  description?: string;
+  tags?: string[];
+  /** 'public' routes need no key; otherwise the roles allowed. */
+  roles: readonly Role[] | 'public';
+  params?: z.ZodType<P>;
+  query?: z.ZodType<Q>;
+  body?: z.ZodType<B>;
+  response?: z.ZodType<R>;
+  /** Name of the response component in the OpenAPI document. */
+  responseName?: string;
+  bodyName?: string;
+  status?: number;
+  /** Largest accepted body in bytes (default 1 MiB). */
+  bodyLimit?: number;
+  /** Non-JSON success media type (documentation only), e.g. "text/plain". */
+  produces?: string;
+  /** Extra error statuses this route answers (documentation). */
+  errors?: number[];
+  handler(ctx: RequestContext<P, Q, B>): unknown | Promise<unknown>;
+}
+
+export function route<P = undefined, Q = undefined, B = undefined, R = unknown>(r: Route<P, Q, B, R>): Route<P, Q, B, R> {
+  return r;
+}

@@ -1,0 +1,256 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { z } from 'zod';
+import { isBusyError } from '../db/sqlite.ts';
+import { AppError, type FieldError } from '../lib/errors.ts';
+import { newId } from '../lib/ids.ts';
+import type { Logger } from '../lib/log.ts';
+import { bearerToken } from './auth.ts';
+import { DEFAULT_BODY_LIMIT, isJsonContentType, readBody } from './body.ts';
+import type { HttpMetrics } from './metrics.ts';
+import { problem } from './problem.ts';
+import { HANDLED, Reply, type Principal, type RequestContext, type Route } from './route.ts';
+import { compileRoutes, matchRoute } from './router.ts';
+
+export interface HttpAppOptions {
+  routes: Route[];
+  log: Logger;
+  /** Resolves a presented bearer token to a key, or null when it is unknown or revoked. */
+  authenticate(token: string, route: Route): Principal | null | Promise<Principal | null>;
+  metrics?: HttpMetrics;
+  /** Validate every response against its schema (tests turn this on; a mismatch is a 500). */
+  checkResponses?: boolean;
+}
+
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the node:http request handler for a route table: the whole request pipeline. */
+export function createRequestHandler(options: HttpAppOptions): RequestHandler {
+  const table = compileRoutes(options.routes);
+  const { log, metrics } = options;
+
+  return (req, res) => {
+    const started = process.hrtime.bigint();
+    const headerId = req.headers['x-request-id'];
+    const requestId = typeof headerId === 'string' && REQUEST_ID.test(headerId) ? headerId : newId('req');
+    res.setHeader('X-Request-Id', requestId);
+    let routeTemplate = '(unmatched)';
+    let principal: Principal | null = null;
+
+    res.once('finish', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const status = String(res.statusCode);
+      metrics?.requests.inc({ method: req.method ?? '', route: routeTemplate, status });
+      metrics?.duration.observe({ route: routeTemplate }, seconds);
+      log.info('http_request', {
+        request_id: requestId,
+        method: req.method,
+        route: routeTemplate,
+        status: res.statusCode,
+        duration_ms: Math.round(seconds * 1e4) / 10,
+        key_id: principal?.keyId,
+      });
+    });
+
+    const run = async () => {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const match = matchRoute(table, req.method ?? 'GET', url.pathname);
+      if (match.kind === 'bad_path') throw new AppError('ERR_BAD_PATH', 400, match.reason);
+      if (match.kind === 'not_found') throw new AppError('ERR_NOT_FOUND', 404, `no route for ${url.pathname}`);
+      if (match.kind === 'method_not_allowed') {
+        throw new AppError('ERR_METHOD_NOT_ALLOWED', 405, `${req.method} is not allowed on ${url.pathname}; allowed: ${match.allow.join(', ')}`, {
+          headers: { Allow: match.allow.join(', ') },
+        });
+      }
+      const route = match.route;
+      routeTemplate = route.path;
+
+      if (route.roles !== 'public') {
+        const token = bearerToken(req.headers.authorization);
+        if (!token) throw unauthorized('this endpoint needs an API key: send "Authorization: Bearer <key>"');
+        principal = await options.authenticate(token, route);
+        if (!principal) throw unauthorized('the API key is unknown or has been deleted');
+        if (!route.roles.includes(principal.role)) {
+          throw new AppError('ERR_FORBIDDEN', 403, `a key with role '${principal.role}' may not call ${route.method} ${route.path}; allowed roles: ${route.roles.join(', ')}`);
+        }
+      }
+
+      const errors: FieldError[] = [];
+      const params = validate(route.params, match.params, 'path', errors);
+      const query = validate(route.query, Object.fromEntries(url.searchParams), 'query', errors);
+      let body: unknown;
+      if (route.body) {
+        const raw = await readBody(req, route.bodyLimit ?? DEFAULT_BODY_LIMIT);
+        const contentType = req.headers['content-type'];
+        if ((raw.length > 0 || contentType) && !isJsonContentType(contentType)) {
+          throw new AppError('ERR_UNSUPPORTED_MEDIA_TYPE', 415, `request body must be application/json, got ${contentType ?? 'no Content-Type'}`);
+        }
+        let parsed: unknown;
+        if (raw.length > 0) {
+          try {
+            parsed = JSON.parse(raw.toString('utf8'));
+          } catch (e) {
+            throw new AppError('ERR_BAD_JSON', 400, `request body is not valid JSON: ${(e as Error).message}`);
+          }
+        }
+        body = validate(route.body, parsed, 'body', errors);
+      } else if (req.method !== 'GET' && req.method !== 'HEAD') {
+        // A body nobody reads must still be consumed, and is bounded like any other.
+        await readBody(req, route.bodyLimit ?? DEFAULT_BODY_LIMIT);
+      }
+      if (errors.length > 0) {
+        throw new AppError('ERR_VALIDATION', 400, `invalid request: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, { errors });
+      }
+
+      const ctx: RequestContext = {
+        params,
+        query,
+        body,
+        principal,
+        requestId,
+        req,
+        res,
+        log: log.child({ request_id: requestId }),
+        urlWith: (extra) => {
+          const next = new URL(url.toString());
+          for (const [k, v] of Object.entries(extra)) {
+            if (v === undefined) next.searchParams.delete(k);
+            else next.searchParams.set(k, v);
+          }
+          return next.pathname + next.search;
+        },
+      };
+      const result = await route.handler(ctx);
+      if (result === HANDLED) return;
+      const reply = result instanceof Reply ? result : new Reply(route.status ?? 200, result);
+      if (options.checkResponses && route.response && reply.status < 300 && reply.body !== undefined) {
+        const check = route.response.safeParse(reply.body);
+        if (!check.success) {
+          throw new Error(`response of ${route.method} ${route.path} does not match its schema: ${zodErrors(check.error, 'response').map((e) => `${e.path}: ${e.message}`).join('; ')}`);
+        }
+      }
+      sendJson(res, reply.status, reply.body, reply.headers);
+    };
+
+    run().catch((error: unknown) => {
+      if (res.headersSent) {
+        log.error('http_error_after_headers', { request_id: requestId, error: (error as Error)?.message });
+        res.destroy();
+        return;
+      }
+      if (error instanceof AppError) {
+        sendProblem(res, error.status, error.code, error.message, error.errors, { ...error.headers }, requestId);
+      } else if (isBusyError(error)) {
+        sendProblem(res, 503, 'ERR_DB_BUSY', 'the database stayed busy for 5000 ms; try again', undefined, { 'Retry-After': '1' }, requestId);
+      } else {
+        log.error('http_unexpected_error', {
+          request_id: requestId,
+          route: routeTemplate,
+          error: (error as Error)?.message ?? String(error),
+          stack: (error as Error)?.stack,
+        });
+        sendProblem(res, 500, 'ERR_INTERNAL', `internal error; the bridge log has details under request id ${requestId}`, undefined, {}, requestId);
+      }
+    });
+  };
+}
+
+function unauthorized(detail: string): AppError {
+  return new AppError('ERR_UNAUTHORIZED', 401, detail, { headers: { 'WWW-Authenticate': 'Bearer' } });
+}
+
+function validate(schema: z.ZodType | undefined, input: unknown, where: string, errors: FieldError[]): unknown {
+  if (!schema) return input;
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  errors.push(...zodErrors(result.error, where));
+  return undefined;
+}
+
+export function zodErrors(error: z.ZodError, where: string): FieldError[] {
+  return error.issues.map((issue) => ({ path: formatPath(where, issue.path), message: issue.message }));
+}
+
+export function formatPath(root: string, path: ReadonlyArray<PropertyKey>): string {
+  let out = root;
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : out === '' ? String(p) : `.${String(p)}`;
+  return out;
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  if (status === 204 || body === undefined) {
+    res.writeHead(status === 200 && body === undefined ? 204 : status);
+    res.end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function sendProblem(
+  res: ServerResponse,
+  status: number,
+  code: string,
+  detail: string,
+  errors: FieldError[] | undefined,
+  headers: Record<string, string>,
+  requestId: string,
+): void {
+  const text = JSON.stringify({ ...problem(status, code, detail, errors), request_id: requestId });
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  res.writeHead(status, { 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+export interface RunningServer {
+  server: Server;
+  /** Base URL, e.g. http://127.0.0.1:8080 */
+  url: string;
+  port: number;
+  /** Stops accepting, waits for in-flight requests (at most graceMs), then closes the rest. */
+  close(graceMs?: number): Promise<void>;
+}
+
+export function listen(handler: RequestHandler, host: string, port: number): Promise<RunningServer> {
+  let inFlight = 0;
+  let drained: (() => void) | null = null;
+  const server = createServer((req, res) => {
+    inFlight++;
+    res.once('close', () => {
+      inFlight--;
+      if (inFlight === 0 && drained) drained();
+    });
+    handler(req, res);
+  });
+  server.keepAliveTimeout = 5000;
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const address = server.address() as AddressInfo;
+      const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      resolve({
+        server,
+        port: address.port,
+        url: `http://${shownHost}:${address.port}`,
+        close: (graceMs = 10_000) =>
+          new Promise<void>((done) => {
+            const closed = new Promise<void>((r) => server.close(() => r()));
+            server.closeIdleConnections();
+            const finished = inFlight === 0 ? Promise.resolve() : new Promise<void>((r) => (drained = r));
+            const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+            finished.then(() => {
+              clearTimeout(timer);
+              server.closeIdleConnections();
+              server.closeAllConnections();
+              return closed;
+            }).then(done);
+          }),
+      });
+    });
+  });
+}

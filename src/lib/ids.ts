@@ -1,0 +1,53 @@
+import { randomBytes } from 'node:crypto';
+
+// Prefixed, time-sortable ids (DESIGN.md section 5): "<prefix>_" + 10 Crockford base32
+// characters of milliseconds since the epoch + 16 of randomness (ULID layout). Sorting ids as
+// strings sorts them by creation time, which keyset pagination relies on.
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+export type IdPrefix = 'ifc' | 'rul' | 'msg' | 'dlv' | 'ctc' | 'grp' | 'key' | 'req' | 'evt' | 'brg' | 'ten';
+
+let lastMs = -1;
+let lastRandom: number[] = [];
+
+export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
+  let random: number[];
+  if (nowMs <= lastMs) {
+    // Same (or earlier) millisecond: increment the previous randomness so ids stay strictly
+    // increasing within one process.
+    nowMs = lastMs;
+    random = increment(lastRandom);
+  } else {
+    const bytes = randomBytes(16);
+    random = Array.from(bytes, (b) => b & 31);
+  }
+  lastMs = nowMs;
+  lastRandom = random;
+  return `${prefix}_${encodeTime(nowMs)}${random.map((d) => CROCKFORD[d]).join('')}`;
+}
+
+function encodeTime(ms: number): string {
+  let out = '';
+  for (let i = 0; i < 10; i++) {
+    out = CROCKFORD[ms % 32] + out;
+    ms = Math.floor(ms / 32);
+  }
+  return out;
+}
+
+function increment(digits: number[]): number[] {
+  const next = digits.slice();
+  for (let i = next.length - 1; i >= 0; i--) {
+    if (next[i] < 31) {
+      next[i]++;
+      return next;
+    }
+    next[i] = 0;
+  }
+  return next;
+}
+
+export function isoNow(nowMs: number = Date.now()): string {
+  return new Date(nowMs).toISOString();
+}

@@ -1,0 +1,151 @@
+#!/usr/bin/env node
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { bridgeOpenApi, openBridgeDatabase, startBridge } from './bridge/app.ts';
+import { KeyService } from './bridge/keys/service.ts';
+import { KeyStore } from './bridge/keys/store.ts';
+import { systemClock } from './lib/clock.ts';
+import { envInt, envListen, envLogLevel, envString } from './lib/env.ts';
+import { StartupError } from './lib/errors.ts';
+import { createLogger, pickLogFormat } from './lib/log.ts';
+import { systemdNotifier } from './lib/systemd.ts';
+import { VERSION } from './lib/version.ts';
+
+// argv -> subcommand. Each command parses its own flags strictly: an unknown flag is a usage
+// error (exit 2), never silently ignored.
+
+interface Command {
+  summary: string;
+  usage: string;
+  options?: ParseArgsConfig['options'];
+  positionals?: number;
+  run(values: Record<string, string | boolean | undefined>, positionals: string[], env: NodeJS.ProcessEnv): Promise<number>;
+}
+
+export const DEFAULT_DB_PATH = './data/bridge.db';
+
+const commands: Record<string, Command> = {
+  bridge: {
+    summary: 'run the field bridge (the default)',
+    usage: 'fieldbridge bridge',
+    run: async (_v, _p, env) => runBridge(env),
+  },
+  version: {
+    summary: 'print fieldbridge, Node and SQLite versions and the CPU architecture',
+    usage: 'fieldbridge version',
+    run: async () => {
+      const { DatabaseSync } = await import('node:sqlite');
+      const db = new DatabaseSync(':memory:');
+      const sqlite = (db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v;
+      db.close();
+      process.stdout.write(`fieldbridge ${VERSION}\nnode ${process.version}\nsqlite ${sqlite}\narch ${process.arch}\n`);
+      return 0;
+    },
+  },
+  keys: {
+    summary: 'keys create --role owner|admin|viewer --label TEXT: create a bridge API key offline and print it once',
+    usage: 'fieldbridge keys create --role owner|admin|viewer --label TEXT',
+    options: { role: { type: 'string' }, label: { type: 'string' } },
+    positionals: 1,
+    run: async (values, positionals, env) => {
+      if (positionals[0] !== 'create') throw new UsageError(`unknown keys action ${JSON.stringify(positionals[0] ?? '')}; expected "create"`);
+      const role = values.role;
+      if (role !== 'owner' && role !== 'admin' && role !== 'viewer') throw new UsageError('--role must be owner, admin or viewer');
+      const label = typeof values.label === 'string' ? values.label.trim() : '';
+      if (!label) throw new UsageError('--label is required');
+      const dbPath = envString(env, 'SERVICE_DB_PATH', DEFAULT_DB_PATH);
+      const db = openBridgeDatabase(dbPath);
+      try {
+        const created = new KeyService(new KeyStore(db), systemClock).create(label, role);
+        process.stderr.write(`created ${role} key ${created.id} (${label}); it is shown only now:\n`);
+        process.stdout.write(created.key + '\n');
+      } finally {
+        db.close();
+      }
+      return 0;
+    },
+  },
+  openapi: {
+    summary: 'print the generated OpenAPI document of the bridge API',
+    usage: 'fieldbridge openapi',
+    run: async () => {
+      process.stdout.write(JSON.stringify(bridgeOpenApi(), null, 2) + '\n');
+      return 0;
+    },
+  },
+};
+
+class UsageError extends Error {}
+
+export function usage(): string {
+  const width = Math.max(...Object.keys(commands).map((c) => c.length));
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return `usage: fieldbridge [command] [options]\n\ncommands:\n${lines.join('\n')}\n\nenvironment and examples: see README.md\n`;
+}
+
+async function runBridge(env: NodeJS.ProcessEnv): Promise<number> {
+  const log = createLogger({ level: envLogLevel(env, 'SERVICE_LOG_LEVEL'), format: pickLogFormat(env, 'SERVICE_LOG_FORMAT') });
+  const listenAt = envListen(env, 'SERVICE_LISTEN', '127.0.0.1:8080');
+  const dbPath = envString(env, 'SERVICE_DB_PATH', DEFAULT_DB_PATH);
+  envInt(env, 'SERVICE_RETENTION_DAYS', 30, 0, 36500);
+  const notifier = systemdNotifier(env, log);
+  const bridge = await startBridge({ dbPath, host: listenAt.host, port: listenAt.port, log });
+  notifier.ready();
+
+  return new Promise<number>((resolve) => {
+    const stop = (signal: string) => {
+      log.info('signal_received', { signal, action: 'finishing in-flight requests (at most 10 s), then closing the database' });
+      notifier.stopping();
+      notifier.close();
+      bridge.close(10_000).then(() => resolve(0), (e) => {
+        log.error('shutdown_failed', { error: (e as Error).message });
+        resolve(1);
+      });
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}
+
+export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === '--help' || first === '-h' || first === 'help') {
+    process.stdout.write(usage());
+    return 0;
+  }
+  const name = first === undefined || first.startsWith('-') ? 'bridge' : first;
+  const args = first === undefined || first.startsWith('-') ? argv : rest;
+  const command = commands[name];
+  if (!command) {
+    process.stderr.write(`fieldbridge: unknown command ${JSON.stringify(name)}\n\n${usage()}`);
+    return 2;
+  }
+  try {
+    const parsed = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' }, ...command.options }, allowPositionals: true, strict: true });
+    if (parsed.values.help) {
+      process.stdout.write(`usage: ${command.usage}\n`);
+      return 0;
+    }
+    if (parsed.positionals.length > (command.positionals ?? 0)) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals.at(-1))}`);
+    return await command.run(parsed.values as Record<string, string | boolean | undefined>, parsed.positionals, env);
+  } catch (error) {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`fieldbridge ${name}: ${(error as Error).message}\nusage: ${command.usage}\n\n${usage()}`);
+      return 2;
+    }
+    if (error instanceof StartupError) {
+      process.stderr.write(`fieldbridge: ${error.message}\n`);
+      return error.exitCode;
+    }
+    throw error;
+  }
+}
+
+main(process.argv.slice(2), process.env).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error) => {
+    process.stderr.write(`fieldbridge: ${(error as Error)?.stack ?? String(error)}\n`);
+    process.exitCode = 1;
+  },
+);
