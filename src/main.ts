@@ -88,7 +88,9 @@ async function runBridge(env: NodeJS.ProcessEnv): Promise<number> {
   const dbPath = envString(env, 'SERVICE_DB_PATH', DEFAULT_DB_PATH);
   envInt(env, 'SERVICE_RETENTION_DAYS', 30, 0, 36500);
   const notifier = systemdNotifier(env, log);
-  const bridge = await startBridge({ dbPath, host: listenAt.host, port: listenAt.port, log });
+  const bridge = await startBridge({ dbPath, host: listenAt.host, port: listenAt.port, log }).catch((e) => {
+    throw listenError(e, 'SERVICE_LISTEN', `${listenAt.host}:${listenAt.port}`);
+  });
   notifier.ready();
 
   return new Promise<number>((resolve) => {
@@ -104,6 +106,15 @@ async function runBridge(env: NodeJS.ProcessEnv): Promise<number> {
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
+}
+
+/** Turns socket errors at listen time into one line naming the variable to change. */
+export function listenError(error: unknown, variable: string, address: string): unknown {
+  const code = (error as { code?: string }).code;
+  if (code === 'EADDRINUSE') return new StartupError(`${variable}: ${address} is already in use by another process; stop it or choose another address`);
+  if (code === 'EACCES') return new StartupError(`${variable}: no permission to listen on ${address} (ports below 1024 need privileges)`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new StartupError(`${variable}: ${address} is not an address of this machine`);
+  return error;
 }
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {

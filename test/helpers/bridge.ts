@@ -1,0 +1,77 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type RunningBridge, startBridge } from '../../src/bridge/app.ts';
+import type { Clock } from '../../src/lib/clock.ts';
+import { createLogger } from '../../src/lib/log.ts';
+
+// An in-process bridge on a temporary database and port 0, for HTTP tests. Every log line is
+// kept in `logs` so tests can assert on what the operator would see.
+
+export interface TestBridge {
+  bridge: RunningBridge;
+  url: string;
+  dir: string;
+  dbPath: string;
+  ownerKey: string;
+  logs: string[];
+  call(method: string, path: string, options?: CallOptions): Promise<CallResult>;
+  stop(): Promise<void>;
+}
+
+export interface CallOptions {
+  key?: string | null;
+  body?: unknown;
+  /** Sent as is (not JSON-encoded). */
+  rawBody?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+export interface CallResult {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export async function startTestBridge(options: { clock?: Clock; dir?: string } = {}): Promise<TestBridge> {
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'fb-'));
+  const dbPath = join(dir, 'bridge.db');
+  const logs: string[] = [];
+  const log = createLogger({ level: 'debug', format: 'json', write: (line) => logs.push(line) });
+  const bridge = await startBridge({ dbPath, host: '127.0.0.1', port: 0, log, clock: options.clock, checkResponses: true });
+  const ownerKey = readFileSync(join(dir, 'owner.key'), 'utf8').trim();
+  const call = async (method: string, path: string, o: CallOptions = {}): Promise<CallResult> => {
+    const headers: Record<string, string> = { ...o.headers };
+    const key = o.key === undefined ? ownerKey : o.key;
+    if (key) headers.authorization = `Bearer ${key}`;
+    let body: string | Buffer | undefined;
+    if (o.rawBody !== undefined) body = o.rawBody;
+    else if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(bridge.url + path, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  };
+  return {
+    bridge,
+    url: bridge.url,
+    dir,
+    dbPath,
+    ownerKey,
+    logs,
+    call,
+    stop: async () => {
+      await bridge.close(2000);
+      if (!options.dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
