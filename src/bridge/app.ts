@@ -8,7 +8,26 @@ import { createRequestHandler, listen, type RunningServer } from '../http/server
 import { type Clock, systemClock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import { VERSION } from '../lib/version.ts';
+import { AuditStore } from './audit/store.ts';
+import { auditRoutes } from './audit/routes.ts';
+import { contactRoutes } from './contacts/routes.ts';
+import { BookService } from './contacts/service.ts';
+import { BookStore } from './contacts/store.ts';
+import { Dispatcher } from './deliveries/dispatcher.ts';
+import { deliveryRoutes } from './deliveries/routes.ts';
+import { DELIVERY_STATES, DeliveryStore } from './deliveries/store.ts';
+import { BearerHost } from './interfaces/bearer-host.ts';
+import { interfaceRoutes } from './interfaces/routes.ts';
+import { InterfaceService } from './interfaces/service.ts';
+import { InterfaceStore } from './interfaces/store.ts';
 import { keyRoutes } from './keys/routes.ts';
+import { RetentionWorker } from './messages/retention.ts';
+import { messageRoutes } from './messages/routes.ts';
+import { MessageStore } from './messages/store.ts';
+import { Pipeline } from './pipeline.ts';
+import { ruleRoutes } from './rules/routes.ts';
+import { RuleService } from './rules/service.ts';
+import { RuleStore } from './rules/store.ts';
 import { KeyService } from './keys/service.ts';
 import { KeyStore } from './keys/store.ts';
 import { bridgeMigrations } from './migrations.ts';
@@ -24,12 +43,27 @@ export interface BridgeOptions {
   log: Logger;
   clock?: Clock;
   checkResponses?: boolean;
+  /** SERVICE_RETENTION_DAYS (default 30; 0 keeps everything). */
+  retentionDays?: number;
+  /** Random source for retry jitter (tests make it deterministic). */
+  random?: () => number;
 }
 
 export interface BridgeServices {
   db: DatabaseSync;
   keys: KeyService;
   metrics: MetricsRegistry;
+  interfaces: InterfaceService;
+  host: BearerHost;
+  rules: RuleService;
+  contacts: BookService<Record<string, string>>;
+  groups: BookService<string[]>;
+  messages: MessageStore;
+  deliveries: DeliveryStore;
+  dispatcher: Dispatcher;
+  pipeline: Pipeline;
+  audit: AuditStore;
+  clock: Clock;
 }
 
 export interface RunningBridge {
@@ -54,6 +88,12 @@ export function bridgeRoutes(services: BridgeServices, extra: { startedAt: numbe
   routes.push(
     ...systemRoutes({ db: services.db, metrics: services.metrics, startedAt: extra.startedAt, now: extra.now, openapi }),
     ...keyRoutes(services.keys),
+    ...interfaceRoutes(services.interfaces),
+    ...ruleRoutes(services.rules),
+    ...contactRoutes(services.contacts, services.groups),
+    ...messageRoutes({ store: services.messages, pipeline: services.pipeline, interfaces: services.interfaces, contacts: services.contacts }),
+    ...deliveryRoutes({ store: services.deliveries, dispatcher: services.dispatcher, interfaces: services.interfaces, clock: services.clock }),
+    ...auditRoutes(services.audit),
   );
   return routes;
 }
@@ -61,7 +101,8 @@ export function bridgeRoutes(services: BridgeServices, extra: { startedAt: numbe
 /** The OpenAPI document without a database: handlers are never called while documenting. */
 export function bridgeOpenApi(): Record<string, unknown> {
   const unused = new Proxy({}, { get: () => { throw new Error('not available while generating OpenAPI'); } }) as never;
-  return buildOpenApi(BRIDGE_API_INFO, bridgeRoutes({ db: unused, keys: unused, metrics: unused }, { startedAt: 0, now: () => 0 }));
+  const services = new Proxy({}, { get: () => unused }) as BridgeServices;
+  return buildOpenApi(BRIDGE_API_INFO, bridgeRoutes(services, { startedAt: 0, now: () => 0 }));
 }
 
 /** Opens and migrates the bridge database. */
@@ -82,9 +123,8 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const log = options.log;
   const startedAt = clock.now();
   const db = openBridgeDatabase(options.dbPath, log);
-  const metrics = new MetricsRegistry();
-  const keys = new KeyService(new KeyStore(db), clock);
-  const services: BridgeServices = { db, keys, metrics };
+  const services = createServices(db, clock, log, options.random);
+  const { keys, metrics } = services;
 
   const ownerKeyFile = keys.ensureFirstOwnerKey(options.dbPath);
   if (ownerKeyFile) log.info('owner_key_created', { path: ownerKeyFile, note: 'first start: the owner key was written to this file (mode 0600)' });
@@ -93,9 +133,11 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     routes: bridgeRoutes(services, { startedAt, now: () => clock.now() }),
     log,
     authenticate: (token) => keys.authenticate(token),
+    audit: (e) => services.audit.insert({ at: new Date(clock.now()).toISOString(), key_id: e.keyId, method: e.method, path: e.path, status: e.status, request_id: e.requestId }),
     metrics: httpMetrics(metrics, 'fieldbridge'),
     checkResponses: options.checkResponses,
   });
+  const retention = new RetentionWorker({ messages: services.messages, deliveries: services.deliveries, clock, log, days: options.retentionDays ?? 30 });
   let server: RunningServer;
   try {
     server = await listen(handler, options.host, options.port);
@@ -103,6 +145,9 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     db.close();
     throw error;
   }
+  await services.interfaces.startAll();
+  services.dispatcher.start();
+  retention.start();
   log.info('bridge_listening', { url: server.url, db: options.dbPath, version: VERSION });
 
   let closing: Promise<void> | undefined;
@@ -113,9 +158,78 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     close: (graceMs = 10_000) =>
       (closing ??= (async () => {
         await server.close(graceMs);
+        retention.stop();
+        await services.dispatcher.stop(Math.min(graceMs, 5000));
+        await services.host.stopAll();
         // A clean close checkpoints the WAL, so no journal is left behind.
         db.close();
         log.info('bridge_stopped', {});
       })()),
   };
+}
+
+/** Builds every service of the bridge on an open, migrated database. */
+export function createServices(db: DatabaseSync, clock: Clock, log: Logger, random?: () => number): BridgeServices {
+  const metrics = new MetricsRegistry();
+  const keys = new KeyService(new KeyStore(db), clock);
+  const interfaceStore = new InterfaceStore(db);
+  const messages = new MessageStore(db);
+  const deliveries = new DeliveryStore(db);
+  const ruleStore = new RuleStore(db);
+  const contacts = new BookService<Record<string, string>>(new BookStore(db, 'contacts', 'addresses'), {
+    what: 'contact', refKind: 'contact', prefix: 'ctc', expand: (v) => Object.values(v as Record<string, string>),
+  }, clock);
+  const groups = new BookService<string[]>(new BookStore(db, 'object_groups', 'members'), {
+    what: 'object group', refKind: 'group', prefix: 'grp', expand: (v) => v as string[],
+  }, clock);
+  contacts.setReferenceCheck({ rulesReferring: (k, id) => ruleStore.rulesReferring(k, id), nameUsedElsewhere: (n) => !!groups.store.find(n) });
+  groups.setReferenceCheck({ rulesReferring: (k, id) => ruleStore.rulesReferring(k, id), nameUsedElsewhere: (n) => !!contacts.store.find(n) });
+
+  // The bearer host and the dispatcher need each other (a link coming up wakes its queue), so
+  // they are joined through these late-bound calls.
+  let dispatcher!: Dispatcher;
+  let pipeline!: Pipeline;
+  const host = new BearerHost(log, clock, {
+    receive: (interfaceId, frame) => {
+      try {
+        pipeline.receive(interfaceId, frame);
+      } catch (error) {
+        log.error('receive_failed', { interface_id: interfaceId, error: (error as Error).message });
+      }
+    },
+    stateChanged: (interfaceId, connected) => {
+      if (connected) dispatcher.kick(interfaceId);
+    },
+  });
+  const interfaces = new InterfaceService(interfaceStore, host, clock);
+  const rules = new RuleService(ruleStore, { interfaces, contacts, groups, clock, defaultAction: () => 'store' });
+  const sentMessages = metrics.counter('fieldbridge_messages_total', 'Messages that entered the router, by direction and the action decided.');
+  const bearerErrors = metrics.counter('fieldbridge_bearer_errors_total', 'Failed send attempts, by interface.');
+  dispatcher = new Dispatcher({
+    store: deliveries, host, clock, log, random,
+    findInterface: (id) => interfaceStore.find(id),
+    onChange: (d) => {
+      if (d.state === 'retrying' || d.state === 'dead') bearerErrors.inc({ interface: d.interface_id });
+    },
+  });
+  pipeline = new Pipeline({
+    db, clock, log, messages, deliveries, interfaces, rules, contacts, groups,
+    dispatch: (ids) => ids.forEach((id) => dispatcher.changed(id)),
+    onIngested: (r) => sentMessages.inc({ direction: r.message.direction, action: r.message.action ?? 'none' }),
+  });
+  interfaces.setHooks({
+    deleteRulesNaming: (id) => rules.deleteNaming(id),
+    cancelDeliveriesFor: (id, reason) => deliveries.cancelWaitingFor(id, reason, clock.now()),
+    kick: (id) => dispatcher.kick(id),
+    queueDepth: (id) => deliveries.queueDepth(id),
+  });
+  metrics.gauge('fieldbridge_deliveries', 'Deliveries by state.', () => {
+    const counts = deliveries.countByState();
+    return DELIVERY_STATES.map((state) => ({ labels: { state }, value: counts[state] ?? 0 }));
+  });
+  metrics.gauge('fieldbridge_queue_depth', 'Deliveries waiting per interface.', () =>
+    deliveries.countByInterfaceWaiting().map((r) => ({ labels: { interface: r.interface_id }, value: r.n })),
+  );
+  const audit = new AuditStore(db);
+  return { db, keys, metrics, interfaces, host, rules, contacts, groups, messages, deliveries, dispatcher, pipeline, audit, clock };
 }

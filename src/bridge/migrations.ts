@@ -20,4 +20,112 @@ export const bridgeMigrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'routing_core',
+    sql: `
+      CREATE TABLE interfaces (
+        id          TEXT PRIMARY KEY,
+        name        TEXT NOT NULL UNIQUE,
+        kind        TEXT NOT NULL,
+        enabled     INTEGER NOT NULL DEFAULT 1,
+        device      TEXT,
+        settings    TEXT NOT NULL,
+        transforms  TEXT NOT NULL,
+        retry       TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL
+      );
+      CREATE TABLE object_groups (
+        id          TEXT PRIMARY KEY,
+        name        TEXT NOT NULL UNIQUE,
+        members     TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL
+      );
+      CREATE TABLE contacts (
+        id          TEXT PRIMARY KEY,
+        name        TEXT NOT NULL UNIQUE,
+        addresses   TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL
+      );
+      CREATE TABLE access_rules (
+        id            TEXT PRIMARY KEY,
+        name          TEXT NOT NULL UNIQUE,
+        enabled       INTEGER NOT NULL DEFAULT 1,
+        priority      INTEGER NOT NULL,
+        match         TEXT NOT NULL,
+        schedule      TEXT,
+        action        TEXT NOT NULL CHECK (action IN ('forward', 'drop', 'store')),
+        destinations  TEXT NOT NULL,
+        fired         INTEGER NOT NULL DEFAULT 0,
+        last_fired_at TEXT,
+        created_at    TEXT NOT NULL,
+        updated_at    TEXT NOT NULL
+      );
+      -- What each rule refers to, so a referenced group or contact cannot be deleted and an
+      -- interface's deletion removes exactly the rules that name it.
+      CREATE TABLE rule_refs (
+        rule_id   TEXT NOT NULL REFERENCES access_rules (id) ON DELETE CASCADE,
+        ref_kind  TEXT NOT NULL CHECK (ref_kind IN ('interface', 'group', 'contact')),
+        ref_id    TEXT NOT NULL,
+        PRIMARY KEY (rule_id, ref_kind, ref_id)
+      );
+      CREATE INDEX rule_refs_target ON rule_refs (ref_kind, ref_id);
+      CREATE TABLE messages (
+        id            TEXT PRIMARY KEY,
+        direction     TEXT NOT NULL CHECK (direction IN ('inbound', 'outbound')),
+        interface_id  TEXT,
+        from_addr     TEXT NOT NULL,
+        to_addr       TEXT NOT NULL,
+        channel       INTEGER,
+        kind          TEXT NOT NULL,
+        text          TEXT,
+        payload       BLOB,
+        size          INTEGER NOT NULL,
+        rule_id       TEXT,
+        action        TEXT,
+        decision      TEXT,
+        meta          TEXT NOT NULL,
+        created_at    TEXT NOT NULL
+      );
+      CREATE INDEX messages_created ON messages (created_at);
+      -- A delivery carries its own copy of what to send, so clearing message history never
+      -- stops a delivery in flight (SPEC 4.6).
+      CREATE TABLE deliveries (
+        id               TEXT PRIMARY KEY,
+        message_id       TEXT NOT NULL,
+        interface_id     TEXT NOT NULL,
+        to_addr          TEXT NOT NULL,
+        channel          INTEGER,
+        kind             TEXT NOT NULL,
+        text             TEXT,
+        payload          BLOB,
+        from_addr        TEXT NOT NULL,
+        state            TEXT NOT NULL CHECK (state IN ('pending', 'sending', 'retrying', 'delivered', 'dead', 'cancelled', 'expired')),
+        attempts         INTEGER NOT NULL DEFAULT 0,
+        max_attempts     INTEGER NOT NULL,
+        next_attempt_ms  INTEGER NOT NULL,
+        front_ms         INTEGER,
+        expires_ms       INTEGER NOT NULL,
+        last_error       TEXT,
+        created_at       TEXT NOT NULL,
+        updated_at       TEXT NOT NULL,
+        finished_at      TEXT
+      );
+      CREATE INDEX deliveries_queue ON deliveries (interface_id, state, next_attempt_ms);
+      CREATE INDEX deliveries_message ON deliveries (message_id);
+      CREATE INDEX deliveries_state ON deliveries (state, updated_at);
+      CREATE TABLE audit_log (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        at          TEXT NOT NULL,
+        key_id      TEXT,
+        method      TEXT NOT NULL,
+        path        TEXT NOT NULL,
+        status      INTEGER NOT NULL,
+        request_id  TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -18,6 +18,8 @@ export interface HttpAppOptions {
   /** Resolves a presented bearer token to a key, or null when it is unknown or revoked. */
   authenticate(token: string, route: Route): Principal | null | Promise<Principal | null>;
   metrics?: HttpMetrics;
+  /** Called once per answered mutating call (not GET/HEAD) that matched a route. */
+  audit?(entry: { method: string; path: string; status: number; keyId: string | null; requestId: string }): void;
   /** Validate every response against its schema (tests turn this on; a mismatch is a 500). */
   checkResponses?: boolean;
 }
@@ -52,6 +54,13 @@ export function createRequestHandler(options: HttpAppOptions): RequestHandler {
         duration_ms: Math.round(seconds * 1e4) / 10,
         key_id: principal?.keyId,
       });
+      if (options.audit && routeTemplate !== '(unmatched)' && req.method !== 'GET' && req.method !== 'HEAD') {
+        try {
+          options.audit({ method: req.method ?? '', path: (req.url ?? '').split('?')[0], status: res.statusCode, keyId: principal?.keyId ?? null, requestId });
+        } catch (error) {
+          log.error('audit_write_failed', { request_id: requestId, error: (error as Error).message });
+        }
+      }
     });
 
     const run = async () => {

@@ -1,0 +1,201 @@
+import type { OutboundFrame, SendResult } from '../../bearers/bearer.ts';
+import type { Clock, TimerHandle } from '../../lib/clock.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { BearerHost } from '../interfaces/bearer-host.ts';
+import type { InterfaceRow } from '../interfaces/store.ts';
+import { applyTransforms, type TransformStep } from '../interfaces/transforms.ts';
+import { nextRetryDelayMs, RetryPolicy } from './backoff.ts';
+import type { DeliveryRow, DeliveryStore } from './store.ts';
+
+// One queue per interface (DESIGN.md section 6): each interface sends one delivery at a time,
+// and interfaces run independently, so a slow or failing bearer never holds up another.
+// Timers, not polling: an interface with nothing due sleeps until its earliest retry, and an
+// idle bridge schedules nothing but the next expiry.
+
+// A bearer that never answers must not wedge its queue forever.
+const SEND_TIMEOUT_MS = 120_000;
+
+export interface DispatcherDeps {
+  store: DeliveryStore;
+  host: BearerHost;
+  clock: Clock;
+  log: Logger;
+  findInterface(id: string): InterfaceRow | undefined;
+  random?: () => number;
+  /** Called after every state change of a delivery (uplink events, metrics). */
+  onChange?(delivery: DeliveryRow): void;
+}
+
+export class Dispatcher {
+  readonly #d: DispatcherDeps;
+  readonly #busy = new Set<string>();
+  readonly #again = new Set<string>();
+  readonly #timers = new Map<string, TimerHandle>();
+  readonly #inFlight = new Set<Promise<void>>();
+  #expiryTimer: TimerHandle | undefined;
+  #stopped = false;
+
+  constructor(deps: DispatcherDeps) {
+    this.#d = deps;
+  }
+
+  /** Recovers deliveries interrupted by a crash and starts every queue with work. */
+  start(): void {
+    const recovered = this.#d.store.recoverSending(this.#d.clock.now());
+    if (recovered > 0) this.#d.log.warn('deliveries_recovered', { count: recovered, note: 'they were being sent when the bridge stopped; sending again (at least once)' });
+    for (const id of this.#d.store.interfacesWithWork()) this.kick(id);
+    this.#scheduleExpiry();
+  }
+
+  /** Something changed for this interface (new delivery, enabled, connected): look at its queue. */
+  kick(interfaceId: string): void {
+    if (this.#stopped) return;
+    if (this.#busy.has(interfaceId)) {
+      this.#again.add(interfaceId);
+      return;
+    }
+    const run = this.#run(interfaceId).catch((error) => this.#d.log.error('dispatcher_failed', { interface_id: interfaceId, error: (error as Error).message }));
+    this.#inFlight.add(run);
+    void run.finally(() => this.#inFlight.delete(run));
+  }
+
+  /** A delivery was created or changed outside the queue (retry now): wake its interface and the expiry timer. */
+  changed(interfaceId: string): void {
+    this.kick(interfaceId);
+    this.#scheduleExpiry();
+  }
+
+  /** Stops taking new work and waits (bounded) for sends in progress. */
+  async stop(graceMs = 5000): Promise<void> {
+    this.#stopped = true;
+    for (const t of this.#timers.values()) this.#d.clock.clearTimeout(t);
+    this.#timers.clear();
+    if (this.#expiryTimer) this.#d.clock.clearTimeout(this.#expiryTimer);
+    await Promise.race([Promise.allSettled([...this.#inFlight]), new Promise((r) => setTimeout(r, graceMs).unref())]);
+  }
+
+  async #run(interfaceId: string): Promise<void> {
+    this.#busy.add(interfaceId);
+    try {
+      do {
+        this.#again.delete(interfaceId);
+        await this.#drain(interfaceId);
+      } while (this.#again.has(interfaceId) && !this.#stopped);
+    } finally {
+      this.#busy.delete(interfaceId);
+    }
+  }
+
+  async #drain(interfaceId: string): Promise<void> {
+    const { store, clock, host } = this.#d;
+    for (;;) {
+      if (this.#stopped) return;
+      const row = this.#d.findInterface(interfaceId);
+      // Disabled, unbound or disconnected: deliveries wait without spending attempts; the
+      // interface's enable/bind/connect kicks the queue again.
+      if (!row || !row.enabled || row.device === null || !host.runtime(interfaceId).connected) return;
+      const bearer = host.bearer(interfaceId);
+      if (!bearer) return;
+      const now = clock.now();
+      const delivery = store.nextDue(interfaceId, now);
+      if (!delivery) {
+        this.#sleepUntilDue(interfaceId);
+        return;
+      }
+      if (delivery.expires_ms <= now) {
+        store.finish(delivery.id, 'expired', 'message TTL passed before delivery', now);
+        this.#changed(delivery.id);
+        continue;
+      }
+      store.markSending(delivery.id, now);
+      const outcome = await this.#attempt(row, delivery);
+      this.#settle(row, delivery, outcome);
+    }
+  }
+
+  async #attempt(row: InterfaceRow, d: DeliveryRow): Promise<SendResult | { dropped: string }> {
+    const transformed = applyTransforms(row.transforms.outbound as TransformStep[], {
+      text: d.text,
+      payload: d.payload,
+      from: d.from,
+      to: d.to,
+      interface: row.name,
+      channel: d.channel,
+    });
+    if (transformed.kind === 'dropped') return { dropped: `dropped by outbound transform step ${transformed.step + 1}: ${transformed.reason}` };
+    const bearer = this.#d.host.bearer(row.id);
+    if (!bearer) return { ok: false, error: 'the interface stopped while sending', retryable: true };
+    for (const part of transformed.outputs) {
+      const payload = part.payload ?? Buffer.from(part.text ?? '', 'utf8');
+      const frame: OutboundFrame = { deliveryId: d.id, messageId: d.message_id, to: part.to, channel: part.channel, kind: d.kind, text: part.text, payload };
+      const result = await withTimeout(bearer.send(frame), SEND_TIMEOUT_MS);
+      if (!result.ok) return result;
+    }
+    return { ok: true };
+  }
+
+  #settle(row: InterfaceRow, d: DeliveryRow, outcome: SendResult | { dropped: string }): void {
+    const { store, clock, host } = this.#d;
+    const now = clock.now();
+    const attempts = d.attempts + 1;
+    if ('dropped' in outcome) {
+      store.finish(d.id, 'cancelled', outcome.dropped, now);
+    } else if (outcome.ok) {
+      host.noteSend(row.id, true);
+      store.finish(d.id, 'delivered', null, now);
+    } else {
+      host.noteSend(row.id, false, outcome.error);
+      const policy = RetryPolicy.parse(row.retry);
+      if (!outcome.retryable || attempts >= d.max_attempts) {
+        const why = outcome.retryable ? `${outcome.error} (gave up after ${attempts} attempts)` : `${outcome.error} (not retryable)`;
+        store.finish(d.id, 'dead', why, now);
+        this.#d.log.warn('delivery_dead', { delivery_id: d.id, interface: row.name, attempts, error: outcome.error });
+      } else {
+        store.scheduleRetry(d.id, now + nextRetryDelayMs(attempts, policy, this.#d.random), outcome.error, now);
+      }
+    }
+    this.#changed(d.id);
+  }
+
+  #sleepUntilDue(interfaceId: string): void {
+    const existing = this.#timers.get(interfaceId);
+    if (existing) this.#d.clock.clearTimeout(existing);
+    this.#timers.delete(interfaceId);
+    const at = this.#d.store.earliestWaiting(interfaceId);
+    if (at === undefined) return;
+    this.#timers.set(
+      interfaceId,
+      this.#d.clock.setTimeout(() => {
+        this.#timers.delete(interfaceId);
+        this.kick(interfaceId);
+      }, at - this.#d.clock.now()),
+    );
+  }
+
+  #scheduleExpiry(): void {
+    if (this.#stopped) return;
+    if (this.#expiryTimer) this.#d.clock.clearTimeout(this.#expiryTimer);
+    this.#expiryTimer = undefined;
+    const at = this.#d.store.earliestExpiry();
+    if (at === undefined) return;
+    this.#expiryTimer = this.#d.clock.setTimeout(() => {
+      const n = this.#d.store.expireDue(this.#d.clock.now());
+      if (n > 0) this.#d.log.info('deliveries_expired', { count: n });
+      this.#scheduleExpiry();
+    }, at - this.#d.clock.now());
+  }
+
+  #changed(id: string): void {
+    const row = this.#d.store.get(id);
+    if (row) this.#d.onChange?.(row);
+  }
+}
+
+function withTimeout(p: Promise<SendResult>, ms: number): Promise<SendResult> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<SendResult>((resolve) => {
+    timer = setTimeout(() => resolve({ ok: false, error: `the bearer did not answer within ${ms / 1000} s`, retryable: true }), ms);
+    timer.unref();
+  });
+  return Promise.race([p.catch((e: Error) => ({ ok: false as const, error: `driver error: ${e.message}`, retryable: true })), timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import { decodeCursor, PageQuery, pageReply, pageSchema } from '../../http/paging.ts';
+import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
+import { AppError, badRequest, notFound } from '../../lib/errors.ts';
+import type { InterfaceService } from '../interfaces/service.ts';
+import type { Dispatcher } from './dispatcher.ts';
+import { DELIVERY_STATES, type DeliveryRow, type DeliveryStore } from './store.ts';
+import type { Clock } from '../../lib/clock.ts';
+
+export const DeliveryView = z.object({
+  id: z.string(),
+  message_id: z.string(),
+  interface_id: z.string(),
+  to: z.string(),
+  state: z.enum(DELIVERY_STATES).describe('pending, sending, retrying, delivered, dead (retries exhausted: a dead letter), cancelled, expired (message TTL passed)'),
+  attempts: z.number().int(),
+  max_attempts: z.number().int(),
+  next_attempt_at: z.iso.datetime().nullable().describe('When the next attempt is due; null once finished'),
+  last_error: z.string().nullable(),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+  finished_at: z.iso.datetime().nullable(),
+});
+
+export function deliveryView(d: DeliveryRow) {
+  const waiting = d.state === 'pending' || d.state === 'retrying';
+  return {
+    id: d.id,
+    message_id: d.message_id,
+    interface_id: d.interface_id,
+    to: d.to,
+    state: d.state,
+    attempts: d.attempts,
+    max_attempts: d.max_attempts,
+    next_attempt_at: waiting ? new Date(d.front_ms ?? d.next_attempt_ms).toISOString() : null,
+    last_error: d.last_error,
+    created_at: d.created_at,
+    updated_at: d.updated_at,
+    finished_at: d.finished_at,
+  };
+}
+
+const Ref = z.object({ id: z.string().min(1) });
+
+export function deliveryRoutes(deps: { store: DeliveryStore; dispatcher: Dispatcher; interfaces: InterfaceService; clock: Clock }): Route[] {
+  const { store, dispatcher, interfaces, clock } = deps;
+  const tags = ['deliveries'];
+  const get = (id: string) => {
+    const d = store.get(id);
+    if (!d) throw notFound('delivery', id);
+    return d;
+  };
+  return [
+    route({
+      method: 'GET', path: '/api/deliveries', summary: 'Deliveries, newest first; the dead letter queue is ?state=dead', tags, roles: ANY_KEY,
+      query: z.strictObject({ ...PageQuery, state: z.enum(DELIVERY_STATES).optional(), interface: z.string().min(1).optional(), message: z.string().min(1).optional() }),
+      response: pageSchema(DeliveryView), responseName: 'DeliveryPage',
+      handler: (ctx) => {
+        const q = ctx.query;
+        let interface_id: string | undefined;
+        if (q.interface) {
+          const row = interfaces.find(q.interface);
+          if (!row) throw badRequest(`no interface '${q.interface}'`, [{ path: 'query.interface', message: `no interface '${q.interface}'` }]);
+          interface_id = row.id;
+        }
+        const rows = store.list({ state: q.state, interface_id, message_id: q.message, before_id: decodeCursor(q.cursor) }, q.limit + 1);
+        return pageReply(ctx, rows.map(deliveryView), q.limit);
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/deliveries/stats', summary: 'Delivery counts by state (every state, zero included)', tags, roles: ANY_KEY,
+      response: z.object(Object.fromEntries(DELIVERY_STATES.map((s) => [s, z.number().int()]))), responseName: 'DeliveryStats',
+      handler: () => {
+        const counts = store.countByState();
+        return Object.fromEntries(DELIVERY_STATES.map((s) => [s, counts[s] ?? 0]));
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/deliveries/message/{ref}', summary: 'Every delivery of one message, one per destination', tags, roles: ANY_KEY,
+      params: z.object({ ref: z.string().min(1).describe('Message id') }),
+      response: z.object({ items: z.array(DeliveryView) }), responseName: 'DeliveryList',
+      handler: ({ params }) => ({ items: store.byMessage(params.ref).map(deliveryView) }),
+    }),
+    route({
+      method: 'GET', path: '/api/deliveries/{id}', summary: 'One delivery', tags, roles: ANY_KEY, params: Ref,
+      response: DeliveryView, responseName: 'Delivery',
+      handler: ({ params }) => deliveryView(get(params.id)),
+    }),
+    route({
+      method: 'POST', path: '/api/deliveries/{id}/retry', summary: 'Try again now, at the front of its interface\'s queue (pending, retrying or dead); a dead one gets one more attempt', tags, roles: ADMIN,
+      params: Ref, errors: [409], response: DeliveryView, responseName: 'Delivery',
+      handler: ({ params }) => {
+        const d = get(params.id);
+        if (!['pending', 'retrying', 'dead'].includes(d.state)) throw new AppError('ERR_DELIVERY_STATE', 409, `delivery ${d.id} is ${d.state}; only pending, retrying or dead deliveries can be retried`);
+        store.retryNow(d.id, clock.now());
+        dispatcher.changed(d.interface_id);
+        return deliveryView(get(d.id));
+      },
+    }),
+    route({
+      method: 'POST', path: '/api/deliveries/{id}/cancel', summary: 'Stop trying (pending or retrying); no further attempts', tags, roles: ADMIN,
+      params: Ref, errors: [409], response: DeliveryView, responseName: 'Delivery',
+      handler: ({ params }) => {
+        const d = get(params.id);
+        if (d.state !== 'pending' && d.state !== 'retrying') throw new AppError('ERR_DELIVERY_STATE', 409, `delivery ${d.id} is ${d.state}; only pending or retrying deliveries can be cancelled`);
+        store.finish(d.id, 'cancelled', 'cancelled through the API', clock.now());
+        return deliveryView(get(d.id));
+      },
+    }),
+  ];
+}

@@ -1,0 +1,119 @@
+import { z } from 'zod';
+import { PortValueSchema } from '../../bearers/serial/port-value.ts';
+import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
+import { RetryPolicy } from '../deliveries/backoff.ts';
+import { INTERFACE_KINDS } from './kinds.ts';
+import type { InterfaceService } from './service.ts';
+import { TransformPipeline } from './transforms.ts';
+
+export const InterfaceName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be a lowercase slug: letters, digits, "-" and "_", 1-63 characters, starting with a letter or digit');
+
+const Kind = z.enum(INTERFACE_KINDS);
+const Settings = z.record(z.string(), z.unknown()).describe('Kind-specific settings (see docs/routing.md); validated against the kind');
+
+const CreateInterface = z.strictObject({
+  name: InterfaceName,
+  kind: Kind,
+  enabled: z.boolean().default(true),
+  device: PortValueSchema.nullable().default(null).describe('A port value; null leaves the interface unbound'),
+  settings: Settings.default({}),
+  transforms: TransformPipeline.default({ inbound: [], outbound: [] }),
+  retry: RetryPolicy.default(RetryPolicy.parse({})),
+});
+
+// PUT replaces the writable fields and, like a create, needs all of them: a missing field is a
+// 400, never a silent default. enabled and device move only through their own endpoints.
+const ReplaceInterface = z.strictObject({
+  name: InterfaceName,
+  settings: Settings,
+  transforms: TransformPipeline,
+  retry: RetryPolicy,
+});
+
+const InterfaceState = z.object({
+  bound: z.boolean(),
+  connected: z.boolean(),
+  phase: z.string().describe('Driver lifecycle step: closed, opening, detecting, configuring, verifying, online, backoff, unbound, disabled'),
+  last_error: z.string().nullable(),
+  last_rx_at: z.iso.datetime().nullable(),
+  last_tx_at: z.iso.datetime().nullable(),
+});
+
+export const InterfaceView = z.object({
+  id: z.string(),
+  name: z.string(),
+  kind: Kind,
+  enabled: z.boolean(),
+  device: z.string().nullable(),
+  settings: z.record(z.string(), z.unknown()),
+  transforms: TransformPipeline,
+  retry: RetryPolicy,
+  state: InterfaceState,
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+});
+
+const Health = z.object({
+  id: z.string(),
+  name: z.string(),
+  kind: z.string(),
+  enabled: z.boolean(),
+  bound: z.boolean(),
+  connected: z.boolean(),
+  phase: z.string(),
+  last_error: z.string().nullable(),
+  last_rx_at: z.iso.datetime().nullable(),
+  last_tx_at: z.iso.datetime().nullable(),
+  queue_depth: z.number().int().describe('Deliveries waiting for this interface (pending, retrying or sending)'),
+  counters: z.object({ sent: z.number().int(), failed: z.number().int(), received: z.number().int() }),
+});
+
+const Ref = z.object({ id: z.string().min(1).describe('Interface id or name') });
+
+export function interfaceRoutes(service: InterfaceService): Route[] {
+  const tags = ['interfaces'];
+  const one = (summary: string, path: string, act: (ref: string) => Parameters<InterfaceService['view']>[0]): Route =>
+    route({ method: 'POST', path, summary, tags, roles: ADMIN, params: Ref, response: InterfaceView, responseName: 'Interface', handler: ({ params }) => service.view(act(params.id)) });
+  return [
+    route({
+      method: 'GET', path: '/api/interfaces', summary: 'List interfaces', tags, roles: ANY_KEY,
+      response: z.object({ items: z.array(InterfaceView), next_cursor: z.null() }), responseName: 'InterfaceList',
+      handler: () => ({ items: service.list().map((r) => service.view(r)), next_cursor: null }),
+    }),
+    route({
+      method: 'POST', path: '/api/interfaces', summary: 'Create an interface', tags, roles: ADMIN, status: 201, errors: [409],
+      body: CreateInterface, bodyName: 'CreateInterface', response: InterfaceView, responseName: 'Interface',
+      handler: ({ body }) => service.view(service.create(body)),
+    }),
+    route({
+      method: 'GET', path: '/api/interfaces/health', summary: 'Health of every interface', tags, roles: ANY_KEY,
+      response: z.object({ items: z.array(Health) }), responseName: 'InterfaceHealthList',
+      handler: () => ({ items: service.list().map((r) => service.health(r)) }),
+    }),
+    route({
+      method: 'GET', path: '/api/interfaces/{id}', summary: 'One interface', tags, roles: ANY_KEY, params: Ref,
+      response: InterfaceView, responseName: 'Interface',
+      handler: ({ params }) => service.view(service.get(params.id)),
+    }),
+    route({
+      method: 'PUT', path: '/api/interfaces/{id}', summary: 'Replace an interface\'s name, settings, transforms and retry policy', tags, roles: ADMIN, errors: [409],
+      params: Ref, body: ReplaceInterface, bodyName: 'ReplaceInterface', response: InterfaceView, responseName: 'Interface',
+      handler: ({ params, body }) => service.view(service.update(params.id, body)),
+    }),
+    route({
+      method: 'DELETE', path: '/api/interfaces/{id}', summary: 'Delete an interface with the rules that name it and its pipeline', tags, roles: ADMIN, params: Ref,
+      response: z.object({ id: z.string(), removed_rule_ids: z.array(z.string()) }), responseName: 'InterfaceDeleted',
+      handler: ({ params }) => service.delete(params.id),
+    }),
+    one('Enable: traffic resumes', '/api/interfaces/{id}/enable', (ref) => service.setEnabled(ref, true)),
+    one('Disable: traffic stops both ways; configuration is kept', '/api/interfaces/{id}/disable', (ref) => service.setEnabled(ref, false)),
+    route({
+      method: 'POST', path: '/api/interfaces/{id}/bind', summary: 'Attach a physical device (a port value)', tags, roles: ADMIN,
+      params: Ref, body: z.strictObject({ device: PortValueSchema }), bodyName: 'BindInterface', response: InterfaceView, responseName: 'Interface',
+      handler: ({ params, body }) => service.view(service.bind(params.id, body.device)),
+    }),
+    one('Detach the device; the interface, its rules and pipeline stay', '/api/interfaces/{id}/unbind', (ref) => service.unbind(ref)),
+  ];
+}

@@ -1,0 +1,179 @@
+import type { z } from 'zod';
+import { formatPath } from '../../http/server.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { badRequest, conflict, notFound, type FieldError } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { RetryPolicy } from '../deliveries/backoff.ts';
+import type { BearerHost } from './bearer-host.ts';
+import { kinds, type InterfaceKind } from './kinds.ts';
+import type { InterfaceRow, InterfaceStore } from './store.ts';
+import { TransformPipeline } from './transforms.ts';
+
+// Interfaces and their state transitions, exactly SPEC section 3: bind/unbind attach and
+// detach a device (rules and pipeline stay), enable/disable start and stop traffic
+// (configuration stays), delete removes the interface with its rules and pipeline.
+
+export interface InterfaceInput {
+  name: string;
+  settings: Record<string, unknown>;
+  transforms: TransformPipeline;
+  retry: RetryPolicy;
+}
+
+export interface InterfaceHooks {
+  /** Rules naming the interface: deleted with it; returns their ids. */
+  deleteRulesNaming(interfaceId: string): string[];
+  /** Deliveries still waiting for the interface when it is deleted: cancelled with a reason. */
+  cancelDeliveriesFor(interfaceId: string, reason: string): void;
+  /** The interface may now send (enabled, bound or reconnected): look at its queue. */
+  kick(interfaceId: string): void;
+  queueDepth(interfaceId: string): number;
+}
+
+export class InterfaceService {
+  readonly #store: InterfaceStore;
+  readonly #host: BearerHost;
+  readonly #clock: Clock;
+  #hooks: InterfaceHooks | undefined;
+
+  constructor(store: InterfaceStore, host: BearerHost, clock: Clock) {
+    this.#store = store;
+    this.#host = host;
+    this.#clock = clock;
+  }
+
+  setHooks(hooks: InterfaceHooks): void {
+    this.#hooks = hooks;
+  }
+
+  get(ref: string): InterfaceRow {
+    const row = this.#store.find(ref);
+    if (!row) throw notFound('interface', ref);
+    return row;
+  }
+
+  find(ref: string): InterfaceRow | undefined {
+    return this.#store.find(ref);
+  }
+
+  list(): InterfaceRow[] {
+    return this.#store.list();
+  }
+
+  create(input: InterfaceInput & { kind: InterfaceKind; enabled: boolean; device: string | null }): InterfaceRow {
+    const settings = this.#checkSettings(input.kind, input.settings);
+    if (this.#store.nameTaken(input.name)) throw conflict('ERR_NAME_TAKEN', `an interface named '${input.name}' already exists`);
+    const now = new Date(this.#clock.now()).toISOString();
+    const row: InterfaceRow = {
+      id: newId('ifc', this.#clock.now()),
+      name: input.name,
+      kind: input.kind,
+      enabled: input.enabled,
+      device: input.device,
+      settings,
+      transforms: input.transforms,
+      retry: input.retry,
+      created_at: now,
+      updated_at: now,
+    };
+    this.#store.insert(row);
+    void this.#apply(row);
+    return row;
+  }
+
+  update(ref: string, input: InterfaceInput): InterfaceRow {
+    const row = this.get(ref);
+    const settings = this.#checkSettings(row.kind as InterfaceKind, input.settings);
+    if (this.#store.nameTaken(input.name, row.id)) throw conflict('ERR_NAME_TAKEN', `an interface named '${input.name}' already exists`);
+    const next = { ...row, name: input.name, settings, transforms: input.transforms, retry: input.retry, updated_at: this.#now() };
+    this.#store.update(next);
+    void this.#apply(next);
+    return next;
+  }
+
+  /** Removes the interface, the rules that name it and its pipeline; returns the rule ids. */
+  async delete(ref: string): Promise<{ id: string; removed_rule_ids: string[] }> {
+    const row = this.get(ref);
+    await this.#host.stop(row.id);
+    const removed = this.#hooks?.deleteRulesNaming(row.id) ?? [];
+    this.#hooks?.cancelDeliveriesFor(row.id, `interface '${row.name}' was deleted`);
+    this.#store.delete(row.id);
+    this.#host.forget(row.id);
+    return { id: row.id, removed_rule_ids: removed };
+  }
+
+  setEnabled(ref: string, enabled: boolean): InterfaceRow {
+    const row = this.get(ref);
+    const next = { ...row, enabled, updated_at: this.#now() };
+    this.#store.update(next);
+    void this.#apply(next);
+    return next;
+  }
+
+  bind(ref: string, device: string): InterfaceRow {
+    const row = this.get(ref);
+    const next = { ...row, device, updated_at: this.#now() };
+    this.#store.update(next);
+    void this.#apply(next);
+    return next;
+  }
+
+  unbind(ref: string): InterfaceRow {
+    const row = this.get(ref);
+    const next = { ...row, device: null, updated_at: this.#now() };
+    this.#store.update(next);
+    void this.#apply(next);
+    return next;
+  }
+
+  /** Starts the bearers of every enabled, bound interface (bridge start). */
+  async startAll(): Promise<void> {
+    await Promise.all(this.#store.list().map((row) => this.#apply(row)));
+  }
+
+  view(row: InterfaceRow) {
+    const rt = this.#host.runtime(row.id);
+    return {
+      ...row,
+      state: { bound: row.device !== null, connected: rt.connected, phase: rt.phase, last_error: rt.last_error, last_rx_at: rt.last_rx_at, last_tx_at: rt.last_tx_at },
+    };
+  }
+
+  health(row: InterfaceRow) {
+    const rt = this.#host.runtime(row.id);
+    return {
+      id: row.id,
+      name: row.name,
+      kind: row.kind,
+      enabled: row.enabled,
+      bound: row.device !== null,
+      connected: rt.connected,
+      phase: rt.phase,
+      last_error: rt.last_error,
+      last_rx_at: rt.last_rx_at,
+      last_tx_at: rt.last_tx_at,
+      queue_depth: this.#hooks?.queueDepth(row.id) ?? 0,
+      counters: { ...rt.counters },
+    };
+  }
+
+  async #apply(row: InterfaceRow): Promise<void> {
+    await this.#host.apply(row);
+    this.#hooks?.kick(row.id);
+  }
+
+  #checkSettings(kind: InterfaceKind, settings: Record<string, unknown>): Record<string, unknown> {
+    const result = kinds[kind].settings.safeParse(settings);
+    if (result.success) return result.data;
+    throw badRequest(`invalid settings for a ${kind} interface`, issuesAt(result.error, 'body.settings'));
+  }
+
+  #now(): string {
+    return new Date(this.#clock.now()).toISOString();
+  }
+}
+
+function issuesAt(error: z.ZodError, root: string): FieldError[] {
+  return error.issues.map((i) => ({ path: formatPath(root, i.path), message: i.message }));
+}
+

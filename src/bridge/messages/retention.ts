@@ -1,0 +1,55 @@
+import type { Clock, TimerHandle } from '../../lib/clock.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { DeliveryStore } from '../deliveries/store.ts';
+import type { MessageStore } from './store.ts';
+
+// SPEC section 8: a daily worker deletes messages (telemetry and positions are messages of
+// those kinds) older than SERVICE_RETENTION_DAYS, and deliveries already resolved (delivered,
+// expired, cancelled). Dead letters stay until an operator retries them; audit entries,
+// configuration, contacts and keys are never pruned. 0 days keeps everything.
+
+export const DAY_MS = 86_400_000;
+
+export class RetentionWorker {
+  readonly #messages: MessageStore;
+  readonly #deliveries: DeliveryStore;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #days: number;
+  #timer: TimerHandle | undefined;
+
+  constructor(deps: { messages: MessageStore; deliveries: DeliveryStore; clock: Clock; log: Logger; days: number }) {
+    this.#messages = deps.messages;
+    this.#deliveries = deps.deliveries;
+    this.#clock = deps.clock;
+    this.#log = deps.log;
+    this.#days = deps.days;
+  }
+
+  /** Prunes once now, then once a day. */
+  start(): void {
+    if (this.#days === 0) {
+      this.#log.info('retention_disabled', { note: 'SERVICE_RETENTION_DAYS=0 keeps every message' });
+      return;
+    }
+    this.runOnce();
+    const tick = () => {
+      this.runOnce();
+      this.#timer = this.#clock.setTimeout(tick, DAY_MS);
+    };
+    this.#timer = this.#clock.setTimeout(tick, DAY_MS);
+  }
+
+  stop(): void {
+    if (this.#timer) this.#clock.clearTimeout(this.#timer);
+  }
+
+  runOnce(): { messages: number; deliveries: number } {
+    if (this.#days === 0) return { messages: 0, deliveries: 0 };
+    const cutoff = new Date(this.#clock.now() - this.#days * DAY_MS).toISOString();
+    const messages = this.#messages.deleteOlderThan(cutoff);
+    const deliveries = this.#deliveries.deleteResolvedOlderThan(cutoff);
+    if (messages + deliveries > 0) this.#log.info('retention_pruned', { messages, deliveries, older_than: cutoff });
+    return { messages, deliveries };
+  }
+}

@@ -1,0 +1,94 @@
+import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
+import { fromJson, toJson } from '../json.ts';
+
+export interface MessageRow {
+  id: string;
+  direction: 'inbound' | 'outbound';
+  interface_id: string | null;
+  from: string;
+  to: string;
+  channel: number | null;
+  kind: 'text' | 'position' | 'telemetry' | 'data';
+  text: string | null;
+  payload: Uint8Array | null;
+  size: number;
+  rule_id: string | null;
+  action: string | null;
+  decision: { rule_id: string | null; action: string; reason: string } | null;
+  meta: Record<string, unknown>;
+  created_at: string;
+}
+
+export interface MessageFilter {
+  direction?: string;
+  interface_id?: string;
+  kind?: string;
+  since?: string;
+  until?: string;
+  q?: string;
+  before_id?: string;
+}
+
+interface Raw extends Omit<MessageRow, 'from' | 'to' | 'decision' | 'meta'> {
+  from_addr: string;
+  to_addr: string;
+  decision: string | null;
+  meta: string;
+}
+
+const decode = (r: Raw): MessageRow => {
+  const { from_addr, to_addr, ...rest } = r;
+  return { ...rest, from: from_addr, to: to_addr, decision: fromJson(r.decision, null), meta: fromJson(r.meta, {}) };
+};
+
+/** SQL for the messages table (local history). */
+export class MessageStore {
+  readonly #db: DatabaseSync;
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+  insert(m: MessageRow): void {
+    this.#db
+      .prepare(
+        'INSERT INTO messages (id, direction, interface_id, from_addr, to_addr, channel, kind, text, payload, size, rule_id, action, decision, meta, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(m.id, m.direction, m.interface_id, m.from, m.to, m.channel, m.kind, m.text, m.payload, m.size, m.rule_id, m.action, m.decision ? toJson(m.decision) : null, toJson(m.meta), m.created_at);
+  }
+  get(id: string): MessageRow | undefined {
+    const r = this.#db.prepare('SELECT * FROM messages WHERE id = ?').get(id) as unknown as Raw | undefined;
+    return r && decode(r);
+  }
+  /** Newest first; `limit` rows at most. */
+  list(f: MessageFilter, limit: number): MessageRow[] {
+    const where: string[] = [];
+    const args: SQLInputValue[] = [];
+    const add = (sql: string, v: SQLInputValue | undefined) => {
+      if (v === undefined) return;
+      where.push(sql);
+      args.push(v);
+    };
+    add('direction = ?', f.direction);
+    add('interface_id = ?', f.interface_id);
+    add('kind = ?', f.kind);
+    add('created_at >= ?', f.since);
+    add('created_at < ?', f.until);
+    add("text LIKE ? ESCAPE '\\'", f.q === undefined ? undefined : `%${f.q.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
+    add('id < ?', f.before_id);
+    const sql = `SELECT * FROM messages ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY id DESC LIMIT ?`;
+    return (this.#db.prepare(sql).all(...args, limit) as unknown as Raw[]).map(decode);
+  }
+  deleteAll(): number {
+    return Number(this.#db.prepare('DELETE FROM messages').run().changes);
+  }
+  deleteOlderThan(iso: string): number {
+    return Number(this.#db.prepare('DELETE FROM messages WHERE created_at < ?').run(iso).changes);
+  }
+  stats(): { total: number; by_direction: Record<string, number>; by_kind: Record<string, number>; by_interface: Record<string, number> } {
+    const group = (col: string) =>
+      Object.fromEntries(
+        (this.#db.prepare(`SELECT coalesce(${col}, '(none)') AS k, count(*) AS n FROM messages GROUP BY ${col}`).all() as Array<{ k: string; n: number }>).map((r) => [r.k, r.n]),
+      );
+    const { n } = this.#db.prepare('SELECT count(*) AS n FROM messages').get() as { n: number };
+    return { total: n, by_direction: group('direction'), by_kind: group('kind'), by_interface: group('interface_id') };
+  }
+}

@@ -1,0 +1,169 @@
+import type { DatabaseSync } from 'node:sqlite';
+import type { FrameKind, InboundFrame } from '../bearers/bearer.ts';
+import { transaction } from '../db/sqlite.ts';
+import type { Clock } from '../lib/clock.ts';
+import { newId } from '../lib/ids.ts';
+import type { Logger } from '../lib/log.ts';
+import type { BookService } from './contacts/service.ts';
+import { RetryPolicy } from './deliveries/backoff.ts';
+import type { DeliveryRow, DeliveryStore } from './deliveries/store.ts';
+import { kinds, type InterfaceKind } from './interfaces/kinds.ts';
+import type { InterfaceService } from './interfaces/service.ts';
+import { applyTransforms, type TransformStep } from './interfaces/transforms.ts';
+import type { MessageRow, MessageStore } from './messages/store.ts';
+import type { RuleService } from './rules/service.ts';
+
+// The one path every message takes (DESIGN.md section 6): received by a bearer, sent through
+// the API or injected by simulate-mesh-rx, it passes the inbound transforms of the interface
+// it came from, meets the rules, is stored with the decision and why, and becomes one
+// delivery per destination. The dispatcher takes it from there.
+
+/** A destination `to` of "{to}" means: the message's own destination address. */
+export const SAME_TO = '{to}';
+
+export interface IngressMessage {
+  direction: 'inbound' | 'outbound';
+  interfaceId: string | null;
+  from: string;
+  to: string;
+  channel: number | null;
+  kind: FrameKind;
+  text: string | null;
+  payload: Uint8Array | null;
+  meta?: Record<string, unknown>;
+}
+
+export interface IngestResult {
+  message: MessageRow;
+  deliveries: DeliveryRow[];
+}
+
+export interface PipelineDeps {
+  db: DatabaseSync;
+  clock: Clock;
+  log: Logger;
+  messages: MessageStore;
+  deliveries: DeliveryStore;
+  interfaces: InterfaceService;
+  rules: RuleService;
+  contacts: BookService<Record<string, string>>;
+  groups: BookService<string[]>;
+  /** After commit: wake the dispatcher for these interfaces. */
+  dispatch(interfaceIds: string[]): void;
+  /** After commit: tell listeners (uplink, metrics). */
+  onIngested?(result: IngestResult): void;
+}
+
+export class Pipeline {
+  readonly #d: PipelineDeps;
+  constructor(deps: PipelineDeps) {
+    this.#d = deps;
+  }
+
+  /** A frame heard by a bearer. Disabled interfaces never get here (their bearer is stopped). */
+  receive(interfaceId: string, frame: InboundFrame): IngestResult[] {
+    return this.ingest({ direction: 'inbound', interfaceId, from: frame.from, to: frame.to ?? 'broadcast', channel: frame.channel, kind: frame.kind, text: frame.text, payload: frame.payload, meta: frame.meta });
+  }
+
+  ingest(input: IngressMessage): IngestResult[] {
+    const source = input.interfaceId ? this.#d.interfaces.find(input.interfaceId) : undefined;
+    let parts: IngressMessage[] = [input];
+    let dropReason: string | null = null;
+    if (source && source.transforms.inbound.length > 0) {
+      const t = applyTransforms(source.transforms.inbound as TransformStep[], { text: input.text, payload: input.payload, from: input.from, to: input.to, interface: source.name, channel: input.channel });
+      if (t.kind === 'dropped') dropReason = `dropped by inbound transform step ${t.step + 1} of '${source.name}': ${t.reason}`;
+      else parts = t.outputs.map((o) => ({ ...input, text: o.text, payload: o.payload, from: o.from, to: o.to, channel: o.channel }));
+    }
+    const results = parts.map((part) => this.#route(part, source?.name ?? null, dropReason));
+    const touched = [...new Set(results.flatMap((r) => r.deliveries.map((d) => d.interface_id)))];
+    if (touched.length > 0) this.#d.dispatch(touched);
+    for (const r of results) this.#d.onIngested?.(r);
+    return results;
+  }
+
+  #route(m: IngressMessage, sourceName: string | null, dropReason: string | null): IngestResult {
+    const { clock, rules } = this.#d;
+    const now = clock.now();
+    const decision = dropReason
+      ? { rule_id: null, action: 'drop' as const, destinations: [], reason: dropReason }
+      : rules.decide({ direction: m.direction, interface_id: m.interfaceId, interface_name: sourceName, from: m.from, to: m.to, channel: m.channel, kind: m.kind, text: m.text });
+    const payload = m.payload ?? (m.text !== null ? Buffer.from(m.text, 'utf8') : null);
+    const message: MessageRow = {
+      id: newId('msg', now),
+      direction: m.direction,
+      interface_id: m.interfaceId,
+      from: m.from,
+      to: m.to,
+      channel: m.channel,
+      kind: m.kind,
+      text: m.text,
+      payload: m.text !== null ? null : payload,
+      size: payload?.length ?? 0,
+      rule_id: decision.rule_id,
+      action: decision.action,
+      decision: { rule_id: decision.rule_id, action: decision.action, reason: decision.reason },
+      meta: m.meta ?? {},
+      created_at: new Date(now).toISOString(),
+    };
+    const deliveries: DeliveryRow[] = [];
+    const notes: string[] = [];
+    if (decision.action === 'forward') {
+      for (const dest of decision.destinations) {
+        const iface = this.#d.interfaces.find(dest.interface);
+        if (!iface) {
+          notes.push(`destination interface ${dest.interface} no longer exists`);
+          continue;
+        }
+        const policy = RetryPolicy.parse(iface.retry);
+        for (const to of this.#addressesFor(dest.to, m, iface.kind as InterfaceKind, notes)) {
+          deliveries.push({
+            id: newId('dlv', now),
+            message_id: message.id,
+            interface_id: iface.id,
+            to,
+            channel: m.channel,
+            kind: m.kind,
+            text: m.text,
+            payload: m.text !== null ? null : payload,
+            from: m.from,
+            state: 'pending',
+            attempts: 0,
+            max_attempts: policy.max_attempts,
+            next_attempt_ms: now,
+            front_ms: null,
+            expires_ms: now + policy.ttl_s * 1000,
+            last_error: null,
+            created_at: message.created_at,
+            updated_at: message.created_at,
+            finished_at: null,
+          });
+        }
+      }
+      if (notes.length > 0 && message.decision) message.decision.reason += `; ${notes.join('; ')}`;
+    }
+    transaction(this.#d.db, () => {
+      this.#d.messages.insert(message);
+      for (const d of deliveries) this.#d.deliveries.insert(d);
+    });
+    return { message, deliveries };
+  }
+
+  /** Expands a destination address: "{to}", "@group" (every member), "@contact" (its address for this kind). */
+  #addressesFor(to: string, m: IngressMessage, kind: InterfaceKind, notes: string[]): string[] {
+    if (to === SAME_TO) return this.#addressesFor(m.to, m, kind, notes);
+    if (!to.startsWith('@')) return [to];
+    const name = to.slice(1);
+    const group = this.#d.groups.store.find(name);
+    if (group) return group.value;
+    const contact = this.#d.contacts.store.find(name);
+    if (contact) {
+      const field = kinds[kind]?.contactField ?? 'mesh';
+      const address = contact.value[field];
+      if (address) return [address];
+      notes.push(`contact '${name}' has no ${field} address, so nothing was sent to it on a ${kind} interface`);
+      return [];
+    }
+    notes.push(`no object group or contact named '${name}'`);
+    return [];
+  }
+}

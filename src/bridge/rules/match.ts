@@ -1,0 +1,327 @@
+import { z } from 'zod';
+import { isScheduleActive, type Schedule } from './schedule.ts';
+
+// Access rule filters, actions and first-match evaluation (SPEC 4.5, DESIGN.md section 6,
+// issue 4). Pure: the caller hands in the rules, the message, the time and a resolver for
+// @group / @contact names, and gets back a decision with a reason an operator can read.
+//
+// Decisions (docs/routing.md says the same for operators):
+// - An absent filter matches everything; an empty list is refused at validation, so that a
+//   filter can never mean "everything" by accident.
+// - Addresses compare as whole strings, ignoring ASCII case: mesh ids ("!a1b2c3d4") are hex
+//   that people type in either case, phone numbers and IMEIs have no case. Nothing else is
+//   normalised: write phone numbers in E.164 without spaces ("+4917012345678").
+// - text.contains ignores case; text.regex is case-sensitive unless written with (?i:...).
+//   A message without text never matches a text filter.
+// - An @reference the resolver does not know (null) matches no address.
+
+// ---- regular expressions supplied by operators ----
+
+/** Patterns are run on every message on a Pi: a long pattern is where catastrophic
+ *  backtracking hides, so the length is bounded and nested repetition refused. */
+export const SAFE_REGEX_MAX_LENGTH = 200;
+
+/** Why a pattern is refused, or null when it may be used. */
+export function checkSafeRegex(pattern: string): string | null {
+  if (pattern.length > SAFE_REGEX_MAX_LENGTH) {
+    return `must be at most ${SAFE_REGEX_MAX_LENGTH} characters (a long pattern can backtrack for seconds on a Pi)`;
+  }
+  try {
+    new RegExp(pattern, 'u');
+  } catch (error) {
+    return `is not a valid regular expression: ${(error as Error).message}`;
+  }
+  if (hasNestedRepetition(pattern)) {
+    return 'repeats a group that itself repeats, like (a+)+, which can take exponential time on a non-matching text; remove one of the repetitions';
+  }
+  return null;
+}
+
+const compiled = new Map<string, RegExp>();
+
+/** The pattern compiled with the "u" flag, cached (patterns were checked at validation). */
+export function compileSafeRegex(pattern: string): RegExp {
+  let re = compiled.get(pattern);
+  if (!re) {
+    if (compiled.size >= 1000) compiled.clear();
+    re = new RegExp(pattern, 'u');
+    compiled.set(pattern, re);
+  }
+  return re;
+}
+
+function repetitionAt(p: string, i: number): boolean {
+  const c = p[i];
+  return c === '*' || c === '+' || (c === '{' && /^\{\d+(,\d*)?\}/.test(p.slice(i)));
+}
+
+/** A group containing a repetition that is itself repeated: the shape of most ReDoS. */
+function hasNestedRepetition(p: string): boolean {
+  const groupRepeats: boolean[] = [false];
+  for (let i = 0; i < p.length; i++) {
+    const c = p[i];
+    if (c === '\\') {
+      i++;
+    } else if (c === '[') {
+      for (i++; i < p.length && p[i] !== ']'; i++) if (p[i] === '\\') i++;
+    } else if (c === '(') {
+      groupRepeats.push(false);
+    } else if (c === ')') {
+      const inner = groupRepeats.length > 1 ? groupRepeats.pop()! : false;
+      const repeated = repetitionAt(p, i + 1);
+      if (inner && repeated) return true;
+      if (inner || repeated) groupRepeats[groupRepeats.length - 1] = true;
+    } else if (repetitionAt(p, i)) {
+      groupRepeats[groupRepeats.length - 1] = true;
+    }
+  }
+  return false;
+}
+
+// ---- schemas ----
+
+export const KINDS = ['text', 'position', 'telemetry', 'data'] as const;
+
+const Address = (field: string) =>
+  z
+    .string({ error: `${field} entries must be addresses or @names` })
+    .min(1, { error: `${field} entries must not be empty` })
+    .max(128, { error: `${field} entries must be at most 128 characters` });
+
+/** A non-empty list: an empty filter would read as "nothing" to some and "everything" to
+ *  others, so it is refused and the message says how to match everything. */
+const filterList = <T extends z.ZodType>(field: string, item: T, what: string) =>
+  z
+    .array(item, { error: `${field} must be a list of ${what}` })
+    .min(1, { error: `${field} must list at least one ${what.replace(/s$/, '')}; to match every ${what.replace(/s$/, '')}, leave ${field} out (an empty list is refused so it never means "everything" by accident)` })
+    .max(256, { error: `${field} may list at most 256 entries` });
+
+const TextFilter = z
+  .strictObject({
+    contains: z.string({ error: 'text.contains must be a string' }).min(1, { error: 'text.contains must not be empty' }).max(500, { error: 'text.contains must be at most 500 characters' }).optional(),
+    regex: z
+      .string({ error: 'text.regex must be a string' })
+      .min(1, { error: 'text.regex must not be empty' })
+      .superRefine((pattern, ctx) => {
+        const problem = checkSafeRegex(pattern);
+        if (problem) ctx.addIssue({ code: 'custom', message: `text.regex ${problem}` });
+      })
+      .optional(),
+  })
+  .refine((t) => t.contains !== undefined || t.regex !== undefined, { error: 'text must give contains, regex or both (leave text out to match any text)' })
+  .describe('contains ignores case; regex is JavaScript syntax with the "u" flag, case-sensitive unless written (?i:...). Both given: both must match.');
+
+export const RuleMatch = z
+  .strictObject({
+    direction: z.enum(['inbound', 'outbound', 'any'], { error: 'direction must be inbound, outbound or any' }).optional(),
+    interfaces: filterList('interfaces', z.string().min(1, { error: 'interfaces entries must be interface ids or names' }), 'interfaces').optional()
+      .describe('The interface the message arrived on (id or name); messages from the API have none and do not match'),
+    from: filterList('from', Address('from'), 'addresses').optional().describe('Sender address, @group or @contact'),
+    to: filterList('to', Address('to'), 'addresses').optional().describe('Destination address, @group or @contact'),
+    channel: filterList('channel', z.number({ error: 'channel entries must be channel numbers' }).int({ error: 'channel entries must be whole numbers' }).min(0, { error: 'channel entries must be 0 to 255' }).max(255, { error: 'channel entries must be 0 to 255' }), 'channels').optional(),
+    kinds: filterList('kinds', z.enum(KINDS, { error: `kinds entries must be one of ${KINDS.join(', ')}` }), 'kinds').optional(),
+    text: TextFilter.optional(),
+  })
+  .describe('Every filter given must match; a filter left out matches everything.');
+export type RuleMatch = z.infer<typeof RuleMatch>;
+
+export const Destination = z.strictObject({
+  interface: z.string({ error: 'destinations[].interface must be an interface id or name' }).min(1, { error: 'destinations[].interface must not be empty' }),
+  to: Address('destinations[].to').describe('Address on that interface\'s bearer, or @contact / @group'),
+});
+export type Destination = z.infer<typeof Destination>;
+
+export const RuleActionKind = z.enum(['forward', 'drop', 'store'], { error: 'action must be forward, drop or store' });
+export type RuleActionKind = z.infer<typeof RuleActionKind>;
+
+/** The action and destinations fields, to spread into a rule body schema together with
+ *  refineRuleAction (a union would not combine with the other fields of the body). */
+export const RULE_ACTION_FIELDS = {
+  action: RuleActionKind,
+  destinations: z.array(Destination, { error: 'destinations must be a list of {interface, to}' }).max(64, { error: 'destinations may list at most 64 entries' }).optional(),
+};
+
+/** forward needs destinations; drop and store refuse them (they would be silently unused). */
+export function refineRuleAction(value: { action: RuleActionKind; destinations?: Destination[] | null }, ctx: z.RefinementCtx): void {
+  const count = value.destinations?.length ?? 0;
+  if (value.action === 'forward' && count === 0) {
+    ctx.addIssue({ code: 'custom', path: ['destinations'], message: 'destinations must list at least one {interface, to} when action is forward' });
+  } else if (value.action !== 'forward' && count > 0) {
+    ctx.addIssue({ code: 'custom', path: ['destinations'], message: `destinations must be empty or left out when action is ${value.action}; only forward sends anywhere` });
+  }
+}
+
+export const RuleAction = z.strictObject(RULE_ACTION_FIELDS).superRefine(refineRuleAction);
+export type RuleAction = z.infer<typeof RuleAction>;
+
+/** Every @reference a rule makes (match.from, match.to, destinations[].to), for the caller
+ *  to check that each names an existing group or contact. */
+export function referencesOf(match: RuleMatch, destinations: readonly Destination[] = []): string[] {
+  const all = [...(match.from ?? []), ...(match.to ?? []), ...destinations.map((d) => d.to)];
+  return [...new Set(all.filter(isReference))];
+}
+
+export function isReference(address: string): boolean {
+  return address.startsWith('@');
+}
+
+// ---- evaluation ----
+
+export interface EvaluableRule {
+  id: string;
+  name: string;
+  enabled: boolean;
+  priority: number;
+  match: RuleMatch;
+  schedule: Schedule | null;
+  action: RuleActionKind;
+  destinations: Destination[];
+}
+
+export interface RoutableMessage {
+  direction: 'inbound' | 'outbound';
+  interface_id: string | null;
+  interface_name: string | null;
+  from: string;
+  to: string;
+  channel: number | null;
+  kind: (typeof KINDS)[number];
+  text: string | null;
+}
+
+export interface AddressResolver {
+  /** The addresses an @group or @contact stands for; null when no such name exists. */
+  expand(address: string): string[] | null;
+}
+
+export interface Decision {
+  /** The rule that decided; null when the default action applied. */
+  rule_id: string | null;
+  action: RuleActionKind;
+  destinations: Destination[];
+  reason: string;
+}
+
+export type DefaultAction = 'store' | 'drop';
+
+/**
+ * First enabled rule, in priority order, whose every filter matches and whose schedule is
+ * active decides (SPEC 4.5). Destinations naming the interface the message came from are
+ * removed (issue 4: a rule may not forward back to its source); none left means store.
+ */
+export function evaluateRules(
+  rules: readonly EvaluableRule[],
+  msg: RoutableMessage,
+  nowMs: number,
+  resolve: AddressResolver,
+  defaultAction: DefaultAction = 'store',
+): Decision {
+  const ordered = isSortedByPriority(rules) ? rules : [...rules].sort((a, b) => a.priority - b.priority);
+  const addresses = new AddressMatcher(resolve);
+  const offSchedule: string[] = [];
+  for (const rule of ordered) {
+    if (!rule.enabled) continue;
+    const matched = matchFilters(rule.match, msg, addresses);
+    if (matched === null) continue;
+    if (rule.schedule) {
+      const verdict = isScheduleActive(rule.schedule, nowMs);
+      if (!verdict.active) {
+        offSchedule.push(`rule '${rule.name}' matched but is off schedule: ${verdict.reason}`);
+        continue;
+      }
+    }
+    return decide(rule, matched, msg);
+  }
+  const why = offSchedule.length === 0 ? '' : ` (${offSchedule.slice(0, 3).join('; ')}${offSchedule.length > 3 ? `; and ${offSchedule.length - 3} more` : ''})`;
+  return { rule_id: null, action: defaultAction, destinations: [], reason: `no enabled rule matched; default action ${defaultAction}${why}` };
+}
+
+function isSortedByPriority(rules: readonly EvaluableRule[]): boolean {
+  for (let i = 1; i < rules.length; i++) if (rules[i - 1].priority > rules[i].priority) return false;
+  return true;
+}
+
+function decide(rule: EvaluableRule, matched: string[], msg: RoutableMessage): Decision {
+  let reason = `rule '${rule.name}' matched: ${matched.length > 0 ? matched.join(', ') : 'no filters (every message)'}`;
+  if (rule.action !== 'forward') return { rule_id: rule.id, action: rule.action, destinations: [], reason };
+  const isSource = (d: Destination) => d.interface === msg.interface_id || d.interface === msg.interface_name;
+  const kept = rule.destinations.filter((d) => !isSource(d));
+  const removed = rule.destinations.filter(isSource);
+  if (removed.length > 0) {
+    reason += `; removed ${removed.map((d) => `${d.interface} -> ${d.to}`).join(', ')}: a rule may not forward back to the interface the message came from`;
+  }
+  if (kept.length === 0) return { rule_id: rule.id, action: 'store', destinations: [], reason: `${reason}; no destination left, so the message is stored` };
+  return { rule_id: rule.id, action: 'forward', destinations: kept, reason };
+}
+
+/** Descriptions of the filters that matched, or null as soon as one does not. */
+function matchFilters(match: RuleMatch, msg: RoutableMessage, addresses: AddressMatcher): string[] | null {
+  const matched: string[] = [];
+  if (match.direction && match.direction !== 'any') {
+    if (match.direction !== msg.direction) return null;
+    matched.push(`direction ${msg.direction}`);
+  }
+  if (match.interfaces) {
+    const hit = match.interfaces.find((i) => i === msg.interface_id || i === msg.interface_name);
+    if (hit === undefined) return null;
+    matched.push(`interface ${hit}`);
+  }
+  if (match.channel) {
+    if (msg.channel === null || !match.channel.includes(msg.channel)) return null;
+    matched.push(`channel ${msg.channel}`);
+  }
+  if (match.kinds) {
+    if (!match.kinds.includes(msg.kind)) return null;
+    matched.push(`kind ${msg.kind}`);
+  }
+  if (match.from) {
+    const hit = addresses.find(match.from, msg.from);
+    if (hit === null) return null;
+    matched.push(isReference(hit) ? `from in ${hit}` : `from ${hit}`);
+  }
+  if (match.to) {
+    const hit = addresses.find(match.to, msg.to);
+    if (hit === null) return null;
+    matched.push(isReference(hit) ? `to in ${hit}` : `to ${hit}`);
+  }
+  if (match.text) {
+    if (msg.text === null) return null;
+    if (match.text.contains !== undefined) {
+      if (!msg.text.toLowerCase().includes(match.text.contains.toLowerCase())) return null;
+      matched.push(`text contains '${match.text.contains}'`);
+    }
+    if (match.text.regex !== undefined) {
+      if (!compileSafeRegex(match.text.regex).test(msg.text)) return null;
+      matched.push(`text matches /${match.text.regex}/`);
+    }
+  }
+  return matched;
+}
+
+/** Address comparison for one evaluation, expanding each @name once however many rules use it. */
+class AddressMatcher {
+  readonly #resolve: AddressResolver;
+  readonly #expanded = new Map<string, Set<string>>();
+
+  constructor(resolve: AddressResolver) {
+    this.#resolve = resolve;
+  }
+
+  /** The filter entry that matches the address (a literal or an @name), or null. */
+  find(entries: readonly string[], address: string): string | null {
+    const wanted = address.toLowerCase();
+    for (const entry of entries) {
+      if (isReference(entry) ? this.#members(entry).has(wanted) : entry.toLowerCase() === wanted) return entry;
+    }
+    return null;
+  }
+
+  #members(reference: string): Set<string> {
+    let members = this.#expanded.get(reference);
+    if (!members) {
+      members = new Set((this.#resolve.expand(reference) ?? []).map((a) => a.toLowerCase()));
+      this.#expanded.set(reference, members);
+    }
+    return members;
+  }
+}

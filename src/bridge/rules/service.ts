@@ -1,0 +1,173 @@
+import type { Clock } from '../../lib/clock.ts';
+import { badRequest, conflict, notFound, type FieldError } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import type { BookService } from '../contacts/service.ts';
+import type { InterfaceService } from '../interfaces/service.ts';
+import { type AddressResolver, type Decision, type DefaultAction, type Destination, evaluateRules, isReference, type RoutableMessage, type RuleActionKind, type RuleMatch } from './match.ts';
+import type { Schedule } from './schedule.ts';
+import type { RuleRef, RuleRow, RuleStore } from './store.ts';
+
+// Access rules: an ordered first-match policy (SPEC 4.5). Requests may name interfaces by id
+// or name; the stored rule holds interface ids, so renaming an interface never breaks a rule.
+// "@name" references are checked to exist at write time and recorded in rule_refs.
+
+export interface RuleInput {
+  name: string;
+  enabled?: boolean;
+  match: RuleMatch;
+  schedule: Schedule | null;
+  action: RuleActionKind;
+  destinations?: Destination[];
+}
+
+export class RuleService {
+  readonly #store: RuleStore;
+  readonly #interfaces: InterfaceService;
+  readonly #contacts: BookService<Record<string, string>>;
+  readonly #groups: BookService<string[]>;
+  readonly #clock: Clock;
+  readonly #defaultAction: () => DefaultAction;
+  #cache: RuleRow[] | undefined;
+
+  constructor(
+    store: RuleStore,
+    deps: { interfaces: InterfaceService; contacts: BookService<Record<string, string>>; groups: BookService<string[]>; clock: Clock; defaultAction: () => DefaultAction },
+  ) {
+    this.#store = store;
+    this.#interfaces = deps.interfaces;
+    this.#contacts = deps.contacts;
+    this.#groups = deps.groups;
+    this.#clock = deps.clock;
+    this.#defaultAction = deps.defaultAction;
+  }
+
+  list(): RuleRow[] {
+    return (this.#cache ??= this.#store.list());
+  }
+
+  get(ref: string): RuleRow {
+    const row = this.#store.find(ref);
+    if (!row) throw notFound('access rule', ref);
+    return row;
+  }
+
+  create(input: RuleInput): RuleRow {
+    const { match, destinations, refs } = this.#resolve(input);
+    if (this.#store.nameTaken(input.name)) throw conflict('ERR_NAME_TAKEN', `an access rule named '${input.name}' already exists`);
+    const now = this.#clock.now();
+    const at = new Date(now).toISOString();
+    const row = this.#store.insert(
+      { id: newId('rul', now), name: input.name, enabled: input.enabled ?? true, match, schedule: input.schedule, action: input.action, destinations, fired: 0, last_fired_at: null, created_at: at, updated_at: at },
+      refs,
+    );
+    this.#cache = undefined;
+    return row;
+  }
+
+  /** PUT: replaces name, match, schedule, action and destinations; enabled and priority stay. */
+  update(ref: string, input: RuleInput): RuleRow {
+    const row = this.get(ref);
+    const { match, destinations, refs } = this.#resolve(input);
+    if (this.#store.nameTaken(input.name, row.id)) throw conflict('ERR_NAME_TAKEN', `an access rule named '${input.name}' already exists`);
+    const next: RuleRow = { ...row, name: input.name, match, schedule: input.schedule, action: input.action, destinations, updated_at: this.#now() };
+    this.#store.update(next, refs);
+    this.#cache = undefined;
+    return next;
+  }
+
+  delete(ref: string): void {
+    const row = this.get(ref);
+    this.#store.delete([row.id]);
+    this.#cache = undefined;
+  }
+
+  /** Removes every rule that names an interface (its deletion takes them along). */
+  deleteNaming(interfaceId: string): string[] {
+    const ids = this.#store.rulesReferring('interface', interfaceId).map((r) => r.id);
+    this.#store.delete(ids);
+    this.#cache = undefined;
+    return ids;
+  }
+
+  setEnabled(ref: string, enabled: boolean): RuleRow {
+    const row = this.get(ref);
+    this.#store.setEnabled(row.id, enabled, this.#now());
+    this.#cache = undefined;
+    return this.get(row.id);
+  }
+
+  reorder(order: string[]): RuleRow[] {
+    const rules = this.#store.list();
+    const errors: FieldError[] = [];
+    const ids: string[] = [];
+    order.forEach((ref, i) => {
+      const rule = rules.find((r) => r.id === ref || r.name === ref);
+      if (!rule) errors.push({ path: `body.order[${i}]`, message: `no access rule '${ref}'` });
+      else if (ids.includes(rule.id)) errors.push({ path: `body.order[${i}]`, message: `rule '${ref}' is listed twice` });
+      else ids.push(rule.id);
+    });
+    const missing = rules.filter((r) => !ids.includes(r.id));
+    if (missing.length > 0) errors.push({ path: 'body.order', message: `every rule must be listed exactly once; missing: ${missing.map((r) => `${r.id} (${r.name})`).join(', ')}` });
+    if (errors.length > 0) throw badRequest(`invalid order: ${errors.map((e) => e.message).join('; ')}`, errors);
+    this.#store.reorder(ids, this.#now());
+    this.#cache = undefined;
+    return this.list();
+  }
+
+  /** Runs the policy for one message and records which rule fired. */
+  decide(msg: RoutableMessage): Decision {
+    const resolver: AddressResolver = {
+      expand: (address) => {
+        const name = address.slice(1);
+        return this.#groups.expand(name) ?? this.#contacts.expand(name);
+      },
+    };
+    const decision = evaluateRules(this.list(), msg, this.#clock.now(), resolver, this.#defaultAction());
+    if (decision.rule_id) {
+      this.#store.recordFired(decision.rule_id, this.#now());
+      const cached = this.#cache?.find((r) => r.id === decision.rule_id);
+      if (cached) {
+        cached.fired++;
+        cached.last_fired_at = this.#now();
+      }
+    }
+    return decision;
+  }
+
+  #resolve(input: RuleInput): { match: RuleMatch; destinations: Destination[]; refs: RuleRef[] } {
+    const errors: FieldError[] = [];
+    const refs: RuleRef[] = [];
+    const iface = (ref: string, path: string): string => {
+      const row = this.#interfaces.find(ref);
+      if (!row) {
+        errors.push({ path, message: `no interface '${ref}'` });
+        return ref;
+      }
+      refs.push({ kind: 'interface', id: row.id });
+      return row.id;
+    };
+    const address = (value: string, path: string) => {
+      if (!isReference(value)) return;
+      const name = value.slice(1);
+      const group = this.#groups.store.find(name);
+      const contact = this.#contacts.store.find(name);
+      if (group) refs.push({ kind: 'group', id: group.id });
+      else if (contact) refs.push({ kind: 'contact', id: contact.id });
+      else errors.push({ path, message: `no object group or contact named '${name}'` });
+    };
+    const match: RuleMatch = { ...input.match };
+    if (match.interfaces) match.interfaces = match.interfaces.map((r, i) => iface(r, `body.match.interfaces[${i}]`));
+    match.from?.forEach((a, i) => address(a, `body.match.from[${i}]`));
+    match.to?.forEach((a, i) => address(a, `body.match.to[${i}]`));
+    const destinations = (input.destinations ?? []).map((d, i) => {
+      address(d.to, `body.destinations[${i}].to`);
+      return { interface: iface(d.interface, `body.destinations[${i}].interface`), to: d.to };
+    });
+    if (errors.length > 0) throw badRequest(`invalid references: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, errors);
+    return { match, destinations, refs };
+  }
+
+  #now(): string {
+    return new Date(this.#clock.now()).toISOString();
+  }
+}
