@@ -20,6 +20,8 @@ declare -A NEED=(
   [/usr/aarch64-linux-gnu/lib/libstdc++.so.6]=libstdc++6-arm64-cross
   [/usr/aarch64-linux-gnu/lib/libgcc_s.so.1]=libgcc-s1-arm64-cross
   [file]=file
+  [unzip]=unzip
+  [curl]=curl
 )
 
 missing=()

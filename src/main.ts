@@ -3,6 +3,10 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { bridgeOpenApi, openBridgeDatabase, startBridge } from './bridge/app.ts';
 import { KeyService } from './bridge/keys/service.ts';
 import { KeyStore } from './bridge/keys/store.ts';
+import { listSerialPorts } from './bearers/serial/list-ports.ts';
+import { checkSerialPaths } from './bearers/serial/port-check.ts';
+import { checkRNodeSeed } from './bridge/routing/seed.ts';
+import { SIM_COMMAND_OPTIONS, SIM_USAGE } from './bearers/sim/cli.ts';
 import { systemClock } from './lib/clock.ts';
 import { envInt, envListen, envLogLevel, envString } from './lib/env.ts';
 import { StartupError } from './lib/errors.ts';
@@ -28,6 +32,20 @@ const commands: Record<string, Command> = {
     summary: 'run the field bridge (the default)',
     usage: 'fieldbridge bridge',
     run: async (_v, _p, env) => runBridge(env),
+  },
+  hub: {
+    summary: 'run the fleet hub; hub create-key --role owner --label NAME [--tenant T] prints a new hub key once',
+    usage: 'fieldbridge hub | fieldbridge hub create-key --role owner|admin|viewer --label TEXT [--tenant NAME]',
+    options: { role: { type: 'string' }, label: { type: 'string' }, tenant: { type: 'string' } },
+    positionals: 1,
+    run: async (values, positionals, env) => (await import('./hub/cli.ts')).runHubCommand(values, positionals, env),
+  },
+  sim: {
+    summary: 'run simulated devices: sim rnode --tcp HOST:PORT | --pty PATH (repeatable; one shared channel)',
+    usage: SIM_USAGE,
+    options: SIM_COMMAND_OPTIONS,
+    positionals: 1,
+    run: async (values, positionals) => (await import('./bearers/sim/cli.ts')).runSimCommand(values, positionals),
   },
   version: {
     summary: 'print fieldbridge, Node and SQLite versions and the CPU architecture',
@@ -64,6 +82,39 @@ const commands: Record<string, Command> = {
       return 0;
     },
   },
+  ports: {
+    summary: 'list serial ports and the port value to give an interface (--json); --check PATH passes test bytes through one',
+    usage:
+      'fieldbridge ports [--json]\n' +
+      '       fieldbridge ports --check PATH [--peer PATH2]\n' +
+      '  --check opens PATH through the serial driver and sends a probe line that must come back on PATH\n' +
+      '  (TX-RX loopback jumper) or, with --peer, reach PATH2 and return (null-modem cable, socat pty pair).\n' +
+      '  It writes to the device: never use it on a port a radio is using. Exit 0 when the bytes passed.',
+    options: { json: { type: 'boolean' }, check: { type: 'string' }, peer: { type: 'string' } },
+    run: async (values) => {
+      if (typeof values.check === 'string') {
+        const result = await checkSerialPaths(values.check, typeof values.peer === 'string' ? values.peer : undefined);
+        process.stdout.write(result.lines.map((l) => `${result.ok ? 'ok' : 'FAILED'}: ${l}\n`).join(''));
+        return result.ok ? 0 : 1;
+      }
+      if (values.peer !== undefined) throw new UsageError('--peer goes with --check');
+      const ports = await listSerialPorts();
+      if (values.json) process.stdout.write(JSON.stringify(ports, null, 2) + '\n');
+      else if (ports.length === 0) process.stdout.write('no serial ports found (read from udev with "udevadm info -e"; a system without udev lists none)\n');
+      else process.stdout.write(ports.map((p) => `${p.port}\n    ${p.label}${p.by_id ? `\n    ${p.by_id}` : ''}\n`).join(''));
+      return 0;
+    },
+  },
+  backup: {
+    summary: 'backup <file> [--force]: copy the bridge database while it runs (SQLite online backup) and verify the copy',
+    usage: 'fieldbridge backup <file> [--force]',
+    options: { force: { type: 'boolean' } },
+    positionals: 1,
+    run: async (values, positionals, env) => {
+      const { backupCommand } = await import('./bridge/config/backup.ts');
+      return backupCommand({ dbPath: envString(env, 'SERVICE_DB_PATH', DEFAULT_DB_PATH), target: positionals[0], force: values.force === true });
+    },
+  },
   openapi: {
     summary: 'print the generated OpenAPI document of the bridge API',
     usage: 'fieldbridge openapi',
@@ -86,9 +137,10 @@ async function runBridge(env: NodeJS.ProcessEnv): Promise<number> {
   const log = createLogger({ level: envLogLevel(env, 'SERVICE_LOG_LEVEL'), format: pickLogFormat(env, 'SERVICE_LOG_FORMAT') });
   const listenAt = envListen(env, 'SERVICE_LISTEN', '127.0.0.1:8080');
   const dbPath = envString(env, 'SERVICE_DB_PATH', DEFAULT_DB_PATH);
-  envInt(env, 'SERVICE_RETENTION_DAYS', 30, 0, 36500);
+  const retentionDays = envInt(env, 'SERVICE_RETENTION_DAYS', 30, 0, 36500);
+  const rnodeSeed = checkRNodeSeed(env);
   const notifier = systemdNotifier(env, log);
-  const bridge = await startBridge({ dbPath, host: listenAt.host, port: listenAt.port, log }).catch((e) => {
+  const bridge = await startBridge({ dbPath, host: listenAt.host, port: listenAt.port, log, retentionDays, rnodeSeed }).catch((e) => {
     throw listenError(e, 'SERVICE_LISTEN', `${listenAt.host}:${listenAt.port}`);
   });
   notifier.ready();

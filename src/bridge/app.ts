@@ -10,6 +10,9 @@ import type { Logger } from '../lib/log.ts';
 import { VERSION } from '../lib/version.ts';
 import { AuditStore } from './audit/store.ts';
 import { auditRoutes } from './audit/routes.ts';
+import { configRoutes } from './config/routes.ts';
+import { ConfigService } from './config/service.ts';
+import { ConfigStore } from './config/store.ts';
 import { contactRoutes } from './contacts/routes.ts';
 import { BookService } from './contacts/service.ts';
 import { BookStore } from './contacts/store.ts';
@@ -22,9 +25,12 @@ import { InterfaceService } from './interfaces/service.ts';
 import { InterfaceStore } from './interfaces/store.ts';
 import { keyRoutes } from './keys/routes.ts';
 import { RetentionWorker } from './messages/retention.ts';
+import { SendRateLimiter } from './messages/rate-limit.ts';
 import { messageRoutes } from './messages/routes.ts';
 import { MessageStore } from './messages/store.ts';
 import { Pipeline } from './pipeline.ts';
+import { routingRoutes } from './routing/routes.ts';
+import { type RNodeSeed, seedRNode } from './routing/seed.ts';
 import { ruleRoutes } from './rules/routes.ts';
 import { RuleService } from './rules/service.ts';
 import { RuleStore } from './rules/store.ts';
@@ -45,6 +51,8 @@ export interface BridgeOptions {
   checkResponses?: boolean;
   /** SERVICE_RETENTION_DAYS (default 30; 0 keeps everything). */
   retentionDays?: number;
+  /** SERVICE_RNODE_PORT / SERVICE_RNODE_PRESET, applied on a fresh database only. */
+  rnodeSeed?: RNodeSeed;
   /** Random source for retry jitter (tests make it deterministic). */
   random?: () => number;
 }
@@ -63,6 +71,8 @@ export interface BridgeServices {
   dispatcher: Dispatcher;
   pipeline: Pipeline;
   audit: AuditStore;
+  config: ConfigService;
+  sendLimiter: SendRateLimiter;
   clock: Clock;
 }
 
@@ -91,9 +101,11 @@ export function bridgeRoutes(services: BridgeServices, extra: { startedAt: numbe
     ...interfaceRoutes(services.interfaces),
     ...ruleRoutes(services.rules),
     ...contactRoutes(services.contacts, services.groups),
-    ...messageRoutes({ store: services.messages, pipeline: services.pipeline, interfaces: services.interfaces, contacts: services.contacts }),
+    ...messageRoutes({ store: services.messages, pipeline: services.pipeline, interfaces: services.interfaces, contacts: services.contacts, limiter: services.sendLimiter }),
     ...deliveryRoutes({ store: services.deliveries, dispatcher: services.dispatcher, interfaces: services.interfaces, clock: services.clock }),
     ...auditRoutes(services.audit),
+    ...configRoutes(services.config),
+    ...routingRoutes(services.interfaces, services.host),
   );
   return routes;
 }
@@ -107,22 +119,27 @@ export function bridgeOpenApi(): Record<string, unknown> {
 
 /** Opens and migrates the bridge database. */
 export function openBridgeDatabase(dbPath: string, log?: Logger): DatabaseSync {
+  return openMigrated(dbPath, log).db;
+}
+
+/** Opens and migrates; `fresh` is true when the file had no schema yet (first start). */
+export function openMigrated(dbPath: string, log?: Logger): { db: DatabaseSync; fresh: boolean } {
   const db = openSqlite(dbPath);
   try {
     const result = migrate(db, bridgeMigrations, `bridge database ${dbPath}`);
     if (result.applied.length > 0) log?.info('db_migrated', { path: dbPath, from: result.from, to: result.to });
+    return { db, fresh: result.from === 0 };
   } catch (error) {
     db.close();
     throw error;
   }
-  return db;
 }
 
 export async function startBridge(options: BridgeOptions): Promise<RunningBridge> {
   const clock = options.clock ?? systemClock;
   const log = options.log;
   const startedAt = clock.now();
-  const db = openBridgeDatabase(options.dbPath, log);
+  const { db, fresh } = openMigrated(options.dbPath, log);
   const services = createServices(db, clock, log, options.random);
   const { keys, metrics } = services;
 
@@ -142,6 +159,13 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   try {
     server = await listen(handler, options.host, options.port);
   } catch (error) {
+    db.close();
+    throw error;
+  }
+  try {
+    await seedRNode(options.rnodeSeed ?? {}, fresh, services.interfaces, log);
+  } catch (error) {
+    await server.close(0);
     db.close();
     throw error;
   }
@@ -201,8 +225,9 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
       if (connected) dispatcher.kick(interfaceId);
     },
   });
+  const config = new ConfigService(new ConfigStore(db), clock, log);
   const interfaces = new InterfaceService(interfaceStore, host, clock);
-  const rules = new RuleService(ruleStore, { interfaces, contacts, groups, clock, defaultAction: () => 'store' });
+  const rules = new RuleService(ruleStore, { interfaces, contacts, groups, clock, defaultAction: () => config.section('routing').default_action });
   const sentMessages = metrics.counter('fieldbridge_messages_total', 'Messages that entered the router, by direction and the action decided.');
   const bearerErrors = metrics.counter('fieldbridge_bearer_errors_total', 'Failed send attempts, by interface.');
   dispatcher = new Dispatcher({
@@ -231,5 +256,6 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
     deliveries.countByInterfaceWaiting().map((r) => ({ labels: { interface: r.interface_id }, value: r.n })),
   );
   const audit = new AuditStore(db);
-  return { db, keys, metrics, interfaces, host, rules, contacts, groups, messages, deliveries, dispatcher, pipeline, audit, clock };
+  return { db, keys, metrics, interfaces, host, rules, contacts, groups, messages, deliveries, dispatcher, pipeline, audit, config, clock,
+    sendLimiter: new SendRateLimiter(clock, () => config.section('routing').rate_limit) };
 }

@@ -128,4 +128,15 @@ export const bridgeMigrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: 'config_sections',
+    sql: `
+      CREATE TABLE config_sections (
+        section    TEXT PRIMARY KEY,
+        value      TEXT NOT NULL CHECK (json_valid(value)),
+        updated_at TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -22,6 +22,7 @@ const ERROR_STATUSES: Record<number, string> = {
   409: 'The resource is in a state that does not allow this.',
   413: 'The request body is too large.',
   415: 'The request body is not application/json.',
+  429: 'Too many sends: the routing.rate_limit budget is spent; see Retry-After.',
   503: 'The database stayed busy past 5000 ms.',
 };
 

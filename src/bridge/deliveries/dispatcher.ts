@@ -33,6 +33,10 @@ export class Dispatcher {
   readonly #timers = new Map<string, TimerHandle>();
   readonly #inFlight = new Set<Promise<void>>();
   #expiryTimer: TimerHandle | undefined;
+  // Bearers come up (and kick their queues) before start() has recovered the deliveries a
+  // crash left in 'sending'; sending before that recovery would have it take fresh sends for
+  // interrupted ones. So nothing is sent until start().
+  #started = false;
   #stopped = false;
 
   constructor(deps: DispatcherDeps) {
@@ -43,13 +47,14 @@ export class Dispatcher {
   start(): void {
     const recovered = this.#d.store.recoverSending(this.#d.clock.now());
     if (recovered > 0) this.#d.log.warn('deliveries_recovered', { count: recovered, note: 'they were being sent when the bridge stopped; sending again (at least once)' });
+    this.#started = true;
     for (const id of this.#d.store.interfacesWithWork()) this.kick(id);
     this.#scheduleExpiry();
   }
 
   /** Something changed for this interface (new delivery, enabled, connected): look at its queue. */
   kick(interfaceId: string): void {
-    if (this.#stopped) return;
+    if (this.#stopped || !this.#started) return;
     if (this.#busy.has(interfaceId)) {
       this.#again.add(interfaceId);
       return;

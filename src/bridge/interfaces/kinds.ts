@@ -1,5 +1,10 @@
 import { z } from 'zod';
 import type { BearerFactory } from '../../bearers/bearer.ts';
+import { createRNodeBearer } from '../../bearers/rnode/driver.ts';
+import { rnodeProbe } from '../../bearers/rnode/probe.ts';
+import { resolveRadioSettings, rnodeSettingsSchema } from '../../bearers/rnode/radio.ts';
+import { openLink } from '../../bearers/serial/supervisor.ts';
+import { openRNodeSimLink } from '../../bearers/sim/rnode-link.ts';
 import { createSimBearer, SimSettings } from '../../bearers/sim/sim-bearer.ts';
 
 // Interface kinds (DESIGN.md section 6): each names its settings schema and, when this
@@ -16,12 +21,26 @@ export interface KindSpec {
   contactField: 'mesh' | 'sms' | 'iridium' | 'rnode';
 }
 
+// RNode settings: the schema's fields plus the cross-field rules (a preset or all five radio
+// fields; a beacon interval needs a callsign), every problem reported at once.
+const RNodeSettings = rnodeSettingsSchema.superRefine((value, ctx) => {
+  const resolved = resolveRadioSettings(value);
+  if (resolved.ok) return;
+  for (const e of resolved.errors) ctx.addIssue({ code: 'custom', path: e.path.split('.'), message: e.message });
+});
+
+/** The RNode bearer over the device supervisor; `sim://<channel>` reaches the built-in RNode simulator. */
+const rnodeBearer: BearerFactory = (ctx) =>
+  createRNodeBearer(ctx, {
+    openLink: (device) => openLink(device, { clock: ctx.clock, log: ctx.log, owner: ctx.interfaceId, probe: rnodeProbe, openSim: (channel) => openRNodeSimLink(channel) }),
+  });
+
 const Unspecified = z.record(z.string(), z.unknown()).describe('Settings of a kind whose driver is not in this release yet: stored as given');
 
 export const kinds: Record<InterfaceKind, KindSpec> = {
   sim: { settings: SimSettings as unknown as z.ZodType<Record<string, unknown>>, bearer: createSimBearer, contactField: 'mesh' },
   meshtastic: { settings: Unspecified, contactField: 'mesh' },
-  rnode: { settings: Unspecified, contactField: 'rnode' },
+  rnode: { settings: RNodeSettings as unknown as z.ZodType<Record<string, unknown>>, bearer: rnodeBearer, contactField: 'rnode' },
   iridium: { settings: Unspecified, contactField: 'iridium' },
   sms: { settings: Unspecified, contactField: 'sms' },
 };

@@ -74,8 +74,8 @@ const Ref = z.object({ id: z.string().min(1).describe('Interface id or name') })
 
 export function interfaceRoutes(service: InterfaceService): Route[] {
   const tags = ['interfaces'];
-  const one = (summary: string, path: string, act: (ref: string) => Parameters<InterfaceService['view']>[0]): Route =>
-    route({ method: 'POST', path, summary, tags, roles: ADMIN, params: Ref, response: InterfaceView, responseName: 'Interface', handler: ({ params }) => service.view(act(params.id)) });
+  const one = (summary: string, path: string, act: (ref: string) => Promise<Parameters<InterfaceService['view']>[0]>): Route =>
+    route({ method: 'POST', path, summary, tags, roles: ADMIN, params: Ref, response: InterfaceView, responseName: 'Interface', handler: async ({ params }) => service.view(await act(params.id)) });
   return [
     route({
       method: 'GET', path: '/api/interfaces', summary: 'List interfaces', tags, roles: ANY_KEY,
@@ -85,7 +85,7 @@ export function interfaceRoutes(service: InterfaceService): Route[] {
     route({
       method: 'POST', path: '/api/interfaces', summary: 'Create an interface', tags, roles: ADMIN, status: 201, errors: [409],
       body: CreateInterface, bodyName: 'CreateInterface', response: InterfaceView, responseName: 'Interface',
-      handler: ({ body }) => service.view(service.create(body)),
+      handler: async ({ body }) => service.view(await service.create(body)),
     }),
     route({
       method: 'GET', path: '/api/interfaces/health', summary: 'Health of every interface', tags, roles: ANY_KEY,
@@ -100,7 +100,7 @@ export function interfaceRoutes(service: InterfaceService): Route[] {
     route({
       method: 'PUT', path: '/api/interfaces/{id}', summary: 'Replace an interface\'s name, settings, transforms and retry policy', tags, roles: ADMIN, errors: [409],
       params: Ref, body: ReplaceInterface, bodyName: 'ReplaceInterface', response: InterfaceView, responseName: 'Interface',
-      handler: ({ params, body }) => service.view(service.update(params.id, body)),
+      handler: async ({ params, body }) => service.view(await service.update(params.id, body)),
     }),
     route({
       method: 'DELETE', path: '/api/interfaces/{id}', summary: 'Delete an interface with the rules that name it and its pipeline', tags, roles: ADMIN, params: Ref,
@@ -112,7 +112,7 @@ export function interfaceRoutes(service: InterfaceService): Route[] {
     route({
       method: 'POST', path: '/api/interfaces/{id}/bind', summary: 'Attach a physical device (a port value)', tags, roles: ADMIN,
       params: Ref, body: z.strictObject({ device: PortValueSchema }), bodyName: 'BindInterface', response: InterfaceView, responseName: 'Interface',
-      handler: ({ params, body }) => service.view(service.bind(params.id, body.device)),
+      handler: async ({ params, body }) => service.view(await service.bind(params.id, body.device)),
     }),
     one('Detach the device; the interface, its rules and pipeline stay', '/api/interfaces/{id}/unbind', (ref) => service.unbind(ref)),
   ];

@@ -60,7 +60,7 @@ export class InterfaceService {
     return this.#store.list();
   }
 
-  create(input: InterfaceInput & { kind: InterfaceKind; enabled: boolean; device: string | null }): InterfaceRow {
+  async create(input: InterfaceInput & { kind: InterfaceKind; enabled: boolean; device: string | null }): Promise<InterfaceRow> {
     const settings = this.#checkSettings(input.kind, input.settings);
     if (this.#store.nameTaken(input.name)) throw conflict('ERR_NAME_TAKEN', `an interface named '${input.name}' already exists`);
     const now = new Date(this.#clock.now()).toISOString();
@@ -77,19 +77,22 @@ export class InterfaceService {
       updated_at: now,
     };
     this.#store.insert(row);
-    void this.#apply(row);
+    await this.#apply(row);
     return row;
   }
 
-  update(ref: string, input: InterfaceInput): InterfaceRow {
+  async update(ref: string, input: InterfaceInput): Promise<InterfaceRow> {
     const row = this.get(ref);
     const settings = this.#checkSettings(row.kind as InterfaceKind, input.settings);
     if (this.#store.nameTaken(input.name, row.id)) throw conflict('ERR_NAME_TAKEN', `an interface named '${input.name}' already exists`);
     const next = { ...row, name: input.name, settings, transforms: input.transforms, retry: input.retry, updated_at: this.#now() };
     this.#store.update(next);
-    void this.#apply(next);
+    await this.#apply(next);
     return next;
   }
+
+  // Writes answer after the bearer was started or stopped, so a 200 to disable or unbind means
+  // traffic has stopped, and the state in the answer is the state of the link.
 
   /** Removes the interface, the rules that name it and its pipeline; returns the rule ids. */
   async delete(ref: string): Promise<{ id: string; removed_rule_ids: string[] }> {
@@ -102,27 +105,27 @@ export class InterfaceService {
     return { id: row.id, removed_rule_ids: removed };
   }
 
-  setEnabled(ref: string, enabled: boolean): InterfaceRow {
+  async setEnabled(ref: string, enabled: boolean): Promise<InterfaceRow> {
     const row = this.get(ref);
     const next = { ...row, enabled, updated_at: this.#now() };
     this.#store.update(next);
-    void this.#apply(next);
+    await this.#apply(next);
     return next;
   }
 
-  bind(ref: string, device: string): InterfaceRow {
+  async bind(ref: string, device: string): Promise<InterfaceRow> {
     const row = this.get(ref);
     const next = { ...row, device, updated_at: this.#now() };
     this.#store.update(next);
-    void this.#apply(next);
+    await this.#apply(next);
     return next;
   }
 
-  unbind(ref: string): InterfaceRow {
+  async unbind(ref: string): Promise<InterfaceRow> {
     const row = this.get(ref);
     const next = { ...row, device: null, updated_at: this.#now() };
     this.#store.update(next);
-    void this.#apply(next);
+    await this.#apply(next);
     return next;
   }
 

@@ -6,6 +6,7 @@ import type { BookService } from '../contacts/service.ts';
 import { DeliveryView, deliveryView } from '../deliveries/routes.ts';
 import type { InterfaceService } from '../interfaces/service.ts';
 import type { IngestResult, Pipeline } from '../pipeline.ts';
+import type { SendRateLimiter } from './rate-limit.ts';
 import type { MessageRow, MessageStore } from './store.ts';
 
 // Messages (SPEC 4.6). send, send-to-contact and simulate-mesh-rx all enter the one pipeline:
@@ -48,8 +49,8 @@ export function messageView(m: MessageRow) {
 
 const accepted = (r: IngestResult) => ({ message: messageView(r.message), deliveries: r.deliveries.map(deliveryView) });
 
-export function messageRoutes(deps: { store: MessageStore; pipeline: Pipeline; interfaces: InterfaceService; contacts: BookService<Record<string, string>> }): Route[] {
-  const { store, pipeline, interfaces, contacts } = deps;
+export function messageRoutes(deps: { store: MessageStore; pipeline: Pipeline; interfaces: InterfaceService; contacts: BookService<Record<string, string>>; limiter: SendRateLimiter }): Route[] {
+  const { store, pipeline, interfaces, contacts, limiter } = deps;
   const tags = ['messages'];
   const answer = (results: IngestResult[]) => (results.length === 1 ? new Reply(202, accepted(results[0])) : new Reply(202, { items: results.map(accepted) }));
   return [
@@ -90,21 +91,24 @@ export function messageRoutes(deps: { store: MessageStore; pipeline: Pipeline; i
     }),
     route({
       method: 'POST', path: '/api/messages/send', summary: 'Put a message into the router: the access rules choose the bearer (no dry run)', tags, roles: ADMIN, status: 202,
-      body: SendBody, bodyName: 'SendMessage', response: Accepted, responseName: 'MessageAccepted',
-      handler: ({ body }) =>
-        answer(
+      body: SendBody, bodyName: 'SendMessage', response: Accepted, responseName: 'MessageAccepted', errors: [429],
+      handler: ({ body }) => {
+        limiter.take();
+        return answer(
           pipeline.ingest({
             direction: 'outbound', interfaceId: null, from: 'local', to: body.to, channel: body.channel,
             kind: body.text !== undefined ? 'text' : 'data', text: body.text ?? null,
             payload: body.payload_b64 !== undefined ? Buffer.from(body.payload_b64, 'base64') : null,
           }),
-        ),
+        );
+      },
     }),
     route({
       method: 'POST', path: '/api/messages/send-to-contact', summary: 'Send text to a named contact; rules see the destination as @contact', tags, roles: ADMIN, status: 202,
       body: z.strictObject({ contact: z.string().min(1), text: z.string().min(1).max(65536), channel: Channel }), bodyName: 'SendToContact',
-      response: Accepted, responseName: 'MessageAccepted',
+      response: Accepted, responseName: 'MessageAccepted', errors: [429],
       handler: ({ body }) => {
+        limiter.take();
         const contact = contacts.store.find(body.contact.replace(/^@/, ''));
         if (!contact) throw badRequest(`no contact '${body.contact}'`, [{ path: 'body.contact', message: `no contact '${body.contact}'` }]);
         return answer(pipeline.ingest({ direction: 'outbound', interfaceId: null, from: 'local', to: `@${contact.name}`, channel: body.channel, kind: 'text', text: body.text, payload: null }));

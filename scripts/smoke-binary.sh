@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Smoke test of the shipped executables (issue 3): for each architecture, the binary in dist/
+# must print its arch, run the bridge on a temporary database (health, owner.key, a key that
+# works), stop cleanly on SIGTERM, and pass bytes through a socat pty pair with the serialport
+# native addon it carries. A foreign architecture runs under qemu-user-static (binfmt is not
+# registered in containers, so qemu is called directly); missing Debian packages are
+# installed when running as root.
+#
+#   scripts/smoke-binary.sh              both architectures
+#   scripts/smoke-binary.sh arm64        one
+#   DIST=/path/to/dist scripts/smoke-binary.sh
+#
+# Later issues add their features here: one `check` per behaviour.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+dist=${DIST:-$here/dist}
+archs=("$@")
+[ ${#archs[@]} -eq 0 ] && archs=(x64 arm64)
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/fb-smoke-XXXXXX")
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+failures=0
+arch=''
+say() { printf '[smoke %s] %s\n' "$arch" "$*"; }
+pass() { say "ok    $*"; }
+fail() { say "FAIL  $*"; failures=$((failures + 1)); }
+die() { printf '[smoke] cannot run: %s\n' "$*" >&2; exit 2; }
+
+host_arch() { case "$(uname -m)" in x86_64) echo x64 ;; aarch64 | arm64) echo arm64 ;; *) uname -m ;; esac; }
+
+# Debian packages to run a foreign architecture (packaging.md, "Running arm64 here").
+declare -A qemu_bin=([arm64]=qemu-aarch64-static [x64]=qemu-x86_64-static)
+declare -A sysroot=([arm64]=/usr/aarch64-linux-gnu [x64]=/usr/x86_64-linux-gnu)
+declare -A cross_pkgs=([arm64]='libc6-arm64-cross libstdc++6-arm64-cross libgcc-s1-arm64-cross' [x64]='libc6-amd64-cross libstdc++6-amd64-cross libgcc-s1-amd64-cross')
+
+apt_updated=''
+need_packages() { # need_packages WHY PKG...
+  local why=$1
+  shift
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+    die "$why: install the Debian packages $* (apt-get install $*)"
+  fi
+  printf '[smoke] installing %s (%s)\n' "$*" "$why"
+  if [ -z "$apt_updated" ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get update -q >"$work/apt.log" 2>&1 || { cat "$work/apt.log" >&2; die "apt-get update failed"; }
+    apt_updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >>"$work/apt.log" 2>&1 ||
+    { tail -20 "$work/apt.log" >&2; die "apt-get install $* failed"; }
+}
+
+command -v socat >/dev/null || need_packages 'pty pairs for the serial check' socat
+command -v curl >/dev/null || need_packages 'HTTP checks' curl
+
+# runner ARCH: the command prefix that runs a binary of ARCH on this machine.
+runner() {
+  local a=$1
+  if [ "$a" = "$(host_arch)" ]; then return 0; fi
+  local q=${qemu_bin[$a]:-}
+  [ -n "$q" ] || die "no way to run $a on $(host_arch)"
+  if ! command -v "$q" >/dev/null || [ ! -d "${sysroot[$a]}/lib" ]; then
+    # shellcheck disable=SC2086
+    need_packages "run $a binaries under emulation" qemu-user-static ${cross_pkgs[$a]}
+  fi
+  echo "$q -L ${sysroot[$a]}"
+}
+
+# wait_for SECONDS FILE PATTERN: until FILE holds PATTERN.
+wait_for() {
+  local until=$((SECONDS + $1))
+  while [ $SECONDS -lt $until ]; do
+    grep -q -- "$3" "$2" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+smoke() {
+  arch=$1
+  local bin=$dist/fieldbridge-linux-$arch
+  [ -x "$bin" ] || die "$bin is missing: run npm run build first"
+  local prefix
+  prefix=$(runner "$arch") || exit $?
+  local dir=$work/$arch
+  mkdir -p "$dir"
+  # The addon cache goes where the systemd unit puts it (PKG_NATIVE_CACHE_PATH), HOME stays clean.
+  local -a env=(env HOME="$dir/home" PKG_NATIVE_CACHE_PATH="$dir/cache" SERVICE_LOG_FORMAT=json)
+  local -a run=("${env[@]}")
+  # shellcheck disable=SC2206
+  [ -n "$prefix" ] && run+=($prefix)
+  run+=("$bin")
+  say "binary $bin ($(du -m "$bin" | cut -f1) MB)${prefix:+, under ${prefix%% *}}"
+
+  # 1. version names the architecture.
+  local version
+  if version=$("${run[@]}" version 2>&1) && grep -qx "arch $arch" <<<"$version"; then
+    pass "version: $(tr '\n' ' ' <<<"$version")"
+  else
+    fail "version did not print 'arch $arch': $version"
+  fi
+
+  # 2. The bridge on a temporary database. Port 0: the kernel picks a free port and the
+  #    bridge_listening line carries the real URL.
+  local log=$dir/bridge.log
+  SERVICE_DB_PATH="$dir/data/bridge.db" SERVICE_LISTEN=127.0.0.1:0 "${run[@]}" bridge >"$log" 2>&1 &
+  local bridge=$!
+  pids+=("$bridge")
+  if ! wait_for 60 "$log" '"bridge_listening"'; then
+    fail "the bridge did not start within 60 s; its output:"
+    sed 's/^/    /' "$log"
+    kill "$bridge" 2>/dev/null
+    return
+  fi
+  local url
+  url=$(grep '"bridge_listening"' "$log" | sed -E 's/.*"url":"([^"]+)".*/\1/')
+  pass "bridge listening at $url"
+
+  local health
+  health=$(curl -sS -m 10 -w ' %{http_code}' "$url/api/health")
+  if [[ "$health" == *'"status":"ok"'*' 200' ]]; then pass "GET /api/health: $health"; else fail "GET /api/health: $health"; fi
+
+  local keyfile=$dir/data/owner.key
+  if [ -f "$keyfile" ] && [ "$(stat -c %a "$keyfile")" = 600 ]; then
+    pass "owner.key written beside the database, mode 600"
+    local code
+    code=$(curl -sS -m 10 -o "$dir/keys.json" -w '%{http_code}' -H "Authorization: Bearer $(tr -d '\n' <"$keyfile")" "$url/api/auth/keys")
+    if [ "$code" = 200 ] && grep -q '"owner"' "$dir/keys.json"; then pass "GET /api/auth/keys with the owner key: 200"; else fail "GET /api/auth/keys with the owner key: $code $(cat "$dir/keys.json")"; fi
+    code=$(curl -sS -m 10 -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer fbb_not_a_key' "$url/api/auth/keys")
+    if [ "$code" = 401 ]; then pass "a wrong key is refused: 401"; else fail "a wrong key got $code, expected 401"; fi
+  else
+    fail "owner.key missing or not mode 600: $(ls -l "$keyfile" 2>&1)"
+  fi
+
+  kill -TERM "$bridge"
+  local status=0
+  wait "$bridge" || status=$?
+  if [ "$status" = 0 ] && grep -q '"bridge_stopped"' "$log"; then pass "SIGTERM: stopped cleanly, exit 0"; else fail "SIGTERM: exit $status; log tail: $(tail -3 "$log")"; fi
+  if grep -Eq 'DeprecationWarning|ExperimentalWarning|DEP0[0-9]+' "$log"; then fail "Node printed a warning: $(grep -E 'Warning|DEP0' "$log" | head -3)"; else pass "no Node warnings in the bridge output"; fi
+
+  # 3. The serialport native addon inside the binary opens a pty pair and passes bytes.
+  local a=$dir/ptyA b=$dir/ptyB
+  socat -d -d "pty,raw,echo=0,link=$a" "pty,raw,echo=0,link=$b" 2>"$dir/socat.log" &
+  local socat=$!
+  pids+=("$socat")
+  local n=0
+  while { [ ! -e "$a" ] || [ ! -e "$b" ]; } && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+  local check
+  if check=$("${run[@]}" ports --check "$a" --peer "$b" 2>&1); then
+    pass "serial addon: $(tr '\n' ';' <<<"$check")"
+  else
+    fail "serial addon: $check"
+  fi
+  kill "$socat" 2>/dev/null
+  if ls "$dir/cache"/pkg/*/@serialport >/dev/null 2>&1; then pass "the addon was unpacked under PKG_NATIVE_CACHE_PATH"; else fail "nothing unpacked under PKG_NATIVE_CACHE_PATH ($dir/cache)"; fi
+
+  local list
+  if list=$("${run[@]}" ports 2>&1); then pass "ports lists without error ($(grep -c . <<<"$list") lines)"; else fail "ports: $list"; fi
+}
+
+for a in "${archs[@]}"; do smoke "$a"; done
+arch=all
+if [ "$failures" -gt 0 ]; then
+  say "$failures check(s) failed"
+  exit 1
+fi
+say "every check passed for: ${archs[*]}"

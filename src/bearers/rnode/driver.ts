@@ -1,0 +1,418 @@
+import type { Bearer, BearerContext, BearerState, OutboundFrame, SendResult } from '../bearer.ts';
+import type { TimerHandle } from '../../lib/clock.ts';
+import { AppError } from '../../lib/errors.ts';
+import { DeviceSupervisor } from '../serial/device-supervisor.ts';
+import type { Link } from '../serial/link.ts';
+import { TxQueue } from './flow.ts';
+import { encodeFrame, KISS_MAX_PAYLOAD, KissDecoder } from './kiss.ts';
+import {
+  CMD, decodeDeviceFrame, DETECT_BURST, DETECT_REQUEST, encodeConfiguration, firmwareAtLeast, formatFirmware,
+  LEAVE, RADIO_OFF, READY_QUERY, REQUIRED_FW_VERSION, type DeviceMessage,
+} from './protocol.ts';
+import { parseRnodeSettings, type RnodeSettings } from './radio.ts';
+import { ReplyBook } from './replies.ts';
+import { reportedStats, type Reported } from './stats.ts';
+import { checkEchoes, describeMismatches, expectedEchoes, type Echoes } from './verify.ts';
+
+// The RNode bearer (interface kind `rnode`; SPEC 2.7, protocols.md 1). The device supervisor
+// (serial/device-supervisor.ts) opens the link and owns the opening/online/backoff cycle;
+// this driver runs the bring-up on each fresh link (detecting -> configuring -> verifying,
+// protocols.md 1.4) and, once online, carries DATA frames both ways with READY flow control,
+// channel statistics, the TCP keep-alive and the callsign beacon.
+
+export type RNodePhase = 'closed' | 'opening' | 'detecting' | 'configuring' | 'verifying' | 'online' | 'backoff';
+
+export interface RNodeTiming {
+  /** Reticulum polls up to 5 s for the detect response (protocols.md 1.4 step 3). */
+  detectTimeoutMs: number;
+  /** How long every configuration echo may take (Reticulum waits 1.5 s on TCP). */
+  verifyTimeoutMs: number;
+  /** Detect request after this long without writing, on TCP (protocols.md 1.1). */
+  keepaliveMs: number;
+  readyRetryMs: number;
+  sendTimeoutMs: number;
+  backoffInitialMs: number;
+  backoffMaxMs: number;
+}
+
+export const DEFAULT_RNODE_TIMING: RNodeTiming = {
+  detectTimeoutMs: 5_000,
+  verifyTimeoutMs: 3_000,
+  keepaliveMs: 3_500,
+  readyRetryMs: 1_000,
+  sendTimeoutMs: 30_000,
+  backoffInitialMs: 1_000,
+  backoffMaxMs: 60_000,
+};
+
+/** Silence after which a half-received frame is thrown away (protocols.md 1.2). */
+const HALF_FRAME_MS = { serial: 100, ble: 1_250, tcp: 1_500 } as const;
+
+export interface RNodeDriverOptions {
+  /** Opens a port value (the supervisor's openLink in the bridge; a test's own link). */
+  openLink: (device: string) => Promise<Link>;
+  timing?: Partial<RNodeTiming>;
+}
+
+export function createRNodeBearer(ctx: BearerContext, options: RNodeDriverOptions): Bearer {
+  return new RNodeBearer(ctx, options);
+}
+
+export class RNodeBearer implements Bearer {
+  readonly kind = 'rnode';
+  readonly mtu = KISS_MAX_PAYLOAD;
+  readonly settings: RnodeSettings;
+  readonly #ctx: BearerContext;
+  readonly #options: RNodeDriverOptions;
+  readonly #timing: RNodeTiming;
+  readonly #tx: TxQueue;
+  #supervisor: DeviceSupervisor | null = null;
+  #device: string | null = null;
+  #link: Link | null = null;
+  #decoder = new KissDecoder();
+  #phase: RNodePhase = 'closed';
+  #state: BearerState = { connected: false, lastError: null, phase: 'closed' };
+  readonly #replies: ReplyBook;
+  #pendingRssi: number | null = null;
+  #pendingSnr: number | null = null;
+  #reported: Reported = {};
+  #timers: { halfFrame?: TimerHandle; keepalive?: TimerHandle; beacon?: TimerHandle } = {};
+  #transmittedSinceBeacon = false;
+  readonly #counters = { rx_frames: 0, tx_frames: 0, beacons_sent: 0, unknown_frames: 0, malformed_frames: 0, device_errors: 0 };
+  #kissErrors = { oversize: 0, badEscape: 0, unframedBytes: 0, discardedPartial: 0 };
+
+  constructor(ctx: BearerContext, options: RNodeDriverOptions) {
+    this.#ctx = ctx;
+    this.#options = options;
+    this.#timing = { ...DEFAULT_RNODE_TIMING, ...options.timing };
+    this.settings = parseRnodeSettings(ctx.settings);
+    this.#tx = new TxQueue(ctx.clock, this.#timing, this.settings.flow_control);
+    this.#replies = new ReplyBook(ctx.clock);
+  }
+
+  get phase(): RNodePhase {
+    return this.#phase;
+  }
+
+  async start(device: string): Promise<void> {
+    if (this.#supervisor) await this.stop();
+    this.#device = device;
+    const log = this.#ctx.log.child({ interface: this.#ctx.interfaceName, device });
+    this.#supervisor = new DeviceSupervisor({
+      device,
+      open: (d) => this.#options.openLink(d),
+      session: (link) => this.#session(link),
+      onState: (s) => this.#onSupervisorState(s),
+      clock: this.#ctx.clock,
+      log,
+      backoff: { initialMs: this.#timing.backoffInitialMs, maxMs: this.#timing.backoffMaxMs },
+    });
+    this.#supervisor.start();
+  }
+
+  /** Radio off, then LEAVE (protocols.md 1.4 step 7), then the link closes. */
+  async stop(): Promise<void> {
+    const supervisor = this.#supervisor;
+    if (!supervisor) return;
+    this.#supervisor = null;
+    const link = this.#link;
+    if (link && this.#phase === 'online') await link.write(concat(RADIO_OFF, LEAVE)).catch(() => {});
+    this.#goOffline('stop requested');
+    await supervisor.stop();
+    this.#enter('closed', 'stop requested', { connected: false, lastError: null });
+  }
+
+  async send(frame: OutboundFrame): Promise<SendResult> {
+    const n = frame.payload.length;
+    // An RNode frame carries 1–508 bytes (protocols.md 1.2, 1.3): longer messages must be
+    // split by the interface's transforms; retrying cannot help.
+    if (n > KISS_MAX_PAYLOAD) {
+      return { ok: false, retryable: false, error: `ERR_RNODE_FRAME_TOO_LONG: ${n} bytes is more than the ${KISS_MAX_PAYLOAD} bytes one RNode frame carries (add a split or truncate transform)` };
+    }
+    if (n === 0) return { ok: false, retryable: false, error: 'ERR_RNODE_EMPTY_FRAME: an RNode frame needs at least one byte' };
+    if (this.#phase !== 'online') {
+      return { ok: false, retryable: true, error: `ERR_RNODE_OFFLINE: the radio is not online (${this.#phase}${this.#state.lastError ? `: ${this.#state.lastError}` : ''})` };
+    }
+    const result = await this.#tx.enqueue(frame.payload);
+    if (result.ok) this.#transmittedSinceBeacon = true;
+    return result;
+  }
+
+  stats(): Record<string, unknown> {
+    return {
+      phase: this.#phase,
+      connected: this.#state.connected,
+      last_error: this.#state.lastError,
+      device: this.#device,
+      link: this.#link?.description ?? null,
+      ...reportedStats(this.#reported, this.settings),
+      queue_depth: this.#tx.depth,
+      ready_queries: this.#tx.readyQueries,
+      ...this.#counters,
+      kiss_errors: this.#sumKissErrors(),
+    };
+  }
+
+  // ---- bring-up (protocols.md 1.4) ------------------------------------------------------
+
+  async #session(link: Link): Promise<void> {
+    this.#link = link;
+    this.#addKissErrors();
+    this.#decoder = new KissDecoder();
+    this.#replies.clear();
+    link.onData((chunk) => this.#onChunk(link, chunk));
+    link.onClose((reason) => {
+      if (this.#link !== link) return;
+      this.#replies.failAll(new Error(reason));
+      this.#goOffline(reason);
+      this.#link = null;
+    });
+    this.#enter('detecting', `link open (${link.description}); sending the detect burst`);
+    await this.#write(link, DETECT_BURST);
+    await this.#replies.wait(['detect', 'fw_version', 'platform', 'mcu'], this.#timing.detectTimeoutMs, 'ERR_RNODE_DETECT', 'the device did not answer the detect burst as an RNode');
+    if (!this.#replies.get('detect')?.ok) throw new AppError('ERR_RNODE_DETECT', 502, 'the device answered the detect request with the wrong byte (not an RNode)');
+    const fw = this.#replies.get('fw_version')!;
+    if (!firmwareAtLeast(fw)) {
+      throw new AppError('ERR_RNODE_FIRMWARE', 502, `RNode firmware ${formatFirmware(fw)} is older than the required ${formatFirmware(REQUIRED_FW_VERSION)}; update it with rnodeconf`);
+    }
+    const s = this.settings;
+    this.#replies.clear();
+    this.#enter('configuring', `RNode firmware ${formatFirmware(fw)} on ${this.#reported.platform}/${this.#reported.mcu}; sending ${s.frequency_hz} Hz, ${s.bandwidth_hz} Hz, SF${s.sf}, CR4/${s.cr}, ${s.tx_power_dbm} dBm`);
+    await this.#write(link, encodeConfiguration(s));
+    this.#enter('verifying', 'configuration sent; checking every echoed value');
+    await this.#replies.wait(expectedEchoes(s), this.#timing.verifyTimeoutMs, 'ERR_RNODE_ECHO', 'the radio did not echo every setting');
+    const mismatches = checkEchoes(s, this.#echoes());
+    if (mismatches.length) {
+      throw new AppError('ERR_RNODE_ECHO', 502, `the radio did not take its settings: ${describeMismatches(mismatches)}`);
+    }
+    // Resolving hands over to the supervisor, which reports `online` (#onSupervisorState).
+  }
+
+  #echoes(): Echoes {
+    const r = this.#replies;
+    return {
+      frequency: r.get('frequency')?.hz,
+      bandwidth: r.get('bandwidth')?.hz,
+      txpower: r.get('txpower')?.dbm,
+      sf: r.get('sf')?.sf,
+      cr: r.get('cr')?.cr,
+      radio_state: r.get('radio_state')?.on,
+      st_alock: r.get('st_alock')?.percent,
+      lt_alock: r.get('lt_alock')?.percent,
+    };
+  }
+
+  // ---- online ---------------------------------------------------------------------------
+
+  #onSupervisorState(s: BearerState): void {
+    const phase = (s.phase ?? 'closed') as RNodePhase;
+    if (phase === 'online') {
+      this.#enter('online', 'every echoed value matches', s);
+      this.#goOnline();
+    } else if (phase === 'backoff' || phase === 'opening') {
+      this.#enter(phase, s.lastError ?? 'opening the device', s);
+    }
+    // 'closed' is entered by stop() itself.
+  }
+
+  #goOnline(): void {
+    const link = this.#link;
+    if (!link) return;
+    this.#tx.attach({
+      writeData: (payload) => this.#writeData(link, payload),
+      queryReady: () => this.#write(link, READY_QUERY),
+    });
+    this.#armKeepalive(link);
+    this.#armBeacon();
+  }
+
+  #goOffline(reason: string): void {
+    this.#tx.detach(reason);
+    for (const t of Object.values(this.#timers)) if (t) this.#ctx.clock.clearTimeout(t);
+    this.#timers = {};
+    this.#reported.radio_on = false;
+  }
+
+  async #writeData(link: Link, payload: Uint8Array): Promise<void> {
+    await this.#write(link, encodeFrame(CMD.CMD_DATA, payload));
+    this.#counters.tx_frames++;
+  }
+
+  #write(link: Link, bytes: Uint8Array): Promise<void> {
+    if (this.#phase === 'online') this.#armKeepalive(link);
+    return link.write(bytes);
+  }
+
+  /** On TCP the device drops a client it has not heard from for 6.5 s; a detect request
+   *  after 3.5 s without writing keeps the link (protocols.md 1.1; SPEC 8). */
+  #armKeepalive(link: Link): void {
+    if (link.kind !== 'tcp') return;
+    if (this.#timers.keepalive) this.#ctx.clock.clearTimeout(this.#timers.keepalive);
+    this.#timers.keepalive = this.#ctx.clock.setTimeout(() => {
+      this.#timers.keepalive = undefined;
+      if (this.#link === link) this.#write(link, DETECT_REQUEST).catch(() => {});
+    }, this.#timing.keepaliveMs);
+  }
+
+  /** The callsign goes out every beacon_interval_s, only if the interface transmitted since
+   *  the last one (station identification; issue 6 item 2). */
+  #armBeacon(): void {
+    const { callsign, beacon_interval_s: interval } = this.settings;
+    if (!callsign || !interval) return;
+    this.#timers.beacon = this.#ctx.clock.setTimeout(() => {
+      this.#timers.beacon = undefined;
+      if (this.#transmittedSinceBeacon && this.#phase === 'online') {
+        this.#transmittedSinceBeacon = false;
+        this.#counters.beacons_sent++;
+        void this.#tx.enqueue(new TextEncoder().encode(callsign));
+      }
+      if (this.#phase === 'online') this.#armBeacon();
+    }, interval * 1000);
+  }
+
+  // ---- receiving ------------------------------------------------------------------------
+
+  #onChunk(link: Link, chunk: Uint8Array): void {
+    if (this.#link !== link) return;
+    for (const frame of this.#decoder.push(chunk)) this.#onMessage(decodeDeviceFrame(frame));
+    if (this.#timers.halfFrame) this.#ctx.clock.clearTimeout(this.#timers.halfFrame);
+    this.#timers.halfFrame = undefined;
+    if (this.#decoder.midFrame) {
+      this.#timers.halfFrame = this.#ctx.clock.setTimeout(() => {
+        this.#timers.halfFrame = undefined;
+        this.#decoder.reset();
+      }, HALF_FRAME_MS[link.kind]);
+    }
+  }
+
+  #onMessage(m: DeviceMessage): void {
+    const handler = ON_MESSAGE[m.type] as ((b: RNodeBearer, m: DeviceMessage) => void) | undefined;
+    handler?.(this, m);
+    // After the handler, so a fatal ERROR has dropped an online link before bring-up sees it.
+    this.#replies.record(m);
+  }
+
+  /** Called through ON_MESSAGE; one method per kind of frame the device sends. */
+  readonly on = {
+    data: (payload: Uint8Array) => {
+      this.#counters.rx_frames++;
+      const meta: Record<string, unknown> = {};
+      // STAT_RSSI and STAT_SNR precede the packet they describe (protocols.md 1.3).
+      if (this.#pendingRssi !== null) meta.rssi_dbm = this.#pendingRssi;
+      if (this.#pendingSnr !== null) meta.snr_db = this.#pendingSnr;
+      this.#pendingRssi = this.#pendingSnr = null;
+      const text = utf8(payload);
+      this.#ctx.events.receive({ from: 'rnode', to: null, channel: null, kind: text === null ? 'data' : 'text', text, payload, meta });
+    },
+    rssi: (dbm: number) => {
+      this.#pendingRssi = dbm;
+      this.#reported.last_rssi_dbm = dbm;
+    },
+    snr: (db: number) => {
+      this.#pendingSnr = db;
+      this.#reported.last_snr_db = db;
+    },
+    report: (values: Reported) => Object.assign(this.#reported, values),
+    ready: (room: boolean) => this.#tx.ready(room),
+    error: (m: Extract<DeviceMessage, { type: 'error' }>) => {
+      this.#counters.device_errors++;
+      const reason = `RNode reported ${m.name} (0x${m.code.toString(16).padStart(2, '0')}): ${m.meaning}`;
+      if (m.code === 0x04) this.#tx.full();
+      if (m.fatal) {
+        // During bring-up the ReplyBook fails the step waiting; online, the link is dropped.
+        if (this.#phase === 'online') this.#supervisor?.fail(reason);
+        return;
+      }
+      // Not fatal (queue full, memory low, modem timeout): stays online, shown as the last error.
+      this.#ctx.log.warn('rnode.device_error', { interface: this.#ctx.interfaceName, reason });
+      this.#enter(this.#phase, reason, { ...this.#state, lastError: reason });
+    },
+    reset: () => {
+      // An ESP32 announces a reboot; its settings are gone, so bring it up again (Reticulum).
+      if (this.#phase === 'online') this.#supervisor?.fail('the RNode rebooted (reset indication); initialising again');
+    },
+    unknown: () => this.#counters.unknown_frames++,
+    malformed: (m: Extract<DeviceMessage, { type: 'malformed' }>) => {
+      this.#counters.malformed_frames++;
+      this.#ctx.log.debug('rnode.malformed_frame', { interface: this.#ctx.interfaceName, command: m.name, reason: m.reason });
+    },
+  };
+
+  #enter(phase: RNodePhase, reason: string, state?: BearerState): void {
+    const next: BearerState = { connected: state?.connected ?? false, lastError: state?.lastError ?? null, phase };
+    if (phase !== this.#phase) {
+      // The supervisor logs online, backoff (with the retry delay) and closed itself.
+      if (phase !== 'online' && phase !== 'backoff' && phase !== 'closed') {
+        this.#ctx.log.info('rnode.phase', { interface: this.#ctx.interfaceName, phase, reason });
+      }
+      this.#phase = phase;
+    } else if (next.connected === this.#state.connected && next.lastError === this.#state.lastError) return;
+    this.#state = next;
+    this.#ctx.events.state({ ...next });
+  }
+
+  /** Keeps the counts of a finished link's decoder before a new link gets a fresh one. */
+  #addKissErrors(): void {
+    const e = this.#decoder.errors;
+    const k = this.#kissErrors;
+    k.oversize += e.oversize;
+    k.badEscape += e.badEscape;
+    k.unframedBytes += e.unframedBytes;
+    k.discardedPartial += e.discardedPartial;
+  }
+
+  #sumKissErrors(): Record<string, number> {
+    const e = this.#decoder.errors;
+    const k = this.#kissErrors;
+    return {
+      oversize: k.oversize + e.oversize,
+      bad_escape: k.badEscape + e.badEscape,
+      unframed_bytes: k.unframedBytes + e.unframedBytes,
+      discarded_partial: k.discardedPartial + e.discardedPartial,
+    };
+  }
+}
+
+type Handler<T extends DeviceMessage['type']> = (b: RNodeBearer, m: Extract<DeviceMessage, { type: T }>) => void;
+
+/** What each device frame does, by decoded type (one table; 'unknown' is counted). */
+const ON_MESSAGE: { [T in DeviceMessage['type']]?: Handler<T> } = {
+  data: (b, m) => b.on.data(m.payload),
+  stat_rssi: (b, m) => b.on.rssi(m.dbm),
+  stat_snr: (b, m) => b.on.snr(m.db),
+  stat_chtm: (b, m) => b.on.report({ ...m }),
+  frequency: (b, m) => b.on.report({ frequency_hz: m.hz }),
+  bandwidth: (b, m) => b.on.report({ bandwidth_hz: m.hz }),
+  txpower: (b, m) => b.on.report({ tx_power_dbm: m.dbm }),
+  sf: (b, m) => b.on.report({ sf: m.sf }),
+  cr: (b, m) => b.on.report({ cr: m.cr }),
+  radio_state: (b, m) => b.on.report({ radio_on: m.on }),
+  st_alock: (b, m) => b.on.report({ st_alock_pct: m.percent }),
+  lt_alock: (b, m) => b.on.report({ lt_alock_pct: m.percent }),
+  fw_version: (b, m) => b.on.report({ firmware: formatFirmware(m) }),
+  platform: (b, m) => b.on.report({ platform: m.name }),
+  mcu: (b, m) => b.on.report({ mcu: m.name }),
+  board: (b, m) => b.on.report({ board: m.id }),
+  stat_temp: (b, m) => b.on.report({ temperature_c: m.celsius }),
+  ready: (b, m) => b.on.ready(m.room),
+  error: (b, m) => b.on.error(m),
+  reset: (b) => b.on.reset(),
+  unknown: (b) => b.on.unknown(),
+  malformed: (b, m) => b.on.malformed(m),
+};
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+function utf8(bytes: Uint8Array): string | null {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}

@@ -1,0 +1,77 @@
+import { systemClock } from '../lib/clock.ts';
+import { StartupError } from '../lib/errors.ts';
+import { createLogger, pickLogFormat } from '../lib/log.ts';
+import { systemdNotifier } from '../lib/systemd.ts';
+import { startHub } from './app.ts';
+import { readHubConfig } from './config.ts';
+import { DEFAULT_TENANT, HubKeyService } from './keys/service.ts';
+import { TOPIC_SEGMENT } from './ingest/topics.ts';
+import { openHubStore } from './store/store.ts';
+
+// `fieldbridge hub` and `fieldbridge hub create-key --role owner --label NAME [--tenant T]`.
+// main.ts holds the command table entry and calls runHubCommand.
+
+export const HUB_USAGE = 'fieldbridge hub | fieldbridge hub create-key --role owner|admin|viewer --label TEXT [--tenant NAME]';
+
+export const hubCommandOptions = {
+  role: { type: 'string' },
+  label: { type: 'string' },
+  tenant: { type: 'string' },
+} as const;
+
+/** Thrown for bad arguments; main.ts answers its own UsageError with exit code 2. */
+export class HubUsageError extends StartupError {
+  constructor(message: string) {
+    super(`hub: ${message}\nusage: ${HUB_USAGE}`, 2);
+  }
+}
+
+export async function runHubCommand(values: Record<string, string | boolean | undefined>, positionals: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const action = positionals[0];
+  if (action === undefined) {
+    if (values.role !== undefined || values.label !== undefined || values.tenant !== undefined) throw new HubUsageError('--role, --label and --tenant belong to "hub create-key"');
+    return runHub(env);
+  }
+  if (action !== 'create-key') throw new HubUsageError(`unknown action ${JSON.stringify(action)}; expected "create-key"`);
+  const role = values.role;
+  if (role !== 'owner' && role !== 'admin' && role !== 'viewer') throw new HubUsageError('--role must be owner, admin or viewer');
+  const label = typeof values.label === 'string' ? values.label.trim() : '';
+  if (!label) throw new HubUsageError('--label is required');
+  const tenant = typeof values.tenant === 'string' ? values.tenant : DEFAULT_TENANT;
+  // The tenant is an MQTT topic level too (fieldbridge/v1/<tenant>/...), so the same rule.
+  if (!TOPIC_SEGMENT.test(tenant)) throw new HubUsageError('--tenant must be 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit');
+  const config = readHubConfig(env);
+  const store = await openHubStore(config.store);
+  try {
+    const created = await new HubKeyService(store, systemClock).create(tenant, label, role);
+    process.stderr.write(`created ${role} key ${created.id} (${label}) in tenant ${tenant}; it is shown only now:\n`);
+    process.stdout.write(created.key + '\n');
+  } finally {
+    await store.close();
+  }
+  return 0;
+}
+
+async function runHub(env: NodeJS.ProcessEnv): Promise<number> {
+  const config = readHubConfig(env);
+  const log = createLogger({ level: config.logLevel, format: pickLogFormat(env, 'HUB_LOG_FORMAT') });
+  const notifier = systemdNotifier(env, log);
+  const hub = await startHub({ store: config.store, host: config.listen.host, port: config.listen.port, log, mqtt: config.mqtt });
+  notifier.ready();
+  return new Promise<number>((resolve) => {
+    const stop = (signal: string) => {
+      log.info('signal_received', { signal, action: 'finishing in-flight requests (at most 10 s), then closing MQTT and the database' });
+      notifier.stopping();
+      notifier.close();
+      hub.close(10_000).then(
+        () => resolve(0),
+        (e) => {
+          log.error('shutdown_failed', { error: (e as Error).message });
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}

@@ -1,0 +1,126 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { hashesEqual, keyLookup, mintKey } from '../../http/auth.ts';
+import type { Principal } from '../../http/route.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { AppError, notFound } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import type { HubRole, HubStore } from '../store/store.ts';
+
+// Hub API keys (SPEC sections 2.1, 4.1, 5): "fbh_" keys stored only as SHA-256 hashes, each
+// belonging to one tenant; the secret is returned once, at creation. A key of a tenant marked
+// for deletion stops working at once, except for an owner key calling the restore route
+// (issue 7: "with the owner key kept valid for that one call").
+
+export const HUB_KEY_PREFIX = 'fbh_';
+export const DEFAULT_TENANT = 'default';
+export const TENANT_RESTORE_ROUTE = { method: 'POST', path: '/api/tenant/restore' } as const;
+const TOUCH_INTERVAL_MS = 60_000;
+const SETUP_SETTING = 'setup_token_hash';
+
+export interface HubPublicKey {
+  id: string;
+  label: string;
+  role: HubRole;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface HubCreatedKey {
+  id: string;
+  label: string;
+  key: string;
+  role: HubRole;
+  created_at: string;
+}
+
+export class HubKeyService {
+  readonly #store: HubStore;
+  readonly #clock: Clock;
+  readonly #lastTouched = new Map<string, number>();
+
+  constructor(store: HubStore, clock: Clock) {
+    this.#store = store;
+    this.#clock = clock;
+  }
+
+  /** Creates a key in the tenant, creating the tenant if it does not exist yet. */
+  async create(tenantId: string, label: string, role: HubRole): Promise<HubCreatedKey> {
+    const now = this.#clock.now();
+    const at = new Date(now).toISOString();
+    await this.#store.ensureTenant(tenantId, at);
+    const minted = mintKey(HUB_KEY_PREFIX);
+    const id = newId('key', now);
+    await this.#store.insertKey({ id, tenant_id: tenantId, label, role, key_lookup: minted.lookup, key_hash: minted.hash, created_at: at, last_used_at: null });
+    return { id, label, key: minted.key, role, created_at: at };
+  }
+
+  async list(tenantId: string): Promise<HubPublicKey[]> {
+    return (await this.#store.listKeys(tenantId)).map((k) => ({ id: k.id, label: k.label, role: k.role, created_at: k.created_at, last_used_at: k.last_used_at }));
+  }
+
+  async delete(tenantId: string, id: string): Promise<void> {
+    const row = await this.#store.getKey(tenantId, id);
+    // Another tenant's key id answers exactly like a missing one: ids are not secrets, but
+    // which ids exist elsewhere is not this tenant's business.
+    if (!row) throw notFound('key', id);
+    if (row.role === 'owner' && (await this.#store.countKeys({ tenantId, role: 'owner' })) <= 1) {
+      throw new AppError('ERR_LAST_OWNER_KEY', 409, 'this is the last owner key of the tenant; create another owner key before deleting it');
+    }
+    await this.#store.deleteKey(tenantId, id);
+    this.#lastTouched.delete(id);
+  }
+
+  async authenticate(token: string, route: { method: string; path: string }): Promise<Principal | null> {
+    const lookup = keyLookup(HUB_KEY_PREFIX, token);
+    if (!lookup) return null;
+    const row = await this.#store.keyByLookup(lookup);
+    if (!row || !hashesEqual(token, row.key_hash)) return null;
+    if (row.tenant_deleted_at !== null) {
+      const restoring = route.method === TENANT_RESTORE_ROUTE.method && route.path === TENANT_RESTORE_ROUTE.path && row.role === 'owner';
+      if (!restoring) return null;
+    }
+    const now = this.#clock.now();
+    if (now - (this.#lastTouched.get(row.id) ?? 0) > TOUCH_INTERVAL_MS) {
+      this.#lastTouched.set(row.id, now);
+      await this.#store.touchKey(row.id, new Date(now).toISOString());
+    }
+    return { keyId: row.id, role: row.role, tenantId: row.tenant_id };
+  }
+
+  /**
+   * While the hub has no key at all, makes a new one-time setup token (replacing any earlier
+   * one, of which only the hash was kept) and returns it for the start-up log line; null once
+   * a key exists. The web page trades it for the first owner key of the default tenant.
+   */
+  async issueSetupToken(): Promise<string | null> {
+    if ((await this.#store.countKeys()) > 0) {
+      await this.#store.takeSetting(SETUP_SETTING);
+      return null;
+    }
+    const token = 'fbs_' + randomBytes(24).toString('base64url');
+    await this.#store.putSetting(SETUP_SETTING, sha256(token));
+    return token;
+  }
+
+  /** Whether the web page should offer the setup form. */
+  async setupOpen(): Promise<boolean> {
+    return (await this.#store.countKeys()) === 0 && (await this.#store.getSetting(SETUP_SETTING)) !== undefined;
+  }
+
+  /** Trades the setup token for the first owner key; the token works once. */
+  async redeemSetupToken(token: string, label: string): Promise<HubCreatedKey> {
+    const stored = await this.#store.getSetting(SETUP_SETTING);
+    if (stored === undefined || !hashesEqual(token, stored)) {
+      throw new AppError('ERR_SETUP_TOKEN', 403, 'the setup token is wrong or has been used; the hub prints a new one at start while it has no key, or use "fieldbridge hub create-key"');
+    }
+    // Taking the setting is the atomic step: of two requests with the right token, one wins.
+    if ((await this.#store.takeSetting(SETUP_SETTING)) !== stored || (await this.#store.countKeys()) > 0) {
+      throw new AppError('ERR_SETUP_TOKEN', 403, 'the setup token has already been used');
+    }
+    return this.create(DEFAULT_TENANT, label, 'owner');
+  }
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}

@@ -1,0 +1,103 @@
+import type { Migration } from '../db/migrate.ts';
+
+// The hub schema, append-only (SPEC section 9). Each entry's checksum is recorded when it is
+// applied and verified at every start (src/hub/store/migrate.ts): never edit a shipped entry,
+// append a new one. The SQL is written once for both SQLite and PostgreSQL, so it keeps to
+// what both understand: TEXT ids and ISO 8601 timestamps, INTEGER counters, JSON as TEXT.
+//
+// Conventions the tenant export and purge rely on (src/hub/store/catalogue.ts):
+//  - every table holding a tenant's data has a tenant_id column (the tenants table itself is
+//    keyed by id); a table without one (hub_migrations, hub_settings) belongs to the hub;
+//  - a column holding a secret has a name containing hash, secret, password, credential,
+//    token or lookup, and is withheld from exports.
+//  - no foreign keys between tenant tables, so a purge can empty them in any order.
+
+export const hubMigrations: Migration[] = [
+  {
+    version: 1,
+    name: 'tenants_and_api_keys',
+    sql: `
+      CREATE TABLE tenants (
+        id          TEXT PRIMARY KEY,
+        created_at  TEXT NOT NULL,
+        deleted_at  TEXT,
+        purge_after TEXT
+      );
+      CREATE TABLE api_keys (
+        id           TEXT PRIMARY KEY,
+        tenant_id    TEXT NOT NULL,
+        label        TEXT NOT NULL,
+        role         TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'viewer')),
+        key_lookup   TEXT NOT NULL UNIQUE,
+        key_hash     TEXT NOT NULL,
+        created_at   TEXT NOT NULL,
+        last_used_at TEXT
+      );
+      CREATE INDEX api_keys_by_tenant ON api_keys (tenant_id);
+      CREATE TABLE hub_settings (
+        name  TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+    `,
+  },
+  {
+    version: 2,
+    name: 'bridges',
+    sql: `
+      CREATE TABLE bridges (
+        tenant_id  TEXT NOT NULL,
+        bridge_id  TEXT NOT NULL,
+        version    TEXT,
+        interfaces TEXT NOT NULL DEFAULT '[]',
+        state      TEXT NOT NULL DEFAULT 'unknown',
+        session    INTEGER NOT NULL DEFAULT 0,
+        status_ts  TEXT,
+        first_seen TEXT NOT NULL,
+        last_seen  TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, bridge_id)
+      );
+    `,
+  },
+  {
+    version: 3,
+    name: 'bridge_events',
+    sql: `
+      CREATE TABLE messages (
+        tenant_id   TEXT NOT NULL,
+        event_id    TEXT NOT NULL,
+        bridge_id   TEXT NOT NULL,
+        ts          TEXT NOT NULL,
+        body        TEXT NOT NULL,
+        received_at TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, event_id)
+      );
+      CREATE TABLE deliveries (
+        tenant_id   TEXT NOT NULL,
+        event_id    TEXT NOT NULL,
+        bridge_id   TEXT NOT NULL,
+        ts          TEXT NOT NULL,
+        body        TEXT NOT NULL,
+        received_at TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, event_id)
+      );
+      CREATE TABLE telemetry (
+        tenant_id   TEXT NOT NULL,
+        event_id    TEXT NOT NULL,
+        bridge_id   TEXT NOT NULL,
+        ts          TEXT NOT NULL,
+        body        TEXT NOT NULL,
+        received_at TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, event_id)
+      );
+      CREATE TABLE positions (
+        tenant_id   TEXT NOT NULL,
+        event_id    TEXT NOT NULL,
+        bridge_id   TEXT NOT NULL,
+        ts          TEXT NOT NULL,
+        body        TEXT NOT NULL,
+        received_at TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, event_id)
+      );
+    `,
+  },
+];

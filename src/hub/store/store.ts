@@ -1,0 +1,319 @@
+import type { Migration } from '../../db/migrate.ts';
+import { hubMigrations } from '../migrations.ts';
+import { type TenantTable, tenantTables } from './catalogue.ts';
+import { type HubMigrationReport, migrateHub } from './migrate.ts';
+import { PostgresDriver } from './postgres-driver.ts';
+import { quoteIdent, type Row, type SqlDriver } from './sql.ts';
+import { SqliteDriver } from './sqlite-driver.ts';
+
+// The hub's store (DESIGN.md section 8): one interface, one implementation of the SQL, two
+// drivers (SQLite self-hosted, PostgreSQL hosted). The SQL is written once with $n
+// placeholders and portable syntax (ON CONFLICT upserts, RETURNING, CASE rather than
+// GREATEST), so the conformance suite in test/hub/store-conformance.ts checks one behaviour
+// on both databases.
+
+export type HubRole = 'owner' | 'admin' | 'viewer';
+export type EventKind = 'message' | 'delivery' | 'telemetry' | 'position';
+
+/** Event kind -> its table (migration 3). */
+export const EVENT_TABLES: Record<EventKind, string> = {
+  message: 'messages',
+  delivery: 'deliveries',
+  telemetry: 'telemetry',
+  position: 'positions',
+};
+
+export interface TenantRow {
+  id: string;
+  created_at: string;
+  deleted_at: string | null;
+  purge_after: string | null;
+}
+
+export interface HubKeyRow {
+  id: string;
+  tenant_id: string;
+  label: string;
+  role: HubRole;
+  key_lookup: string;
+  key_hash: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface BridgeRow {
+  tenant_id: string;
+  bridge_id: string;
+  version: string | null;
+  interfaces: unknown[];
+  state: 'online' | 'offline' | 'unknown';
+  session: number;
+  status_ts: string | null;
+  first_seen: string;
+  last_seen: string;
+}
+
+export interface EventRow {
+  tenant_id: string;
+  event_id: string;
+  bridge_id: string;
+  ts: string;
+  /** The event's JSON payload as received. */
+  body: string;
+  received_at: string;
+}
+
+export interface StatusUpdate {
+  state: 'online' | 'offline';
+  session: number;
+  ts: string;
+  at: string;
+}
+
+export interface HubStore {
+  readonly dialect: 'sqlite' | 'postgres';
+  readonly migrations: HubMigrationReport;
+
+  /** Creates the tenant if missing; true when it was created. */
+  ensureTenant(id: string, at: string): Promise<boolean>;
+  getTenant(id: string): Promise<TenantRow | undefined>;
+  markTenantDeleted(id: string, at: string, purgeAfter: string): Promise<boolean>;
+  restoreTenant(id: string): Promise<boolean>;
+  tenantsDueForPurge(at: string): Promise<string[]>;
+  /** Removes every row of the tenant from every tenant table; returns rows removed per table. */
+  purgeTenant(id: string): Promise<Record<string, number>>;
+
+  insertKey(row: HubKeyRow): Promise<void>;
+  listKeys(tenantId: string): Promise<HubKeyRow[]>;
+  getKey(tenantId: string, id: string): Promise<HubKeyRow | undefined>;
+  /** The key with this lookup and its tenant's deletion mark. */
+  keyByLookup(lookup: string): Promise<(HubKeyRow & { tenant_deleted_at: string | null }) | undefined>;
+  deleteKey(tenantId: string, id: string): Promise<boolean>;
+  countKeys(filter?: { tenantId?: string; role?: HubRole }): Promise<number>;
+  touchKey(id: string, at: string): Promise<void>;
+
+  getSetting(name: string): Promise<string | undefined>;
+  putSetting(name: string, value: string): Promise<void>;
+  /** Deletes the setting and returns its value: whoever gets the value, got it alone. */
+  takeSetting(name: string): Promise<string | undefined>;
+
+  recordHello(tenantId: string, bridgeId: string, hello: { version: string; interfaces: unknown[]; at: string }): Promise<void>;
+  /** Applies a status unless it is older than the one recorded; true when applied. */
+  recordStatus(tenantId: string, bridgeId: string, status: StatusUpdate): Promise<boolean>;
+  touchBridge(tenantId: string, bridgeId: string, at: string): Promise<void>;
+  listBridges(tenantId: string): Promise<BridgeRow[]>;
+
+  /** Stores an event once: false when its event_id was already stored for this tenant. */
+  insertEvent(kind: EventKind, row: EventRow): Promise<boolean>;
+  listEvents(tenantId: string, kind: EventKind, limit?: number): Promise<EventRow[]>;
+  countEvents(tenantId: string, kind: EventKind): Promise<number>;
+
+  /** Tenant tables as the catalogue has them now (src/hub/store/catalogue.ts). */
+  tenantTables(): Promise<TenantTable[]>;
+  /** One tenant's rows of one table, secret columns withheld. */
+  exportRows(table: TenantTable, tenantId: string): Promise<Row[]>;
+
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type HubStoreLocation = { sqlitePath: string } | { databaseUrl: string };
+
+export interface OpenHubStoreOptions {
+  /** Defaults to the hub's own list; tests append entries to see the catalogue follow. */
+  migrations?: Migration[];
+  now?: () => number;
+  /** PostgreSQL pool size. */
+  maxConnections?: number;
+}
+
+/** Opens the database, verifies recorded checksums and applies pending migrations. */
+export async function openHubStore(location: HubStoreLocation, options: OpenHubStoreOptions = {}): Promise<HubStore> {
+  const driver: SqlDriver =
+    'databaseUrl' in location ? new PostgresDriver(location.databaseUrl, { max: options.maxConnections }) : new SqliteDriver(location.sqlitePath);
+  const what = 'databaseUrl' in location ? `hub database ${redactUrl(location.databaseUrl)}` : `hub database ${location.sqlitePath}`;
+  try {
+    const report = await migrateHub(driver, options.migrations ?? hubMigrations, what, options.now ?? Date.now);
+    return new SqlHubStore(driver, report);
+  } catch (error) {
+    await driver.close().catch(() => {});
+    throw error;
+  }
+}
+
+/** postgres://user:secret@host/db -> postgres://user:***@host/db, for messages and logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+}
+
+class SqlHubStore implements HubStore {
+  readonly #db: SqlDriver;
+  readonly dialect: 'sqlite' | 'postgres';
+  readonly migrations: HubMigrationReport;
+
+  constructor(driver: SqlDriver, migrations: HubMigrationReport) {
+    this.#db = driver;
+    this.dialect = driver.dialect;
+    this.migrations = migrations;
+  }
+
+  async ensureTenant(id: string, at: string): Promise<boolean> {
+    return (await this.#db.run('INSERT INTO tenants (id, created_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [id, at])) > 0;
+  }
+  async getTenant(id: string): Promise<TenantRow | undefined> {
+    return (await this.#db.query('SELECT id, created_at, deleted_at, purge_after FROM tenants WHERE id = $1', [id]))[0] as unknown as TenantRow | undefined;
+  }
+  async markTenantDeleted(id: string, at: string, purgeAfter: string): Promise<boolean> {
+    const sql = 'UPDATE tenants SET deleted_at = $2, purge_after = $3 WHERE id = $1 AND deleted_at IS NULL';
+    return (await this.#db.run(sql, [id, at, purgeAfter])) > 0;
+  }
+  async restoreTenant(id: string): Promise<boolean> {
+    return (await this.#db.run('UPDATE tenants SET deleted_at = NULL, purge_after = NULL WHERE id = $1 AND deleted_at IS NOT NULL', [id])) > 0;
+  }
+  async tenantsDueForPurge(at: string): Promise<string[]> {
+    const rows = await this.#db.query('SELECT id FROM tenants WHERE purge_after IS NOT NULL AND purge_after <= $1 ORDER BY id', [at]);
+    return rows.map((r) => String(r.id));
+  }
+  async purgeTenant(id: string): Promise<Record<string, number>> {
+    const tables = await this.tenantTables();
+    return this.#db.transaction(async (tx) => {
+      const removed: Record<string, number> = {};
+      // The tenants row goes last: until the transaction commits nothing is visible anyway,
+      // but a purge interrupted between statements must never leave rows without a tenant.
+      for (const t of [...tables.filter((t) => t.name !== 'tenants'), ...tables.filter((t) => t.name === 'tenants')]) {
+        removed[t.name] = await tx.run(`DELETE FROM ${quoteIdent(t.name)} WHERE ${quoteIdent(t.tenantColumn)} = $1`, [id]);
+      }
+      return removed;
+    });
+  }
+
+  async insertKey(row: HubKeyRow): Promise<void> {
+    await this.#db.run(
+      `INSERT INTO api_keys (id, tenant_id, label, role, key_lookup, key_hash, created_at, last_used_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [row.id, row.tenant_id, row.label, row.role, row.key_lookup, row.key_hash, row.created_at, row.last_used_at],
+    );
+  }
+  async listKeys(tenantId: string): Promise<HubKeyRow[]> {
+    return (await this.#db.query('SELECT * FROM api_keys WHERE tenant_id = $1 ORDER BY id', [tenantId])) as unknown as HubKeyRow[];
+  }
+  async getKey(tenantId: string, id: string): Promise<HubKeyRow | undefined> {
+    return (await this.#db.query('SELECT * FROM api_keys WHERE tenant_id = $1 AND id = $2', [tenantId, id]))[0] as unknown as HubKeyRow | undefined;
+  }
+  async keyByLookup(lookup: string): Promise<(HubKeyRow & { tenant_deleted_at: string | null }) | undefined> {
+    const sql = `SELECT k.*, t.deleted_at AS tenant_deleted_at FROM api_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.key_lookup = $1`;
+    return (await this.#db.query(sql, [lookup]))[0] as unknown as (HubKeyRow & { tenant_deleted_at: string | null }) | undefined;
+  }
+  async deleteKey(tenantId: string, id: string): Promise<boolean> {
+    return (await this.#db.run('DELETE FROM api_keys WHERE tenant_id = $1 AND id = $2', [tenantId, id])) > 0;
+  }
+  async countKeys(filter: { tenantId?: string; role?: HubRole } = {}): Promise<number> {
+    // NULL parameters switch a condition off, so one statement serves every filter (the CAST
+    // gives PostgreSQL the parameter's type, which "$1 IS NULL" alone does not).
+    const sql = `SELECT CAST(count(*) AS INTEGER) AS n FROM api_keys
+                  WHERE (CAST($1 AS TEXT) IS NULL OR tenant_id = $1) AND (CAST($2 AS TEXT) IS NULL OR role = $2)`;
+    const rows = await this.#db.query(sql, [filter.tenantId ?? null, filter.role ?? null]);
+    return Number(rows[0].n);
+  }
+  async touchKey(id: string, at: string): Promise<void> {
+    await this.#db.run('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [id, at]);
+  }
+
+  async getSetting(name: string): Promise<string | undefined> {
+    const row = (await this.#db.query('SELECT value FROM hub_settings WHERE name = $1', [name]))[0];
+    return row ? String(row.value) : undefined;
+  }
+  async putSetting(name: string, value: string): Promise<void> {
+    await this.#db.run('INSERT INTO hub_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value', [name, value]);
+  }
+  async takeSetting(name: string): Promise<string | undefined> {
+    const row = (await this.#db.query('DELETE FROM hub_settings WHERE name = $1 RETURNING value', [name]))[0];
+    return row ? String(row.value) : undefined;
+  }
+
+  async recordHello(tenantId: string, bridgeId: string, hello: { version: string; interfaces: unknown[]; at: string }): Promise<void> {
+    await this.#db.run(
+      `INSERT INTO bridges (tenant_id, bridge_id, version, interfaces, first_seen, last_seen) VALUES ($1, $2, $3, $4, $5, $5)
+       ON CONFLICT (tenant_id, bridge_id) DO UPDATE SET version = excluded.version, interfaces = excluded.interfaces,
+         last_seen = CASE WHEN excluded.last_seen > bridges.last_seen THEN excluded.last_seen ELSE bridges.last_seen END`,
+      [tenantId, bridgeId, hello.version, JSON.stringify(hello.interfaces), hello.at],
+    );
+  }
+  async recordStatus(tenantId: string, bridgeId: string, s: StatusUpdate): Promise<boolean> {
+    // DESIGN.md section 8: a last will can reach us after the bridge reconnected (same boot,
+    // later connection) or restarted (higher session). A status counts only if it is from a
+    // newer session, or from the same session and a newer connection (ts is the connection's
+    // start), or is the offline of the very connection whose online we hold.
+    const changed = await this.#db.run(
+      `INSERT INTO bridges (tenant_id, bridge_id, state, session, status_ts, first_seen, last_seen) VALUES ($1, $2, $3, $4, $5, $6, $6)
+       ON CONFLICT (tenant_id, bridge_id) DO UPDATE SET state = excluded.state, session = excluded.session, status_ts = excluded.status_ts,
+         last_seen = CASE WHEN excluded.last_seen > bridges.last_seen THEN excluded.last_seen ELSE bridges.last_seen END
+       WHERE excluded.session > bridges.session
+          OR (excluded.session = bridges.session AND (bridges.status_ts IS NULL OR excluded.status_ts > bridges.status_ts
+              OR (excluded.status_ts = bridges.status_ts AND excluded.state = 'offline')))`,
+      [tenantId, bridgeId, s.state, s.session, s.ts, s.at],
+    );
+    return changed > 0;
+  }
+  async touchBridge(tenantId: string, bridgeId: string, at: string): Promise<void> {
+    await this.#db.run(
+      `INSERT INTO bridges (tenant_id, bridge_id, first_seen, last_seen) VALUES ($1, $2, $3, $3)
+       ON CONFLICT (tenant_id, bridge_id) DO UPDATE SET
+         last_seen = CASE WHEN excluded.last_seen > bridges.last_seen THEN excluded.last_seen ELSE bridges.last_seen END`,
+      [tenantId, bridgeId, at],
+    );
+  }
+  async listBridges(tenantId: string): Promise<BridgeRow[]> {
+    const rows = await this.#db.query('SELECT * FROM bridges WHERE tenant_id = $1 ORDER BY bridge_id', [tenantId]);
+    return rows.map((r) => ({ ...(r as unknown as BridgeRow), session: Number(r.session), interfaces: parseArray(r.interfaces) }));
+  }
+
+  async insertEvent(kind: EventKind, row: EventRow): Promise<boolean> {
+    const sql = `INSERT INTO ${EVENT_TABLES[kind]} (tenant_id, event_id, bridge_id, ts, body, received_at) VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (tenant_id, event_id) DO NOTHING`;
+    return (await this.#db.run(sql, [row.tenant_id, row.event_id, row.bridge_id, row.ts, row.body, row.received_at])) > 0;
+  }
+  async listEvents(tenantId: string, kind: EventKind, limit = 1000): Promise<EventRow[]> {
+    const sql = `SELECT * FROM ${EVENT_TABLES[kind]} WHERE tenant_id = $1 ORDER BY ts, event_id LIMIT $2`;
+    return (await this.#db.query(sql, [tenantId, limit])) as unknown as EventRow[];
+  }
+  async countEvents(tenantId: string, kind: EventKind): Promise<number> {
+    const rows = await this.#db.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${EVENT_TABLES[kind]} WHERE tenant_id = $1`, [tenantId]);
+    return Number(rows[0].n);
+  }
+
+  async tenantTables(): Promise<TenantTable[]> {
+    return tenantTables(await this.#db.catalogue());
+  }
+  async exportRows(table: TenantTable, tenantId: string): Promise<Row[]> {
+    const columns = table.exportColumns.map(quoteIdent).join(', ');
+    return this.#db.query(`SELECT ${columns} FROM ${quoteIdent(table.name)} WHERE ${quoteIdent(table.tenantColumn)} = $1`, [tenantId]);
+  }
+
+  async ping(): Promise<void> {
+    await this.#db.query('SELECT count(*) AS n FROM hub_migrations');
+  }
+  close(): Promise<void> {
+    return this.#db.close();
+  }
+}
+
+function parseArray(text: unknown): unknown[] {
+  try {
+    const v = JSON.parse(String(text));
+    return Array.isArray(v) ? v : [];
+  } catch {
+    return [];
+  }
+}
+
+/** A bare driver on a location, without migrating: for tools and tests that inspect the database. */
+export function openSqlDriver(location: HubStoreLocation): SqlDriver {
+  return 'databaseUrl' in location ? new PostgresDriver(location.databaseUrl, { max: 2 }) : new SqliteDriver(location.sqlitePath);
+}

@@ -1,0 +1,197 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { FakeClock } from '../../../src/lib/clock.ts';
+import { liftSendLimit } from '../../helpers/api.ts';
+import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
+import { assertProblem, createRule, createSim, ruleBody, sendText } from '../../helpers/routing.ts';
+
+// Bad input on /api/access-rules (issue 4): a filter, schedule or reference that does not
+// validate is a 400 naming the field, so a rule never silently matches everything; and
+// schedules decide on the bridge's clock (a FakeClock here).
+
+// Monday 2026-01-05 10:00 UTC.
+const clock = new FakeClock(Date.parse('2026-01-05T10:00:00.000Z'));
+let t: TestBridge;
+test.before(async () => {
+  t = await startTestBridge({ clock });
+  await liftSendLimit(t.call);
+  await createSim(t.call, 'out');
+});
+test.after(async () => {
+  await t.stop();
+});
+
+const count = async () => (await t.call('GET', '/api/access-rules')).body.items.length;
+
+test('unknown rule ids answer 404 on every endpoint', async () => {
+  const calls: Array<[string, string, unknown?]> = [
+    ['GET', '/api/access-rules/rul_nope'],
+    ['PUT', '/api/access-rules/rul_nope', ruleBody('x')],
+    ['DELETE', '/api/access-rules/rul_nope'],
+    ['POST', '/api/access-rules/rul_nope/enable'],
+    ['POST', '/api/access-rules/rul_nope/disable'],
+    ['GET', '/api/access-rules/rul_nope/stats'],
+  ];
+  for (const [method, path, b] of calls) assertProblem(await t.call(method, path, b === undefined ? {} : { body: b }), 404, [], /does not exist/);
+});
+
+test('invalid filters are refused with 400 naming the field', async () => {
+  const cases: Array<[Record<string, unknown>, string]> = [
+    [{ direction: 'sideways' }, 'body.match.direction'],
+    [{ from: [] }, 'body.match.from'],
+    [{ to: [] }, 'body.match.to'],
+    [{ interfaces: [] }, 'body.match.interfaces'],
+    [{ kinds: [] }, 'body.match.kinds'],
+    [{ kinds: ['smoke-signal'] }, 'body.match.kinds[0]'],
+    [{ channel: [256] }, 'body.match.channel[0]'],
+    [{ channel: [1.5] }, 'body.match.channel[0]'],
+    [{ from: [''] }, 'body.match.from[0]'],
+    [{ text: {} }, 'body.match.text'],
+    [{ text: { contains: '' } }, 'body.match.text.contains'],
+    [{ text: { regex: '(' } }, 'body.match.text.regex'],
+    [{ text: { regex: '(\\w+\\s?)*$' } }, 'body.match.text.regex'],
+    [{ text: { regex: 'x'.repeat(201) } }, 'body.match.text.regex'],
+    [{ form: ['!a1b2c3d4'] }, 'body.match'],
+  ];
+  for (const [match, path] of cases) assertProblem(await t.call('POST', '/api/access-rules', { body: ruleBody('bad-filter', { match }) }), 400, [path]);
+  assertProblem(await t.call('POST', '/api/access-rules', { body: { ...ruleBody('no-match'), match: undefined } }), 400, ['body.match']);
+  assert.is(await count(), 0, 'nothing was created');
+});
+
+test('invalid actions and destinations are refused with 400 naming the field', async () => {
+  const cases: Array<[Record<string, unknown>, string]> = [
+    [{ action: 'teleport' }, 'body.action'],
+    [{ action: 'forward' }, 'body.destinations'],
+    [{ action: 'forward', destinations: [] }, 'body.destinations'],
+    [{ action: 'drop', destinations: [{ interface: 'out', to: 'x' }] }, 'body.destinations'],
+    [{ action: 'forward', destinations: [{ interface: 'out' }] }, 'body.destinations[0].to'],
+    [{ action: 'forward', destinations: [{ interface: '', to: 'x' }] }, 'body.destinations[0].interface'],
+    [{ name: 'Bad Name' }, 'body.name'],
+    [{ enabled: 'no' }, 'body.enabled'],
+    [{ priority: 1 }, 'body'],
+  ];
+  for (const [extra, path] of cases) assertProblem(await t.call('POST', '/api/access-rules', { body: ruleBody('bad-action', extra) }), 400, [path]);
+  assert.is(await count(), 0);
+});
+
+test('invalid schedules are refused with 400 naming the field', async () => {
+  const windows = [{ days: ['mon'], start: '09:00', end: '17:00' }];
+  const cases: Array<[unknown, string]> = [
+    [{ timezone: 'Mars/Olympus', windows }, 'body.schedule.timezone'],
+    [{ timezone: '+01:00', windows }, 'body.schedule.timezone'],
+    [{ windows }, 'body.schedule.timezone'],
+    [{ timezone: 'UTC', windows: [] }, 'body.schedule.windows'],
+    [{ timezone: 'UTC', windows: [{ days: [], start: '09:00', end: '17:00' }] }, 'body.schedule.windows[0].days'],
+    [{ timezone: 'UTC', windows: [{ days: ['funday'], start: '09:00', end: '17:00' }] }, 'body.schedule.windows[0].days[0]'],
+    [{ timezone: 'UTC', windows: [{ days: ['mon'], start: '24:00', end: '17:00' }] }, 'body.schedule.windows[0].start'],
+    [{ timezone: 'UTC', windows: [{ days: ['mon'], start: '09:00', end: '5pm' }] }, 'body.schedule.windows[0].end'],
+    [{ timezone: 'UTC', windows, active_from: 'tomorrow' }, 'body.schedule.active_from'],
+    [{ timezone: 'UTC', windows, active_from: '2026-05-01T00:00:00Z', active_until: '2026-04-01T00:00:00Z' }, 'body.schedule.active_until'],
+    [{ timezone: 'UTC', windows, every: 'day' }, 'body.schedule'],
+  ];
+  for (const [schedule, path] of cases) assertProblem(await t.call('POST', '/api/access-rules', { body: ruleBody('bad-schedule', { schedule }) }), 400, [path]);
+  // schedule is required (null means always): leaving it out is not a silent "always".
+  const { schedule: _s, ...noSchedule } = ruleBody('no-schedule');
+  assertProblem(await t.call('POST', '/api/access-rules', { body: noSchedule }), 400, ['body.schedule']);
+  assert.is(await count(), 0);
+});
+
+test('references to missing interfaces, groups or contacts are refused with 400 naming the field', async () => {
+  const cases: Array<[Record<string, unknown>, string]> = [
+    [{ match: { interfaces: ['ghost'] } }, 'body.match.interfaces[0]'],
+    [{ match: { from: ['@nobody'] } }, 'body.match.from[0]'],
+    [{ match: { to: ['!a1b2c3d4', '@nobody'] } }, 'body.match.to[1]'],
+    [{ action: 'forward', destinations: [{ interface: 'ghost', to: 'x' }] }, 'body.destinations[0].interface'],
+    [{ action: 'forward', destinations: [{ interface: 'out', to: '@nobody' }] }, 'body.destinations[0].to'],
+  ];
+  for (const [extra, path] of cases) assertProblem(await t.call('POST', '/api/access-rules', { body: ruleBody('bad-ref', extra) }), 400, [path]);
+  assert.is(await count(), 0);
+});
+
+test('name clashes answer 409; PUT needs every field and keeps position and enabled', async () => {
+  const a = await createRule(t.call, 'alpha');
+  const b = await createRule(t.call, 'beta');
+  assertProblem(await t.call('POST', '/api/access-rules', { body: ruleBody('alpha') }), 409, [], /already exists/);
+  assertProblem(await t.call('PUT', `/api/access-rules/${b.id}`, { body: { ...ruleBody('alpha'), enabled: undefined } }), 409, [], /already exists/);
+  const full = { name: 'beta', match: { direction: 'outbound' }, schedule: null, action: 'store' };
+  for (const field of ['name', 'match', 'schedule', 'action']) {
+    const { [field]: _gone, ...partial } = full as Record<string, unknown>;
+    assertProblem(await t.call('PUT', `/api/access-rules/${b.id}`, { body: partial }), 400, [`body.${field}`]);
+  }
+  for (const extra of [{ enabled: false }, { priority: 1 }]) assertProblem(await t.call('PUT', `/api/access-rules/${b.id}`, { body: { ...full, ...extra } }), 400, ['body']);
+  await t.call('POST', `/api/access-rules/${b.id}/disable`);
+  const put = await t.call('PUT', `/api/access-rules/beta`, { body: { ...full, name: 'beta-2', action: 'drop' } });
+  assert.is(put.status, 200, put.text);
+  assert.is(put.body.priority, 2, 'position kept');
+  assert.is(put.body.enabled, false, 'enabled flag kept');
+  assert.is(put.body.action, 'drop');
+  await t.call('DELETE', `/api/access-rules/${a.id}`);
+  await t.call('DELETE', `/api/access-rules/${b.id}`);
+});
+
+test('reorder must list every rule exactly once: 400 naming missing, repeated and unknown ids', async () => {
+  const r1 = await createRule(t.call, 'one');
+  const r2 = await createRule(t.call, 'two');
+  const r3 = await createRule(t.call, 'three');
+  const missing = await t.call('POST', '/api/access-rules/reorder', { body: { order: [r3.id, r1.id] } });
+  assertProblem(missing, 400, ['body.order']);
+  assert.match(missing.body.detail, new RegExp(`missing: ${r2.id} \\(two\\)`));
+  const repeated = await t.call('POST', '/api/access-rules/reorder', { body: { order: [r1.id, r2.id, r3.id, 'one'] } });
+  assertProblem(repeated, 400, ['body.order[3]'], /listed twice/);
+  const unknown = await t.call('POST', '/api/access-rules/reorder', { body: { order: [r1.id, r2.id, r3.id, 'rul_ghost'] } });
+  assertProblem(unknown, 400, ['body.order[3]'], /rul_ghost/);
+  assertProblem(await t.call('POST', '/api/access-rules/reorder', { body: { order: 'one,two' } }), 400, ['body.order']);
+  assertProblem(await t.call('POST', '/api/access-rules/reorder', { body: {} }), 400, ['body.order']);
+  const order = (await t.call('GET', '/api/access-rules')).body.items.map((r: any) => r.id);
+  assert.equal(order, [r1.id, r2.id, r3.id], 'refused reorders changed nothing');
+  // Names work as well as ids.
+  const ok = await t.call('POST', '/api/access-rules/reorder', { body: { order: ['three', 'one', 'two'] } });
+  assert.is(ok.status, 200, ok.text);
+  assert.equal(ok.body.items.map((r: any) => r.id), [r3.id, r1.id, r2.id]);
+  for (const r of [r1, r2, r3]) await t.call('DELETE', `/api/access-rules/${r.id}`);
+});
+
+test('a rule whose schedule is inactive is skipped; it fires inside its window (FakeClock)', async () => {
+  // Weekdays 18:00-08:00 in Berlin (UTC+1 in January): a night window across midnight.
+  const night = await createRule(t.call, 'night-only', {
+    match: { direction: 'outbound', to: ['!night000'] }, action: 'drop',
+    schedule: { timezone: 'Europe/Berlin', windows: [{ days: ['mon', 'tue', 'wed', 'thu', 'fri'], start: '18:00', end: '08:00' }] },
+  });
+  const fallback = await createRule(t.call, 'fallback', { match: { direction: 'outbound', to: ['!night000'] } });
+  let sent = await sendText(t.call, '!night000');
+  assert.is(sent.message.decision.rule_id, fallback.id, 'Monday 11:00 Berlin: off schedule, skipped');
+  assert.is(sent.message.action, 'store');
+
+  clock.advance(8 * 3600_000); // Monday 18:00 UTC = 19:00 Berlin
+  sent = await sendText(t.call, '!night000');
+  assert.is(sent.message.decision.rule_id, night.id, 'inside the window');
+  assert.is(sent.message.action, 'drop');
+
+  clock.advance(13 * 3600_000); // Tuesday 07:00 UTC = 08:00 Berlin: the window has just closed
+  sent = await sendText(t.call, '!night000');
+  assert.is(sent.message.decision.rule_id, fallback.id);
+
+  // active_until in the past: never fires again, and the reason says why when nothing else decides.
+  await t.call('DELETE', `/api/access-rules/${fallback.id}`);
+  const put = await t.call('PUT', `/api/access-rules/${night.id}`, { body: {
+    name: 'night-only', match: { direction: 'outbound', to: ['!night000'] }, action: 'drop',
+    schedule: { timezone: 'UTC', windows: [{ days: ['tue'], start: '00:00', end: '00:00' }], active_until: '2026-01-06T06:00:00Z' },
+  } });
+  assert.is(put.status, 200, put.text);
+  sent = await sendText(t.call, '!night000');
+  assert.is(sent.message.decision.rule_id, null);
+  assert.match(sent.message.decision.reason, /rule 'night-only' matched but is off schedule: schedule ended at active_until/);
+  assert.is((await t.call('GET', `/api/access-rules/${night.id}/stats`)).body.fired, 1);
+  await t.call('DELETE', `/api/access-rules/${night.id}`);
+});
+
+test('the rule list is in evaluation order and a deleted rule is gone from it', async () => {
+  const x = await createRule(t.call, 'x-rule');
+  const y = await createRule(t.call, 'y-rule');
+  assert.is((await t.call('DELETE', `/api/access-rules/${x.id}`)).status, 204);
+  assertProblem(await t.call('DELETE', `/api/access-rules/${x.id}`), 404);
+  const items = (await t.call('GET', '/api/access-rules')).body.items;
+  assert.equal(items.map((r: any) => [r.id, r.priority]), [[y.id, 1]]);
+});
+
+test.run();

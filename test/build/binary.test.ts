@@ -1,0 +1,69 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { binaryPath, devPackagesAmong, packedFiles, TARGETS } from '../../build/build.ts';
+
+// The shipped executables, proven inside `npm test` (and so inside CI): built when dist/ is
+// missing or older than the sources, then run through scripts/smoke-binary.sh for every
+// architecture (arm64 under qemu). Slow by nature: a first build and qemu take a minute.
+
+const root = join(import.meta.dirname, '..', '..');
+
+function newestMtime(path: string): number {
+  const s = statSync(path);
+  if (!s.isDirectory()) return s.mtimeMs;
+  return Math.max(s.mtimeMs, ...readdirSync(path).map((name) => newestMtime(join(path, name))));
+}
+
+function run(command: string, args: string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    // Node 24 first on PATH: the build and pkg need it (package.json pins it).
+    const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH}` };
+    const child = spawn(command, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const relay = (d: Buffer) => {
+      output += d;
+      process.stdout.write(d); // progress stays visible in the runner's output on failure
+    };
+    child.stdout.on('data', relay);
+    child.stderr.on('data', relay);
+    child.on('close', (code) => resolve({ code, output }));
+  });
+}
+
+test('the executables are built and current', async () => {
+  const sources = Math.max(...['src', 'build', 'package.json', 'package-lock.json'].map((p) => newestMtime(join(root, p))));
+  const stale = TARGETS.filter((t) => !existsSync(binaryPath(t.arch)) || statSync(binaryPath(t.arch)).mtimeMs < sources);
+  if (stale.length === 0) return;
+  console.log(`building: ${stale.map((t) => t.arch).join(', ')} missing or older than the sources`);
+  const r = await run(process.execPath, [join(root, 'build', 'build.ts')]);
+  assert.is(r.code, 0, `the build failed:\n${r.output}`);
+});
+
+test('each executable is under 120 MB and carries only the bundle and the serial addon', () => {
+  for (const t of TARGETS) {
+    const file = binaryPath(t.arch);
+    assert.ok(statSync(file).size < 120 * 1024 * 1024, `${file} is over 120 MB`);
+    const packed = packedFiles(file);
+    assert.ok(packed.some((f) => f.endsWith('/fieldbridge.cjs')), 'the bundle is packed');
+    assert.ok(packed.some((f) => f.includes(`prebuilds/linux-${t.arch}/`)), `the linux-${t.arch} serialport addon is packed`);
+    assert.equal(devPackagesAmong(packed), [], 'no development dependency');
+    assert.equal(packed.filter((f) => f.endsWith('.map')), [], 'no source map');
+  }
+});
+
+test('scripts/smoke-binary.sh passes for x64 and arm64', async () => {
+  const r = await run('bash', [join(root, 'scripts', 'smoke-binary.sh'), 'x64', 'arm64']);
+  assert.is(r.code, 0, r.output);
+  assert.not.match(r.output, /\bFAIL\b/);
+  assert.match(r.output, 'every check passed for: x64 arm64');
+  for (const arch of ['x64', 'arm64']) {
+    for (const check of ['version: ', 'GET /api/health', 'GET /api/auth/keys with the owner key: 200', 'SIGTERM: stopped cleanly, exit 0', 'serial addon: ok']) {
+      assert.ok(r.output.includes(`[smoke ${arch}] ok    ${check}`), `${arch}: no passing "${check}" line`);
+    }
+  }
+});
+
+test.run();
