@@ -6,6 +6,7 @@ import { KeyStore } from './bridge/keys/store.ts';
 import { listSerialPorts } from './bearers/serial/list-ports.ts';
 import { checkSerialPaths } from './bearers/serial/port-check.ts';
 import { checkRNodeSeed } from './bridge/routing/seed.ts';
+import { uplinkEnv } from './bridge/uplink/service.ts';
 import { SIM_COMMAND_OPTIONS, SIM_USAGE } from './bearers/sim/cli.ts';
 import { systemClock } from './lib/clock.ts';
 import { envInt, envListen, envLogLevel, envString } from './lib/env.ts';
@@ -139,8 +140,9 @@ async function runBridge(env: NodeJS.ProcessEnv): Promise<number> {
   const dbPath = envString(env, 'SERVICE_DB_PATH', DEFAULT_DB_PATH);
   const retentionDays = envInt(env, 'SERVICE_RETENTION_DAYS', 30, 0, 36500);
   const rnodeSeed = checkRNodeSeed(env);
+  const hubOverrides = uplinkEnv(env);
   const notifier = systemdNotifier(env, log);
-  const bridge = await startBridge({ dbPath, host: listenAt.host, port: listenAt.port, log, retentionDays, rnodeSeed }).catch((e) => {
+  const bridge = await startBridge({ dbPath, host: listenAt.host, port: listenAt.port, log, retentionDays, rnodeSeed, uplinkEnv: hubOverrides }).catch((e) => {
     throw listenError(e, 'SERVICE_LISTEN', `${listenAt.host}:${listenAt.port}`);
   });
   notifier.ready();

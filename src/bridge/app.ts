@@ -24,6 +24,9 @@ import { interfaceRoutes } from './interfaces/routes.ts';
 import { InterfaceService } from './interfaces/service.ts';
 import { InterfaceStore } from './interfaces/store.ts';
 import { keyRoutes } from './keys/routes.ts';
+import { messageView } from './messages/routes.ts';
+import { deliveryView } from './deliveries/routes.ts';
+import { type UplinkEnv, UplinkService } from './uplink/service.ts';
 import { RetentionWorker } from './messages/retention.ts';
 import { SendRateLimiter } from './messages/rate-limit.ts';
 import { messageRoutes } from './messages/routes.ts';
@@ -51,6 +54,8 @@ export interface BridgeOptions {
   checkResponses?: boolean;
   /** SERVICE_RETENTION_DAYS (default 30; 0 keeps everything). */
   retentionDays?: number;
+  /** SERVICE_HUB_MQTT_URL / SERVICE_HUB_TENANT overrides of the hub section. */
+  uplinkEnv?: UplinkEnv;
   /** SERVICE_RNODE_PORT / SERVICE_RNODE_PRESET, applied on a fresh database only. */
   rnodeSeed?: RNodeSeed;
   /** Random source for retry jitter (tests make it deterministic). */
@@ -73,6 +78,7 @@ export interface BridgeServices {
   audit: AuditStore;
   config: ConfigService;
   sendLimiter: SendRateLimiter;
+  uplink: UplinkService;
   clock: Clock;
 }
 
@@ -140,7 +146,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const log = options.log;
   const startedAt = clock.now();
   const { db, fresh } = openMigrated(options.dbPath, log);
-  const services = createServices(db, clock, log, options.random);
+  const services = createServices(db, clock, log, options.random, options.uplinkEnv);
   const { keys, metrics } = services;
 
   const ownerKeyFile = keys.ensureFirstOwnerKey(options.dbPath);
@@ -172,6 +178,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   await services.interfaces.startAll();
   services.dispatcher.start();
   retention.start();
+  services.uplink.start();
   log.info('bridge_listening', { url: server.url, db: options.dbPath, version: VERSION });
 
   let closing: Promise<void> | undefined;
@@ -185,6 +192,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
         retention.stop();
         await services.dispatcher.stop(Math.min(graceMs, 5000));
         await services.host.stopAll();
+        await services.uplink.close();
         // A clean close checkpoints the WAL, so no journal is left behind.
         db.close();
         log.info('bridge_stopped', {});
@@ -193,7 +201,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
 }
 
 /** Builds every service of the bridge on an open, migrated database. */
-export function createServices(db: DatabaseSync, clock: Clock, log: Logger, random?: () => number): BridgeServices {
+export function createServices(db: DatabaseSync, clock: Clock, log: Logger, random?: () => number, uplinkEnv: UplinkEnv = {}): BridgeServices {
   const metrics = new MetricsRegistry();
   const keys = new KeyService(new KeyStore(db), clock);
   const interfaceStore = new InterfaceStore(db);
@@ -226,6 +234,10 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
     },
   });
   const config = new ConfigService(new ConfigStore(db), clock, log);
+  const uplink = new UplinkService({
+    db, config, env: uplinkEnv, log, clock, version: VERSION,
+    interfaces: () => interfaceStore.list().map((i) => ({ id: i.id, name: i.name, kind: i.kind, enabled: i.enabled, bound: i.device !== null })),
+  });
   const interfaces = new InterfaceService(interfaceStore, host, clock);
   const rules = new RuleService(ruleStore, { interfaces, contacts, groups, clock, defaultAction: () => config.section('routing').default_action });
   const sentMessages = metrics.counter('fieldbridge_messages_total', 'Messages that entered the router, by direction and the action decided.');
@@ -235,11 +247,13 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
     findInterface: (id) => interfaceStore.find(id),
     onChange: (d) => {
       if (d.state === 'retrying' || d.state === 'dead') bearerErrors.inc({ interface: d.interface_id });
+      uplink.enqueue('delivery', deliveryView(d));
     },
   });
   pipeline = new Pipeline({
     db, clock, log, messages, deliveries, interfaces, rules, contacts, groups,
     dispatch: (ids) => ids.forEach((id) => dispatcher.changed(id)),
+    record: ({ message }) => uplink.enqueue(message.kind === 'telemetry' || message.kind === 'position' ? message.kind : 'message', messageView(message)),
     onIngested: (r) => sentMessages.inc({ direction: r.message.direction, action: r.message.action ?? 'none' }),
   });
   interfaces.setHooks({
@@ -257,5 +271,6 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   );
   const audit = new AuditStore(db);
   return { db, keys, metrics, interfaces, host, rules, contacts, groups, messages, deliveries, dispatcher, pipeline, audit, config, clock,
+    uplink,
     sendLimiter: new SendRateLimiter(clock, () => config.section('routing').rate_limit) };
 }

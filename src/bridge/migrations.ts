@@ -139,4 +139,21 @@ export const bridgeMigrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'uplink_outbox',
+    sql: `
+      CREATE TABLE uplink_outbox (
+        seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+        event_id   TEXT NOT NULL UNIQUE,
+        kind       TEXT NOT NULL CHECK (kind IN ('message', 'delivery', 'telemetry', 'position')),
+        payload    TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE uplink_state (
+        name  TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -50,7 +50,9 @@ export interface PipelineDeps {
   groups: BookService<string[]>;
   /** After commit: wake the dispatcher for these interfaces. */
   dispatch(interfaceIds: string[]): void;
-  /** After commit: tell listeners (uplink, metrics). */
+  /** Inside the transaction that stores the message (the uplink outbox), so both or neither happen. */
+  record?(result: IngestResult): void;
+  /** After commit: tell listeners (metrics). */
   onIngested?(result: IngestResult): void;
 }
 
@@ -144,6 +146,7 @@ export class Pipeline {
     transaction(this.#d.db, () => {
       this.#d.messages.insert(message);
       for (const d of deliveries) this.#d.deliveries.insert(d);
+      this.#d.record?.({ message, deliveries });
     });
     return { message, deliveries };
   }

@@ -50,13 +50,13 @@ export const HubSettings = z.strictObject({
   mqtt_url: z.string().regex(/^(mqtts?|wss?):\/\/[^\s/]+/, 'must be an mqtt://, mqtts://, ws:// or wss:// URL').max(2048).nullable().default(null)
     .describe('Broker address, e.g. mqtts://hub.example.org:8883'),
   tenant: TopicLevel.nullable().default(null).describe('Tenant id the hub issued'),
-  bridge_id: TopicLevel.nullable().default(null).describe('This bridge\'s id at the hub'),
+  bridge_id: TopicLevel.nullable().default(null).describe('This bridge\'s id at the hub; null: a stable id made at first start'),
   username: z.string().min(1).max(256).nullable().default(null).describe('MQTT user name'),
   password: z.string().min(1).max(1024).nullable().default(null)
     .describe('MQTT password. A secret: reads show "<redacted>"; writing "<redacted>" back keeps the stored one'),
 }).superRefine((hub, ctx) => {
   if (!hub.enabled) return;
-  for (const field of ['mqtt_url', 'tenant', 'bridge_id'] as const) {
+  for (const field of ['mqtt_url', 'tenant'] as const) {
     if (hub[field] === null) ctx.addIssue({ code: 'custom', path: [field], message: `is required when the hub uplink is enabled` });
   }
 });

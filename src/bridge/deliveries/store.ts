@@ -1,4 +1,4 @@
-import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 
 export const DELIVERY_STATES = ['pending', 'sending', 'retrying', 'delivered', 'dead', 'cancelled', 'expired'] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
@@ -49,19 +49,27 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** SQL for the deliveries table: the queue, the dead letters and the history of attempts. */
 export class DeliveryStore {
   readonly #db: DatabaseSync;
+  readonly #statements = new Map<string, StatementSync>();
   constructor(db: DatabaseSync) {
     this.#db = db;
   }
+  // The dispatcher runs these for every attempt; node:sqlite compiles a statement on every
+  // prepare(), which cost more than the statements themselves (npm run bench, docs/routing.md).
+  #prepare(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (!statement) this.#statements.set(sql, (statement = this.#db.prepare(sql)));
+    return statement;
+  }
   insert(d: DeliveryRow): void {
-    this.#db
-      .prepare(
+    this
+      .#prepare(
         `INSERT INTO deliveries (id, message_id, interface_id, to_addr, channel, kind, text, payload, from_addr, state, attempts, max_attempts,
            next_attempt_ms, front_ms, expires_ms, last_error, created_at, updated_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(d.id, d.message_id, d.interface_id, d.to, d.channel, d.kind, d.text, d.payload, d.from, d.state, d.attempts, d.max_attempts, d.next_attempt_ms, d.front_ms, d.expires_ms, d.last_error, d.created_at, d.updated_at, d.finished_at);
   }
   get(id: string): DeliveryRow | undefined {
-    const r = this.#db.prepare('SELECT * FROM deliveries WHERE id = ?').get(id) as unknown as Raw | undefined;
+    const r = this.#prepare('SELECT * FROM deliveries WHERE id = ?').get(id) as unknown as Raw | undefined;
     return r && decode(r);
   }
   list(f: DeliveryFilter, limit: number): DeliveryRow[] {
@@ -78,15 +86,15 @@ export class DeliveryStore {
       args.push(f.before_id);
     }
     const sql = `SELECT * FROM deliveries ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY id DESC LIMIT ?`;
-    return (this.#db.prepare(sql).all(...args, limit) as unknown as Raw[]).map(decode);
+    return (this.#prepare(sql).all(...args, limit) as unknown as Raw[]).map(decode);
   }
   byMessage(messageId: string): DeliveryRow[] {
-    return (this.#db.prepare('SELECT * FROM deliveries WHERE message_id = ? ORDER BY id').all(messageId) as unknown as Raw[]).map(decode);
+    return (this.#prepare('SELECT * FROM deliveries WHERE message_id = ? ORDER BY id').all(messageId) as unknown as Raw[]).map(decode);
   }
   /** The next delivery to try on an interface: a retry-now first, then the longest due. */
   nextDue(interfaceId: string, nowMs: number): DeliveryRow | undefined {
-    const r = this.#db
-      .prepare(
+    const r = this
+      .#prepare(
         `SELECT * FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying') AND (front_ms IS NOT NULL OR next_attempt_ms <= ?)
          ORDER BY front_ms IS NULL, front_ms, next_attempt_ms, id LIMIT 1`,
       )
@@ -94,26 +102,26 @@ export class DeliveryStore {
     return r && decode(r);
   }
   earliestWaiting(interfaceId: string): number | undefined {
-    const r = this.#db.prepare("SELECT min(next_attempt_ms) AS t FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying')").get(interfaceId) as { t: number | null };
+    const r = this.#prepare("SELECT min(next_attempt_ms) AS t FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying')").get(interfaceId) as { t: number | null };
     return r.t ?? undefined;
   }
   earliestExpiry(): number | undefined {
-    const r = this.#db.prepare("SELECT min(expires_ms) AS t FROM deliveries WHERE state IN ('pending', 'retrying')").get() as { t: number | null };
+    const r = this.#prepare("SELECT min(expires_ms) AS t FROM deliveries WHERE state IN ('pending', 'retrying')").get() as { t: number | null };
     return r.t ?? undefined;
   }
   markSending(id: string, nowMs: number): void {
-    this.#db.prepare("UPDATE deliveries SET state = 'sending', attempts = attempts + 1, front_ms = NULL, updated_at = ? WHERE id = ?").run(iso(nowMs), id);
+    this.#prepare("UPDATE deliveries SET state = 'sending', attempts = attempts + 1, front_ms = NULL, updated_at = ? WHERE id = ?").run(iso(nowMs), id);
   }
   finish(id: string, state: 'delivered' | 'dead' | 'cancelled' | 'expired', error: string | null, nowMs: number): void {
-    this.#db.prepare('UPDATE deliveries SET state = ?, last_error = coalesce(?, last_error), updated_at = ?, finished_at = ? WHERE id = ?').run(state, error, iso(nowMs), iso(nowMs), id);
+    this.#prepare('UPDATE deliveries SET state = ?, last_error = coalesce(?, last_error), updated_at = ?, finished_at = ? WHERE id = ?').run(state, error, iso(nowMs), iso(nowMs), id);
   }
   scheduleRetry(id: string, nextMs: number, error: string, nowMs: number): void {
-    this.#db.prepare("UPDATE deliveries SET state = 'retrying', next_attempt_ms = ?, last_error = ?, updated_at = ? WHERE id = ?").run(nextMs, error, iso(nowMs), id);
+    this.#prepare("UPDATE deliveries SET state = 'retrying', next_attempt_ms = ?, last_error = ?, updated_at = ? WHERE id = ?").run(nextMs, error, iso(nowMs), id);
   }
   /** Retry now: to the front of its interface's queue, skipping backoff. A dead delivery gets one more attempt. */
   retryNow(id: string, nowMs: number): void {
-    this.#db
-      .prepare(
+    this
+      .#prepare(
         `UPDATE deliveries SET state = CASE state WHEN 'dead' THEN 'retrying' ELSE state END,
            max_attempts = CASE WHEN attempts >= max_attempts THEN attempts + 1 ELSE max_attempts END,
            front_ms = ?, next_attempt_ms = ?, finished_at = NULL, updated_at = ? WHERE id = ?`,
@@ -122,41 +130,41 @@ export class DeliveryStore {
   }
   expireDue(nowMs: number): number {
     return Number(
-      this.#db
-        .prepare("UPDATE deliveries SET state = 'expired', last_error = coalesce(last_error, 'message TTL passed before delivery'), updated_at = ?, finished_at = ? WHERE state IN ('pending', 'retrying') AND expires_ms <= ?")
+      this
+        .#prepare("UPDATE deliveries SET state = 'expired', last_error = coalesce(last_error, 'message TTL passed before delivery'), updated_at = ?, finished_at = ? WHERE state IN ('pending', 'retrying') AND expires_ms <= ?")
         .run(iso(nowMs), iso(nowMs), nowMs).changes,
     );
   }
   /** After a crash: deliveries caught mid-send are tried again (at least once, never lost). */
   recoverSending(nowMs: number): number {
     return Number(
-      this.#db
-        .prepare("UPDATE deliveries SET state = 'retrying', next_attempt_ms = ?, last_error = 'interrupted by a restart while sending; sent again (at least once)', updated_at = ? WHERE state = 'sending'")
+      this
+        .#prepare("UPDATE deliveries SET state = 'retrying', next_attempt_ms = ?, last_error = 'interrupted by a restart while sending; sent again (at least once)', updated_at = ? WHERE state = 'sending'")
         .run(nowMs, iso(nowMs)).changes,
     );
   }
   cancelWaitingFor(interfaceId: string, reason: string, nowMs: number): number {
     return Number(
-      this.#db
-        .prepare("UPDATE deliveries SET state = 'cancelled', last_error = ?, updated_at = ?, finished_at = ? WHERE interface_id = ? AND state IN ('pending', 'retrying', 'sending')")
+      this
+        .#prepare("UPDATE deliveries SET state = 'cancelled', last_error = ?, updated_at = ?, finished_at = ? WHERE interface_id = ? AND state IN ('pending', 'retrying', 'sending')")
         .run(reason, iso(nowMs), iso(nowMs), interfaceId).changes,
     );
   }
   queueDepth(interfaceId: string): number {
-    return (this.#db.prepare("SELECT count(*) AS n FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying', 'sending')").get(interfaceId) as { n: number }).n;
+    return (this.#prepare("SELECT count(*) AS n FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying', 'sending')").get(interfaceId) as { n: number }).n;
   }
   interfacesWithWork(): string[] {
-    return (this.#db.prepare("SELECT DISTINCT interface_id AS id FROM deliveries WHERE state IN ('pending', 'retrying')").all() as Array<{ id: string }>).map((r) => r.id);
+    return (this.#prepare("SELECT DISTINCT interface_id AS id FROM deliveries WHERE state IN ('pending', 'retrying')").all() as Array<{ id: string }>).map((r) => r.id);
   }
   countByState(): Record<string, number> {
-    const rows = this.#db.prepare('SELECT state, count(*) AS n FROM deliveries GROUP BY state').all() as Array<{ state: string; n: number }>;
+    const rows = this.#prepare('SELECT state, count(*) AS n FROM deliveries GROUP BY state').all() as Array<{ state: string; n: number }>;
     return Object.fromEntries(rows.map((r) => [r.state, r.n]));
   }
   countByInterfaceWaiting(): Array<{ interface_id: string; n: number }> {
-    return this.#db.prepare("SELECT interface_id, count(*) AS n FROM deliveries WHERE state IN ('pending', 'retrying', 'sending') GROUP BY interface_id").all() as Array<{ interface_id: string; n: number }>;
+    return this.#prepare("SELECT interface_id, count(*) AS n FROM deliveries WHERE state IN ('pending', 'retrying', 'sending') GROUP BY interface_id").all() as Array<{ interface_id: string; n: number }>;
   }
   /** Retention: resolved deliveries (delivered, expired, cancelled) older than the cut-off. Dead letters stay. */
   deleteResolvedOlderThan(isoCutoff: string): number {
-    return Number(this.#db.prepare("DELETE FROM deliveries WHERE state IN ('delivered', 'expired', 'cancelled') AND updated_at < ?").run(isoCutoff).changes);
+    return Number(this.#prepare("DELETE FROM deliveries WHERE state IN ('delivered', 'expired', 'cancelled') AND updated_at < ?").run(isoCutoff).changes);
   }
 }

@@ -275,12 +275,12 @@ function matchFilters(match: RuleMatch, msg: RoutableMessage, addresses: Address
     matched.push(`kind ${msg.kind}`);
   }
   if (match.from) {
-    const hit = addresses.find(match.from, msg.from);
+    const hit = addresses.find(match.from, msg.from, msg.direction === 'outbound');
     if (hit === null) return null;
     matched.push(isReference(hit) ? `from in ${hit}` : `from ${hit}`);
   }
   if (match.to) {
-    const hit = addresses.find(match.to, msg.to);
+    const hit = addresses.find(match.to, msg.to, msg.direction === 'outbound');
     if (hit === null) return null;
     matched.push(isReference(hit) ? `to in ${hit}` : `to ${hit}`);
   }
@@ -307,11 +307,15 @@ class AddressMatcher {
     this.#resolve = resolve;
   }
 
-  /** The filter entry that matches the address (a literal or an @name), or null. */
-  find(entries: readonly string[], address: string): string | null {
+  /** The filter entry that matches the address (a literal or an @name), or null. An
+   *  address that is itself an @name (send-to-contact puts "@ann" in `to`) matches the same
+   *  @name only when `trusted`: an outbound message came through the authenticated API,
+   *  while a frame heard on a radio could claim to be from "@ops" to borrow its rules. */
+  find(entries: readonly string[], address: string, trusted = false): string | null {
     const wanted = address.toLowerCase();
+    const named = trusted && isReference(address);
     for (const entry of entries) {
-      if (isReference(entry) ? this.#members(entry).has(wanted) : entry.toLowerCase() === wanted) return entry;
+      if (isReference(entry) ? this.#members(entry).has(wanted) || (named && entry.toLowerCase() === wanted) : entry.toLowerCase() === wanted) return entry;
     }
     return null;
   }

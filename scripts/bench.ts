@@ -1,0 +1,177 @@
+// npm run bench: messages per second through the routing core (issue 4 acceptance), beside a
+// baseline of the raw SQLite inserts the router cannot avoid, measured in the same run.
+//
+//   router:   message -> 100 access rules (99 miss, the last forwards) -> 3 deliveries on three
+//             sim interfaces (latency 0) -> every delivery `delivered`. Measured twice: straight
+//             into the pipeline (services.pipeline.ingest, the routing core alone) and through
+//             POST /api/messages/send (HTTP, JSON, auth and validation on top).
+//   baseline: the same rows, 1 message + 3 deliveries per message, inserted with node:sqlite into
+//             a database with the bridge's own schema and pragmas, one transaction per message
+//             (the router commits each message on its own, as it arrives).
+//
+// Target: the routing core costs at most 3x the raw inserts (router time / baseline time <= 3).
+//
+//   BENCH_MESSAGES=2000 (100..50000)   messages per measurement
+//   BENCH_HTTP_CONCURRENCY=8           requests in flight during the HTTP measurement
+//   BENCH_TIME_LIMIT_S=120             a measurement that takes longer is reported as failed
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openBridgeDatabase, type RunningBridge, startBridge } from '../src/bridge/app.ts';
+import { newId } from '../src/lib/ids.ts';
+import { createLogger } from '../src/lib/log.ts';
+
+const MESSAGES = clampInt(process.env.BENCH_MESSAGES, 2000, 100, 50_000);
+const CONCURRENCY = clampInt(process.env.BENCH_HTTP_CONCURRENCY, 8, 1, 64);
+const TIME_LIMIT_MS = clampInt(process.env.BENCH_TIME_LIMIT_S, 120, 5, 3600) * 1000;
+const RULES = 100;
+const DESTINATIONS = 3;
+const TARGET_RATIO = 3;
+
+function clampInt(value: string | undefined, fallback: number, min: number, max: number): number {
+  const n = value === undefined ? fallback : Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    process.stderr.write(`bench: expected a whole number from ${min} to ${max}, got ${JSON.stringify(value)}\n`);
+    process.exit(2);
+  }
+  return n;
+}
+
+const quiet = createLogger({ level: 'error', format: 'json', write: () => {} });
+const dirs: string[] = [];
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), 'fb-bench-'));
+  dirs.push(d);
+  return d;
+};
+
+/** A bridge with three sim interfaces and 100 rules, the last of which forwards to all three. */
+async function routerBridge(): Promise<{ bridge: RunningBridge; key: string }> {
+  const dir = tempDir();
+  const bridge = await startBridge({ dbPath: join(dir, 'bridge.db'), host: '127.0.0.1', port: 0, log: quiet });
+  const { services } = bridge;
+  // routing.rate_limit guards a satellite budget against runaway scripts; the benchmark is one.
+  services.config?.write('routing', { rate_limit: { sends_per_minute: 0 } }, 'bench');
+  for (let i = 0; i < DESTINATIONS; i++) {
+    // Each on its own channel: nobody hears the frames, so no inbound traffic is added.
+    await services.interfaces.create({ name: `bench-${i}`, kind: 'sim', enabled: true, device: `sim://bench-${i}`, settings: {}, transforms: { inbound: [], outbound: [] }, retry: { base_s: 5, cap_s: 900, max_attempts: 5, ttl_s: 86400 } });
+  }
+  for (let i = 1; i < RULES; i++) {
+    // Rules that miss on their last filter, so each is really evaluated.
+    services.rules.create({ name: `miss-${i}`, match: { direction: 'outbound', kinds: ['text'], to: [`!miss${String(i).padStart(4, '0')}`] }, schedule: null, action: 'forward', destinations: [{ interface: 'bench-0', to: '{to}' }] });
+  }
+  services.rules.create({
+    name: 'fan-out', match: { direction: 'outbound', kinds: ['text'], to: ['!bench000'] }, schedule: null, action: 'forward',
+    destinations: Array.from({ length: DESTINATIONS }, (_, i) => ({ interface: `bench-${i}`, to: '{to}' })),
+  });
+  const key = services.keys.create('bench', 'admin').key;
+  return { bridge, key };
+}
+
+/** Resolves when `count` deliveries are delivered; throws when any ends otherwise or time runs out. */
+async function allDelivered(bridge: RunningBridge, count: number, startedAt: number): Promise<void> {
+  for (;;) {
+    const s = bridge.services.deliveries.countByState();
+    if ((s.dead ?? 0) + (s.cancelled ?? 0) + (s.expired ?? 0) > 0) throw new Error(`deliveries failed: ${JSON.stringify(s)}`);
+    if ((s.delivered ?? 0) >= count) return;
+    if (performance.now() - startedAt > TIME_LIMIT_MS) throw new Error(`not every delivery was delivered within ${TIME_LIMIT_MS / 1000} s: ${JSON.stringify(s)}`);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+async function measurePipeline(): Promise<number> {
+  const { bridge } = await routerBridge();
+  try {
+    const started = performance.now();
+    for (let i = 0; i < MESSAGES; i++) {
+      const [result] = bridge.services.pipeline.ingest({ direction: 'outbound', interfaceId: null, from: 'local', to: '!bench000', channel: null, kind: 'text', text: `bench message ${i}`, payload: null });
+      if (result.deliveries.length !== DESTINATIONS) throw new Error(`message ${i} made ${result.deliveries.length} deliveries: ${result.message.decision?.reason}`);
+      // Let the dispatcher work while messages keep arriving, as on a live bridge.
+      if (i % 25 === 24) await new Promise((r) => setImmediate(r));
+    }
+    await allDelivered(bridge, MESSAGES * DESTINATIONS, started);
+    return performance.now() - started;
+  } finally {
+    await bridge.close(1000);
+  }
+}
+
+async function measureHttp(): Promise<number> {
+  const { bridge, key } = await routerBridge();
+  try {
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    let next = 0;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        for (let i = next++; i < MESSAGES; i = next++) {
+          const res = await fetch(`${bridge.url}/api/messages/send`, { method: 'POST', headers, body: JSON.stringify({ to: '!bench000', text: `bench message ${i}` }) });
+          const text = await res.text();
+          if (res.status !== 202) throw new Error(`send ${i}: ${res.status} ${text}`);
+        }
+      }),
+    );
+    await allDelivered(bridge, MESSAGES * DESTINATIONS, started);
+    return performance.now() - started;
+  } finally {
+    await bridge.close(1000);
+  }
+}
+
+/** The rows the router writes for each message, inserted directly into the same schema. */
+function measureBaseline(): number {
+  const db = openBridgeDatabase(join(tempDir(), 'baseline.db'));
+  try {
+    const insertMessage = db.prepare(
+      'INSERT INTO messages (id, direction, interface_id, from_addr, to_addr, channel, kind, text, payload, size, rule_id, action, decision, meta, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    const insertDelivery = db.prepare(
+      `INSERT INTO deliveries (id, message_id, interface_id, to_addr, channel, kind, text, payload, from_addr, state, attempts, max_attempts,
+         next_attempt_ms, front_ms, expires_ms, last_error, created_at, updated_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const decision = JSON.stringify({ rule_id: 'rul_0', action: 'forward', reason: "rule 'fan-out' matched: direction outbound, kind text, to !bench000" });
+    const started = performance.now();
+    for (let i = 0; i < MESSAGES; i++) {
+      const now = Date.now();
+      const at = new Date(now).toISOString();
+      const text = `bench message ${i}`;
+      const messageId = newId('msg', now);
+      db.exec('BEGIN IMMEDIATE');
+      insertMessage.run(messageId, 'outbound', null, 'local', '!bench000', null, 'text', text, null, Buffer.byteLength(text), 'rul_0', 'forward', decision, '{}', at);
+      for (let d = 0; d < DESTINATIONS; d++) {
+        insertDelivery.run(newId('dlv', now), messageId, `ifc_${d}`, '!bench000', null, 'text', text, null, 'local', 'delivered', 1, 5, now, null, now + 86_400_000, null, at, at, at);
+      }
+      db.exec('COMMIT');
+    }
+    return performance.now() - started;
+  } finally {
+    db.close();
+  }
+}
+
+const perSecond = (ms: number) => Math.round((MESSAGES / ms) * 1000);
+const line = (label: string, ms: number) => `  ${label.padEnd(46)} ${String(perSecond(ms)).padStart(8)} msg/s  (${(ms / 1000).toFixed(2)} s)`;
+
+try {
+  process.stdout.write(`fieldbridge routing benchmark: ${MESSAGES} messages, ${RULES} rules (the last matches), ${DESTINATIONS} deliveries each, sim bearers with latency 0\n`);
+  process.stdout.write(`node ${process.version}, ${process.arch}\n\n`);
+  // Warm-up: the first run pays for JIT compilation and page cache; it is not reported.
+  measureBaseline();
+  const baseline = measureBaseline();
+  const pipeline = await measurePipeline();
+  const http = await measureHttp();
+  const ratio = pipeline / baseline;
+  const httpRatio = http / baseline;
+  process.stdout.write(line('baseline: raw node:sqlite inserts (1 + 3 rows)', baseline) + '\n');
+  process.stdout.write(line('router: pipeline -> rules -> 3 delivered', pipeline) + `   ratio ${ratio.toFixed(2)}x\n`);
+  process.stdout.write(line('router: POST /api/messages/send -> 3 delivered', http) + `   ratio ${httpRatio.toFixed(2)}x\n`);
+  const met = ratio <= TARGET_RATIO;
+  process.stdout.write(`\ntarget: the routing core costs at most ${TARGET_RATIO}x the raw inserts it needs: ${met ? 'MET' : 'NOT MET'} (${ratio.toFixed(2)}x)\n`);
+  process.exitCode = met ? 0 : 1;
+} catch (error) {
+  process.stderr.write(`bench: ${(error as Error).message}\n`);
+  process.exitCode = 1;
+} finally {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+}

@@ -1,0 +1,123 @@
+import type { DatabaseSync } from 'node:sqlite';
+import type { Clock } from '../../lib/clock.ts';
+import { StartupError } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { ConfigService } from '../config/service.ts';
+import { type UplinkConfig, UplinkPublisher } from './publisher.ts';
+
+// Decides whether the bridge reports to a hub and with which settings (DESIGN.md sections 4
+// and 8): the `hub` config section, overridden at start by SERVICE_HUB_MQTT_URL and
+// SERVICE_HUB_TENANT ("none" turns the uplink off). A change to the hub section restarts the
+// publisher. Events are queued only while the uplink is on, so a bridge without a hub does
+// not grow an outbox nobody drains.
+
+export interface UplinkEnv {
+  mqttUrl?: string;
+  tenant?: string;
+}
+
+export type UplinkEventKind = 'message' | 'delivery' | 'telemetry' | 'position';
+
+export function uplinkEnv(env: NodeJS.ProcessEnv): UplinkEnv {
+  const mqttUrl = env.SERVICE_HUB_MQTT_URL?.trim() || undefined;
+  const tenant = env.SERVICE_HUB_TENANT?.trim() || undefined;
+  if (mqttUrl && mqttUrl !== 'none' && !/^(mqtts?|wss?):\/\/[^\s/]+/.test(mqttUrl)) {
+    throw new StartupError(`SERVICE_HUB_MQTT_URL: expected an mqtt://, mqtts://, ws:// or wss:// URL, or "none", got ${JSON.stringify(mqttUrl)}`);
+  }
+  if (tenant && tenant !== 'none' && !/^[A-Za-z0-9_.-]{1,64}$/.test(tenant)) {
+    throw new StartupError(`SERVICE_HUB_TENANT: expected 1 to 64 letters, digits, "_", "." or "-", or "none", got ${JSON.stringify(tenant)}`);
+  }
+  return { mqttUrl, tenant };
+}
+
+export class UplinkService {
+  readonly #db: DatabaseSync;
+  readonly #config: ConfigService;
+  readonly #env: UplinkEnv;
+  readonly #log: Logger;
+  readonly #clock: Clock;
+  readonly #version: string;
+  readonly #interfaces: () => unknown[];
+  #publisher: UplinkPublisher | undefined;
+  #restarting: Promise<void> = Promise.resolve();
+
+  constructor(deps: { db: DatabaseSync; config: ConfigService; env: UplinkEnv; log: Logger; clock: Clock; version: string; interfaces: () => unknown[] }) {
+    this.#db = deps.db;
+    this.#config = deps.config;
+    this.#env = deps.env;
+    this.#log = deps.log.child({ component: 'uplink' });
+    this.#clock = deps.clock;
+    this.#version = deps.version;
+    this.#interfaces = deps.interfaces;
+  }
+
+  /** The bridge's stable id at the hub: the hub section's bridge_id, else one made at first start. */
+  bridgeId(): string {
+    const configured = (this.#config.section('hub') as { bridge_id: string | null }).bridge_id;
+    if (configured) return configured;
+    const row = this.#db.prepare("SELECT value FROM uplink_state WHERE name = 'bridge_id'").get() as { value: string } | undefined;
+    if (row) return row.value;
+    const id = newId('brg', this.#clock.now()).toLowerCase();
+    this.#db.prepare("INSERT INTO uplink_state (name, value) VALUES ('bridge_id', ?)").run(id);
+    return id;
+  }
+
+  /** The settings in force, or null when the uplink is off. */
+  effective(): UplinkConfig | null {
+    const hub = this.#config.section('hub') as { enabled: boolean; mqtt_url: string | null; tenant: string | null; username: string | null; password: string | null };
+    if (this.#env.mqttUrl === 'none' || this.#env.tenant === 'none') return null;
+    const mqtt_url = this.#env.mqttUrl ?? (hub.enabled ? hub.mqtt_url : null);
+    const tenant = this.#env.tenant ?? (hub.enabled || this.#env.mqttUrl ? hub.tenant : null);
+    if (!mqtt_url || !tenant) return null;
+    return { mqtt_url, tenant, bridge_id: this.bridgeId(), username: hub.username, password: hub.password };
+  }
+
+  start(): void {
+    this.#apply();
+    this.#config.on('change', (section) => {
+      if (section === 'hub') this.#restarting = this.#restarting.then(() => this.#restart());
+    });
+  }
+
+  /** Queues an event when the uplink is on; call inside the transaction that made the change. */
+  enqueue(kind: UplinkEventKind, payload: Record<string, unknown>): void {
+    this.#publisher?.enqueue(kind, payload);
+  }
+
+  state(): string {
+    return this.#publisher?.state() ?? 'off';
+  }
+
+  async close(): Promise<void> {
+    await this.#restarting;
+    await this.#publisher?.close();
+    this.#publisher = undefined;
+  }
+
+  async #restart(): Promise<void> {
+    await this.#publisher?.close();
+    this.#publisher = undefined;
+    this.#apply();
+  }
+
+  #apply(): void {
+    const config = this.effective();
+    if (!config) {
+      this.#log.info('uplink_off', { note: 'no hub configured (hub section disabled, or SERVICE_HUB_MQTT_URL/SERVICE_HUB_TENANT set to none)' });
+      return;
+    }
+    try {
+      this.#publisher = new UplinkPublisher({ db: this.#db, log: this.#log, clock: this.#clock, config, version: this.#version, interfaces: this.#interfaces });
+      this.#publisher.start();
+      this.#log.info('uplink_on', { broker: redactUrl(config.mqtt_url), tenant: config.tenant, bridge_id: config.bridge_id });
+    } catch (error) {
+      this.#log.error('uplink_config_invalid', { error: (error as Error).message });
+    }
+  }
+}
+
+/** A broker URL for the log: user information dropped. */
+function redactUrl(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//');
+}
