@@ -10,7 +10,8 @@ import type { Logger } from '../lib/log.ts';
 import { VERSION } from '../lib/version.ts';
 import { AuditStore } from './audit/store.ts';
 import { auditRoutes } from './audit/routes.ts';
-import { configRoutes } from './config/routes.ts';
+import { ConfigFileService } from './config/import.ts';
+import { configExportRoutes, configRoutes } from './config/routes.ts';
 import { ConfigService } from './config/service.ts';
 import { ConfigStore } from './config/store.ts';
 import { contactRoutes } from './contacts/routes.ts';
@@ -77,6 +78,7 @@ export interface BridgeServices {
   pipeline: Pipeline;
   audit: AuditStore;
   config: ConfigService;
+  configFiles: ConfigFileService;
   sendLimiter: SendRateLimiter;
   uplink: UplinkService;
   clock: Clock;
@@ -111,6 +113,7 @@ export function bridgeRoutes(services: BridgeServices, extra: { startedAt: numbe
     ...deliveryRoutes({ store: services.deliveries, dispatcher: services.dispatcher, interfaces: services.interfaces, clock: services.clock }),
     ...auditRoutes(services.audit),
     ...configRoutes(services.config),
+    ...configExportRoutes(services.configFiles),
     ...routingRoutes(services.interfaces, services.host),
   );
   return routes;
@@ -270,7 +273,8 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
     deliveries.countByInterfaceWaiting().map((r) => ({ labels: { interface: r.interface_id }, value: r.n })),
   );
   const audit = new AuditStore(db);
-  return { db, keys, metrics, interfaces, host, rules, contacts, groups, messages, deliveries, dispatcher, pipeline, audit, config, clock,
+  const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, clock, log });
+  return { db, keys, metrics, interfaces, host, rules, contacts, groups, messages, deliveries, dispatcher, pipeline, audit, config, configFiles, clock,
     uplink,
     sendLimiter: new SendRateLimiter(clock, () => config.section('routing').rate_limit) };
 }

@@ -25,7 +25,7 @@ test('the document is OpenAPI 3.1 with bearer security and problem+json errors',
   assert.equal(doc.components.schemas.CreateKeyRequest.required.sort(), ['label', 'role']);
   assert.equal(doc.paths['/api/health'].get.security, [], 'health needs no key');
   const del = doc.paths['/api/auth/keys/{id}'].delete;
-  assert.equal(del.parameters, [{ name: 'id', in: 'path', required: true, schema: { type: 'string', minLength: 1 } }]);
+  assert.equal(del.parameters, [{ name: 'id', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 100 } }]);
 });
 
 test('every $ref in the document resolves', () => {

@@ -63,7 +63,7 @@ export async function backupDatabase(options: BackupOptions): Promise<BackupResu
   }
 
   try {
-    const { pages, pageSize, schemaVersion } = await copy(source, partial, options.pagesPerStep ?? ALL_PAGES, say);
+    const { pages, schemaVersion } = await copy(source, partial, options.pagesPerStep ?? ALL_PAGES, say);
     say(`verifying the copy: PRAGMA integrity_check, schema_version ${schemaVersion}`);
     verifyBackup(partial, schemaVersion);
     if (options.force) {

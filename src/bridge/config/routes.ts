@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
+import { ADMIN, ANY_KEY, HANDLED, route, type Route } from '../../http/route.ts';
+import { AppError } from '../../lib/errors.ts';
+import { ConfigFile, serializeConfigFile } from './export.ts';
+import type { ConfigFileService } from './import.ts';
 import { patchSchema } from './patch.ts';
 import { redactSecrets, redactSections } from './secrets.ts';
 import {
@@ -15,8 +18,7 @@ import {
 } from './sections.ts';
 import type { ConfigService } from './service.ts';
 
-// SPEC 4.4 configuration endpoints, except export, import and diff (which need the routing
-// core and come with it). Reads: any key; writes: owner or admin (DESIGN.md section 5). Every
+// SPEC 4.4 configuration endpoints; export, import and diff are at the end. Reads: any key; writes: owner or admin (DESIGN.md section 5). Every
 // write is a patch: fields left out keep their stored values, and the merged section is
 // validated whole before anything is stored. Secrets come back as "<redacted>".
 
@@ -138,6 +140,101 @@ export function configRoutes(config: ConfigService): Route[] {
       response: OwnerWritten,
       responseName: 'OwnerWritten',
       handler: ({ body }) => ({ owner: config.write('owner', body, 'body') }),
+    }),
+  ];
+}
+
+// Export, import and diff of the whole configuration file (SPEC 4.4; issue 5; docs/config.md).
+// Export: any key (viewers read everything else too), secrets only for an owner who asks.
+// Import and diff: owner or admin. Diff changes nothing, but viewers make GET calls only
+// (DESIGN.md section 5), and the two take the same body and limits.
+
+/** Import files are larger than other bodies: a bridge with many rules and contacts (DESIGN.md section 5). */
+export const CONFIG_FILE_BODY_LIMIT = 8 * 1024 * 1024;
+const EXPORT_FILENAME = 'fieldbridge-config.json';
+
+const ExportQuery = z.object({
+  secrets: z.enum(['include', 'redact'], { error: 'secrets must be include or redact' }).optional()
+    .describe('include: write secrets (hub.password) in clear; owner keys only. Default: redact'),
+});
+
+// The server checks only that the body is an object: the handler checks the whole file, so
+// that every error (shape, per-kind settings, references between entries) is listed at once.
+const ConfigFileBody = z
+  .record(z.string(), z.unknown(), { error: 'must be a JSON object: a configuration file as GET /api/config/export writes it' })
+  .describe('A configuration file: the ConfigExport document, exported_at optional. Validated whole; every error is listed with its path.');
+
+const Change = z.object({
+  path: z.string().describe('e.g. access_rules[name=night-relay].schedule.windows[0].start'),
+  op: z.enum(['add', 'remove', 'change']),
+  from: z.unknown().describe('null for an add'),
+  to: z.unknown().describe('null for a remove'),
+});
+const Changes = z.array(Change).describe('What import changes (did change), in file order; secrets appear as "<redacted>"');
+
+export function configExportRoutes(files: ConfigFileService): Route[] {
+  const tags = ['config'];
+  return [
+    route({
+      method: 'GET',
+      path: '/api/config/export',
+      summary: 'The whole configuration as one readable file (backup and template)',
+      description:
+        'Sections, interfaces, access rules in evaluation order, object groups and contacts, named rather than by id. ' +
+        'Stable key order and 2-space indentation, served as an attachment. Secrets read "<redacted>" unless an owner asks ?secrets=include.',
+      tags,
+      roles: ANY_KEY,
+      query: ExportQuery,
+      response: ConfigFile,
+      responseName: 'ConfigExport',
+      handler: ({ query, principal, res }) => {
+        const secrets = query.secrets === 'include';
+        if (secrets && principal?.role !== 'owner') {
+          throw new AppError('ERR_FORBIDDEN', 403, `only an owner key may export secrets (?secrets=include); this key's role is '${principal?.role}'`);
+        }
+        const text = serializeConfigFile(files.export({ secrets }));
+        res.writeHead(200, {
+          'Content-Type': 'application/json; charset=utf-8',
+          'Content-Disposition': `attachment; filename="${EXPORT_FILENAME}"`,
+          'Content-Length': Buffer.byteLength(text),
+          // A file with secrets in it should not linger in caches on the way.
+          'Cache-Control': 'no-store',
+        });
+        res.end(text);
+        return HANDLED;
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/api/config/import',
+      summary: 'Replace the configuration with a file; history is kept',
+      description:
+        'The whole file is checked first and every error listed with its path; then sections, interfaces, access rules, ' +
+        'object groups and contacts are replaced in one transaction (on any error nothing changes). Messages, deliveries, ' +
+        'dead letters, audit entries and keys are kept; a same-named interface keeps its id, so its deliveries in flight ' +
+        'stay attached. "<redacted>" keeps the stored secret. Body up to 8 MiB.',
+      tags,
+      roles: ADMIN,
+      body: ConfigFileBody,
+      bodyName: 'ConfigImport',
+      bodyLimit: CONFIG_FILE_BODY_LIMIT,
+      response: z.object({ applied: z.literal(true), changes: Changes }),
+      responseName: 'ConfigImported',
+      handler: ({ body }) => files.import(body),
+    }),
+    route({
+      method: 'POST',
+      path: '/api/config/diff',
+      summary: 'What importing a file would change; changes nothing',
+      description: 'Takes the same file as import and checks it the same way. Paths name list items by name: interfaces[name=sat].settings.',
+      tags,
+      roles: ADMIN,
+      body: ConfigFileBody,
+      bodyName: 'ConfigImport',
+      bodyLimit: CONFIG_FILE_BODY_LIMIT,
+      response: z.object({ changes: Changes }),
+      responseName: 'ConfigDiff',
+      handler: ({ body }) => ({ changes: files.diff(body) }),
     }),
   ];
 }

@@ -1,18 +1,10 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { transaction } from '../../db/sqlite.ts';
 
-// SQL for the config_sections table, nothing else. One row per section (bridge, routing, hub,
+// SQL for the config_sections table (bridge migration 3), nothing else. One row per section (bridge, routing, hub,
 // radio, owner, modules) holding its JSON value; a section never written has no row and reads
 // as its defaults, so a new default in a later release reaches every bridge that kept it.
 
-/** Append to src/bridge/migrations.ts as the next entry (name 'config_sections'). */
-export const configMigrationSql = `
-      CREATE TABLE config_sections (
-        section    TEXT PRIMARY KEY,
-        value      TEXT NOT NULL CHECK (json_valid(value)),
-        updated_at TEXT NOT NULL
-      );
-    `;
 
 export interface ConfigRow {
   section: string;

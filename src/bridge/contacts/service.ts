@@ -71,6 +71,22 @@ export class BookService<V> {
     }
     this.store.delete(row.id);
   }
+  /**
+   * Import (issue 5): makes the book exactly `entries`, inside the caller's transaction, which
+   * also replaces the rules (so the in-use checks of update and delete do not apply). A
+   * same-named entry keeps its id; updated_at moves only when its value changed.
+   */
+  replaceAll(entries: ReadonlyArray<{ name: string; value: V }>): void {
+    const wanted = new Map(entries.map((e) => [e.name, e.value]));
+    for (const row of this.store.list()) if (!wanted.has(row.name)) this.store.delete(row.id);
+    const now = this.#clock.now();
+    const at = new Date(now).toISOString();
+    for (const { name, value } of entries) {
+      const row = this.store.find(name);
+      if (!row) this.store.insert({ id: newId(this.options.prefix, now), name, value, created_at: at, updated_at: at });
+      else if (JSON.stringify(row.value) !== JSON.stringify(value)) this.store.update({ ...row, value, updated_at: at });
+    }
+  }
   expand(name: string): string[] | null {
     const row = this.store.find(name);
     return row ? this.options.expand(row.value) : null;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { decodeCursor, PageQuery, pageReply, pageSchema } from '../../http/paging.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
-import { AppError, badRequest, notFound } from '../../lib/errors.ts';
+import { AppError, notFound } from '../../lib/errors.ts';
 import type { InterfaceService } from '../interfaces/service.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import { DELIVERY_STATES, type DeliveryRow, type DeliveryStore } from './store.ts';
@@ -57,12 +57,7 @@ export function deliveryRoutes(deps: { store: DeliveryStore; dispatcher: Dispatc
       response: pageSchema(DeliveryView), responseName: 'DeliveryPage',
       handler: (ctx) => {
         const q = ctx.query;
-        let interface_id: string | undefined;
-        if (q.interface) {
-          const row = interfaces.find(q.interface);
-          if (!row) throw badRequest(`no interface '${q.interface}'`, [{ path: 'query.interface', message: `no interface '${q.interface}'` }]);
-          interface_id = row.id;
-        }
+        const interface_id = interfaces.idForFilter(q.interface, 'query.interface');
         const rows = store.list({ state: q.state, interface_id, message_id: q.message, before_id: decodeCursor(q.cursor) }, q.limit + 1);
         return pageReply(ctx, rows.map(deliveryView), q.limit);
       },

@@ -1,4 +1,5 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import { StatementCache } from '../../db/statement-cache.ts';
 
 export const DELIVERY_STATES = ['pending', 'sending', 'retrying', 'delivered', 'dead', 'cancelled', 'expired'] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
@@ -48,17 +49,12 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /** SQL for the deliveries table: the queue, the dead letters and the history of attempts. */
 export class DeliveryStore {
-  readonly #db: DatabaseSync;
-  readonly #statements = new Map<string, StatementSync>();
+  readonly #statements: StatementCache;
   constructor(db: DatabaseSync) {
-    this.#db = db;
+    this.#statements = new StatementCache(db);
   }
-  // The dispatcher runs these for every attempt; node:sqlite compiles a statement on every
-  // prepare(), which cost more than the statements themselves (npm run bench, docs/routing.md).
   #prepare(sql: string): StatementSync {
-    let statement = this.#statements.get(sql);
-    if (!statement) this.#statements.set(sql, (statement = this.#db.prepare(sql)));
-    return statement;
+    return this.#statements.prepare(sql);
   }
   insert(d: DeliveryRow): void {
     this

@@ -30,6 +30,12 @@ export interface InterfaceHooks {
   queueDepth(interfaceId: string): number;
 }
 
+/** What replaceAll did: every imported name's id, and the ids it removed. */
+export interface ReplacedInterfaces {
+  ids: Map<string, string>;
+  removed: string[];
+}
+
 export class InterfaceService {
   readonly #store: InterfaceStore;
   readonly #host: BearerHost;
@@ -54,6 +60,14 @@ export class InterfaceService {
 
   find(ref: string): InterfaceRow | undefined {
     return this.#store.find(ref);
+  }
+
+  /** A filter's interface reference (id or name) as an id; undefined when none was given. */
+  idForFilter(ref: string | undefined, path: string): string | undefined {
+    if (ref === undefined) return undefined;
+    const row = this.#store.find(ref);
+    if (!row) throw badRequest(`no interface '${ref}'`, [{ path, message: `no interface '${ref}'` }]);
+    return row.id;
   }
 
   list(): InterfaceRow[] {
@@ -127,6 +141,50 @@ export class InterfaceService {
     this.#store.update(next);
     await this.#apply(next);
     return next;
+  }
+
+  /**
+   * Import (issue 5): makes the stored interfaces exactly `entries` (settings already checked
+   * against their kind), inside the caller's transaction. A same-named interface of the same
+   * kind keeps its id, so deliveries in flight stay attached; one whose name is gone or whose
+   * kind changed is removed and what waits for it is cancelled (a delivery addressed for one
+   * bearer cannot go out on another). Rules are the caller's to replace, and bearers are not
+   * touched: call applyReplaced() after COMMIT, so a rolled-back import never reaches a radio.
+   */
+  replaceAll(entries: ReadonlyArray<InterfaceInput & { kind: InterfaceKind; enabled: boolean; device: string | null }>): ReplacedInterfaces {
+    const wanted = new Map(entries.map((e) => [e.name, e]));
+    const at = this.#now();
+    const removed: string[] = [];
+    for (const row of this.#store.list()) {
+      if (wanted.get(row.name)?.kind === row.kind) continue;
+      this.#hooks?.cancelDeliveriesFor(row.id, `interface '${row.name}' was removed by a configuration import`);
+      this.#store.delete(row.id);
+      removed.push(row.id);
+    }
+    const ids = new Map<string, string>();
+    for (const e of entries) {
+      const row = this.#store.find(e.name);
+      const fields = { enabled: e.enabled, device: e.device, settings: e.settings, transforms: e.transforms, retry: e.retry };
+      if (!row) {
+        const id = newId('ifc', this.#clock.now());
+        this.#store.insert({ id, name: e.name, kind: e.kind, ...fields, created_at: at, updated_at: at });
+        ids.set(e.name, id);
+        continue;
+      }
+      const before = { enabled: row.enabled, device: row.device, settings: row.settings, transforms: row.transforms, retry: row.retry };
+      if (JSON.stringify(before) !== JSON.stringify(fields)) this.#store.update({ ...row, ...fields, updated_at: at });
+      ids.set(e.name, row.id);
+    }
+    return { ids, removed };
+  }
+
+  /** After an import's COMMIT: stops removed bearers, starts or restarts changed ones. */
+  async applyReplaced(replaced: ReplacedInterfaces): Promise<void> {
+    for (const id of replaced.removed) {
+      await this.#host.stop(id);
+      this.#host.forget(id);
+    }
+    await this.startAll();
   }
 
   /** Starts the bearers of every enabled, bound interface (bridge start). */

@@ -1,4 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
+import { StatementCache } from '../../db/statement-cache.ts';
 import { fromJson, toJson } from '../json.ts';
 
 export interface InterfaceRow {
@@ -37,9 +38,10 @@ const decode = (r: Raw): InterfaceRow => ({
 
 /** SQL for the interfaces table. */
 export class InterfaceStore {
-  readonly #db: DatabaseSync;
+  readonly #db: StatementCache;
   constructor(db: DatabaseSync) {
-    this.#db = db;
+    // find() runs for every message and every send attempt: statements are compiled once.
+    this.#db = new StatementCache(db);
   }
   list(): InterfaceRow[] {
     return (this.#db.prepare('SELECT * FROM interfaces ORDER BY id').all() as unknown as Raw[]).map(decode);

@@ -68,12 +68,7 @@ export function messageRoutes(deps: { store: MessageStore; pipeline: Pipeline; i
       response: pageSchema(MessageView), responseName: 'MessagePage',
       handler: (ctx) => {
         const q = ctx.query;
-        let interface_id: string | undefined;
-        if (q.interface) {
-          const row = interfaces.find(q.interface);
-          if (!row) throw badRequest(`no interface '${q.interface}'`, [{ path: 'query.interface', message: `no interface '${q.interface}'` }]);
-          interface_id = row.id;
-        }
+        const interface_id = interfaces.idForFilter(q.interface, 'query.interface');
         const rows = store.list({ direction: q.direction, interface_id, kind: q.kind, since: q.since, until: q.until, q: q.q, before_id: decodeCursor(q.cursor) }, q.limit + 1);
         return pageReply(ctx, rows.map(messageView), q.limit);
       },

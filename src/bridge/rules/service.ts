@@ -114,6 +114,39 @@ export class RuleService {
     return this.list();
   }
 
+  /**
+   * Import (issue 5): replaces every rule with `inputs`, in that order, inside the caller's
+   * transaction. Interfaces must be given by id. A same-named rule keeps its id and its fired
+   * count; updated_at moves only when something in it changed. Call forgetCache() after the
+   * transaction ends, whichever way.
+   */
+  replaceAll(inputs: readonly RuleInput[]): void {
+    const existing = new Map(this.#store.list().map((r) => [r.name, r]));
+    const nowMs = this.#clock.now();
+    const at = new Date(nowMs).toISOString();
+    const rows: Array<Omit<RuleRow, 'priority'>> = [];
+    const refs: RuleRef[][] = [];
+    for (const input of inputs) {
+      const resolved = this.#resolve(input);
+      const fields = { enabled: input.enabled ?? true, match: resolved.match, schedule: input.schedule, action: input.action, destinations: resolved.destinations };
+      const old = existing.get(input.name);
+      const same = old && JSON.stringify(fields) === JSON.stringify({ enabled: old.enabled, match: old.match, schedule: old.schedule, action: old.action, destinations: old.destinations });
+      rows.push(
+        old
+          ? { ...old, ...fields, updated_at: same ? old.updated_at : at }
+          : { id: newId('rul', nowMs), name: input.name, ...fields, fired: 0, last_fired_at: null, created_at: at, updated_at: at },
+      );
+      refs.push(resolved.refs);
+    }
+    this.#store.replaceAll(rows, refs);
+    this.#cache = undefined;
+  }
+
+  /** Drops the cached rule list (after an import's transaction commits or rolls back). */
+  forgetCache(): void {
+    this.#cache = undefined;
+  }
+
   /** Runs the policy for one message and records which rule fired. */
   decide(msg: RoutableMessage): Decision {
     const resolver: AddressResolver = {

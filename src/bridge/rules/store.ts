@@ -92,6 +92,26 @@ export class RuleStore {
       this.#db.prepare('UPDATE access_rules SET updated_at = ?').run(at);
     });
   }
+  /**
+   * Import (issue 5): the whole rule list in evaluation order, inside the caller's transaction
+   * (it opens none of its own, so it nests in the import's). Rules whose id is not listed are
+   * deleted; listed ones are inserted or updated at their position, fired counts kept.
+   */
+  replaceAll(rows: ReadonlyArray<Omit<RuleRow, 'priority'>>, refs: ReadonlyArray<RuleRef[]>): void {
+    if (!this.#db.isTransaction) throw new Error('RuleStore.replaceAll must run inside the caller\'s transaction');
+    const keep = new Set(rows.map((r) => r.id));
+    const del = this.#db.prepare('DELETE FROM access_rules WHERE id = ?');
+    for (const r of this.list()) if (!keep.has(r.id)) del.run(r.id);
+    const upsert = this.#db.prepare(
+      'INSERT INTO access_rules (id, name, enabled, priority, match, schedule, action, destinations, fired, last_fired_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ' +
+        'ON CONFLICT (id) DO UPDATE SET name = excluded.name, enabled = excluded.enabled, priority = excluded.priority, match = excluded.match, ' +
+        'schedule = excluded.schedule, action = excluded.action, destinations = excluded.destinations, updated_at = excluded.updated_at',
+    );
+    rows.forEach((row, i) => {
+      upsert.run(row.id, row.name, row.enabled ? 1 : 0, i + 1, toJson(row.match), row.schedule ? toJson(row.schedule) : null, row.action, toJson(row.destinations), row.fired, row.last_fired_at, row.created_at, row.updated_at);
+      this.#setRefs(row.id, refs[i]);
+    });
+  }
   recordFired(id: string, at: string): void {
     this.#db.prepare('UPDATE access_rules SET fired = fired + 1, last_fired_at = ? WHERE id = ?').run(at, id);
   }

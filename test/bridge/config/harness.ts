@@ -5,7 +5,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { openBridgeDatabase } from '../../../src/bridge/app.ts';
 import { configRoutes } from '../../../src/bridge/config/routes.ts';
 import { ConfigService } from '../../../src/bridge/config/service.ts';
-import { ConfigStore, configMigrationSql } from '../../../src/bridge/config/store.ts';
+import { ConfigStore } from '../../../src/bridge/config/store.ts';
 import { keyRoutes } from '../../../src/bridge/keys/routes.ts';
 import { KeyService } from '../../../src/bridge/keys/service.ts';
 import { KeyStore } from '../../../src/bridge/keys/store.ts';
@@ -16,12 +16,6 @@ import { createLogger, type Logger } from '../../../src/lib/log.ts';
 // A small in-process bridge for the config tests: the real database file, migrations, key
 // service, HTTP kernel and config routes, on port 0. Mirrors startBridge in src/bridge/app.ts
 // until the config routes are wired there.
-
-/** Applies the config table unless the bridge migrations already carry it. */
-export function applyConfigMigration(db: DatabaseSync): void {
-  const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'config_sections'").get();
-  if (!exists) db.exec(configMigrationSql);
-}
 
 export interface Harness {
   url: string;
@@ -42,7 +36,6 @@ export async function startHarness(): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'fb-'));
   const dbPath = join(dir, 'bridge.db');
   const db = openBridgeDatabase(dbPath);
-  applyConfigMigration(db);
   const clock = new FakeClock();
   const logLines: string[] = [];
   const log: Logger = createLogger({ format: 'json', level: 'debug', write: (l) => logLines.push(l) });

@@ -1,0 +1,163 @@
+import { z } from 'zod';
+import { PortValueSchema } from '../../bearers/serial/port-value.ts';
+import { ContactAddressesSchema, GroupMembersSchema } from '../contacts/routes.ts';
+import type { BookRow } from '../contacts/store.ts';
+import { RetryPolicy } from '../deliveries/backoff.ts';
+import { INTERFACE_KINDS, kinds, type InterfaceKind } from '../interfaces/kinds.ts';
+import { InterfaceName } from '../interfaces/routes.ts';
+import type { InterfaceRow } from '../interfaces/store.ts';
+import { TransformPipeline } from '../interfaces/transforms.ts';
+import { refineRuleAction, RULE_ACTION_FIELDS, RuleMatch } from '../rules/match.ts';
+import { Schedule } from '../rules/schedule.ts';
+import type { RuleRow } from '../rules/store.ts';
+import { ConfigSections, SECTION_NAMES, type ConfigValues } from './sections.ts';
+
+// The configuration file (SPEC 2.6, 4.4 GET /api/config/export; issue 5): one readable,
+// hand-editable JSON document with every section, the interfaces, the access rules in
+// evaluation order, the object groups and the contacts. It carries intent, not history, and
+// no ids: interfaces, groups and contacts are named, so the file is a template for another
+// bridge too. The import (import.ts) reads exactly this shape.
+//
+// Decisions (docs/config.md, "Export"):
+// - Key order is fixed so two exports of the same configuration are byte-identical and diff
+//   cleanly in git: the top level in FILE_KEYS order; each entry name first, then its fields
+//   in the entry schema's order; sections, settings, transforms, retry policies, filters and
+//   schedules in their schema's order (each value is passed through its schema, which also
+//   fills defaults a hand-written file left out). Settings of a kind without a field list (a
+//   kind whose driver is not in this release) have their keys sorted, recursively.
+// - Interfaces, groups and contacts are sorted by name; access rules keep evaluation order,
+//   which is their meaning.
+// - 2-space indentation and a final newline.
+
+export const CONFIG_FILE_FORMAT = 'fieldbridge-config';
+export const CONFIG_FILE_VERSION = 1;
+
+/** Every top-level key, in the order the file is written. */
+export const FILE_KEYS = ['format', 'version', 'exported_at', ...SECTION_NAMES, 'interfaces', 'access_rules', 'object_groups', 'contacts'] as const;
+export const LIST_KEYS = ['interfaces', 'access_rules', 'object_groups', 'contacts'] as const;
+
+export const InterfaceEntry = z.strictObject({
+  name: InterfaceName,
+  kind: z.enum(INTERFACE_KINDS, { error: `kind must be one of ${INTERFACE_KINDS.join(', ')}` }),
+  enabled: z.boolean().default(true),
+  device: PortValueSchema.nullable().default(null).describe('A port value; null: unbound'),
+  settings: z.record(z.string(), z.unknown()).default({}).describe('Checked against the kind\'s settings (docs/routing.md)'),
+  transforms: TransformPipeline.default({ inbound: [], outbound: [] }),
+  retry: RetryPolicy.default(RetryPolicy.parse({})),
+});
+export type InterfaceEntry = z.output<typeof InterfaceEntry>;
+
+export const RuleEntry = z
+  .strictObject({
+    name: InterfaceName,
+    enabled: z.boolean().default(true),
+    match: RuleMatch.describe('As in the access rules API, with interfaces given by name'),
+    schedule: Schedule.nullable().default(null).describe('null: always active'),
+    action: RULE_ACTION_FIELDS.action,
+    destinations: RULE_ACTION_FIELDS.destinations.unwrap().default([]).describe('{interface (a name in this file), to}'),
+  })
+  .superRefine(refineRuleAction);
+export type RuleEntry = z.output<typeof RuleEntry>;
+
+export const GroupEntry = z.strictObject({ name: InterfaceName, members: GroupMembersSchema });
+export type GroupEntry = z.output<typeof GroupEntry>;
+export const ContactEntry = z.strictObject({ name: InterfaceName, addresses: ContactAddressesSchema });
+export type ContactEntry = z.output<typeof ContactEntry>;
+
+/** The whole file, as export writes it (documentation and tests; import checks it piece by piece). */
+export const ConfigFile = z.strictObject({
+  format: z.literal(CONFIG_FILE_FORMAT),
+  version: z.literal(CONFIG_FILE_VERSION),
+  exported_at: z.iso.datetime().optional().describe('When the file was written; ignored by import and diff'),
+  ...ConfigSections.shape,
+  interfaces: z.array(InterfaceEntry).describe('Sorted by name'),
+  access_rules: z.array(RuleEntry).describe('In evaluation order'),
+  object_groups: z.array(GroupEntry).describe('Sorted by name; rules refer to them as @name'),
+  contacts: z.array(ContactEntry).describe('Sorted by name; rules refer to them as @name'),
+});
+export type ConfigFile = z.output<typeof ConfigFile>;
+
+/** The configuration behind a file, without format fields (what import writes, what export reads). */
+export interface ConfigParts {
+  sections: ConfigValues;
+  interfaces: InterfaceEntry[];
+  rules: RuleEntry[];
+  groups: GroupEntry[];
+  contacts: ContactEntry[];
+}
+
+/**
+ * The file for `parts`, in canonical form: every value through its schema (schema key order,
+ * defaults filled), entries in FILE_KEYS / schema order, lists sorted as decided above. Export
+ * and diff both build their documents here, so an imported file and the next export agree.
+ */
+export function buildConfigFile(parts: ConfigParts, exportedAt?: string): ConfigFile {
+  const byName = <T extends { name: string }>(items: T[]) => [...items].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const sections = canonical(ConfigSections, parts.sections);
+  const file: Record<string, unknown> = { format: CONFIG_FILE_FORMAT, version: CONFIG_FILE_VERSION };
+  if (exportedAt !== undefined) file.exported_at = exportedAt;
+  for (const name of SECTION_NAMES) file[name] = sections[name];
+  file.interfaces = byName(parts.interfaces).map(canonicalInterface);
+  file.access_rules = parts.rules.map((r) => canonical(RuleEntry, r));
+  file.object_groups = byName(parts.groups).map((g) => canonical(GroupEntry, g));
+  file.contacts = byName(parts.contacts).map((c) => canonical(ContactEntry, c));
+  return file as ConfigFile;
+}
+
+/** The file's bytes: 2-space indentation and a final newline. */
+export function serializeConfigFile(file: ConfigFile): string {
+  return `${JSON.stringify(file, null, 2)}\n`;
+}
+
+function canonicalInterface(entry: InterfaceEntry): InterfaceEntry {
+  const out = canonical(InterfaceEntry, entry);
+  const schema = kinds[out.kind as InterfaceKind]?.settings;
+  if (schema instanceof z.ZodRecord) return { ...out, settings: sortKeysDeep(out.settings) as Record<string, unknown> };
+  return { ...out, settings: schema ? canonical(schema, out.settings) : out.settings };
+}
+
+/** The value through its schema; a stored value the schema no longer accepts is kept as is. */
+function canonical<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const parsed = schema.safeParse(value);
+  return (parsed.success ? parsed.data : value) as z.output<S>;
+}
+
+function sortKeysDeep(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeysDeep);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) out[key] = sortKeysDeep((value as Record<string, unknown>)[key]);
+  return out;
+}
+
+/** What readConfigParts needs: the services that own each part of the configuration. */
+export interface ConfigSources {
+  config: { all(): ConfigValues };
+  interfaces: { list(): InterfaceRow[] };
+  rules: { list(): RuleRow[] };
+  groups: { list(): Array<BookRow<string[]>> };
+  contacts: { list(): Array<BookRow<Record<string, string>>> };
+}
+
+/** The stored configuration as file parts, unredacted: rules name interfaces by name, not id. */
+export function readConfigParts(from: ConfigSources): ConfigParts {
+  const rows = from.interfaces.list();
+  const names = new Map(rows.map((r) => [r.id, r.name]));
+  // A rule always names existing interfaces (deleting one deletes its rules); an id without
+  // a name would be a damaged database, and is written as it is rather than dropped.
+  const nameOf = (id: string) => names.get(id) ?? id;
+  return {
+    sections: from.config.all(),
+    interfaces: rows.map((r) => ({ name: r.name, kind: r.kind as InterfaceKind, enabled: r.enabled, device: r.device, settings: r.settings, transforms: r.transforms, retry: r.retry }) as InterfaceEntry),
+    rules: from.rules.list().map((r) => ({
+      name: r.name,
+      enabled: r.enabled,
+      match: r.match.interfaces ? { ...r.match, interfaces: r.match.interfaces.map(nameOf) } : r.match,
+      schedule: r.schedule,
+      action: r.action,
+      destinations: r.destinations.map((d) => ({ interface: nameOf(d.interface), to: d.to })),
+    })),
+    groups: from.groups.list().map((g) => ({ name: g.name, members: g.value })),
+    contacts: from.contacts.list().map((c) => ({ name: c.name, addresses: c.value })),
+  };
+}

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { VERSION } from '../lib/version.ts';
+import type { MetricsRegistry } from './metrics.ts';
+import { ANY_KEY, HANDLED, Reply, route, type Route } from './route.ts';
+
+// Health, the OpenAPI document and Prometheus metrics: the same three routes on the bridge
+// and the hub, each told how to check its own database and what else to report.
+
+export interface SystemRouteDeps {
+  what: string;
+  metrics: MetricsRegistry;
+  startedAt: number;
+  now: () => number;
+  openapi: () => unknown;
+  /** Throws (or rejects) when the database cannot be read. */
+  checkDb(): void | Promise<void>;
+  /** More health fields (the hub adds its MQTT link) and their schema. */
+  extra?: { shape: z.ZodRawShape; values(): Record<string, unknown> };
+}
+
+export function systemRoutes(deps: SystemRouteDeps): Route[] {
+  const Health = z.object({
+    status: z.enum(['ok', 'unavailable']),
+    version: z.string(),
+    uptime_s: z.number().describe('Seconds since the process started'),
+    db: z.string().describe('"ok", or what went wrong reading the database'),
+    ...deps.extra?.shape,
+  });
+  return [
+    route({
+      method: 'GET', path: '/api/health', summary: 'Liveness and database check; needs no key', tags: ['system'], roles: 'public',
+      response: Health, responseName: 'Health', errors: [503],
+      handler: async () => {
+        const base = { version: VERSION, uptime_s: Math.round((deps.now() - deps.startedAt) / 100) / 10, ...deps.extra?.values() };
+        try {
+          await deps.checkDb();
+          return { status: 'ok', ...base, db: 'ok' };
+        } catch (error) {
+          return new Reply(503, { status: 'unavailable', ...base, db: (error as Error).message });
+        }
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/openapi.json', summary: `The ${deps.what} API as OpenAPI 3.1; needs no key`, tags: ['system'], roles: 'public',
+      handler: () => deps.openapi(),
+    }),
+    route({
+      method: 'GET', path: '/metrics', summary: 'Prometheus metrics (text format 0.0.4); any valid key', tags: ['system'], roles: ANY_KEY, produces: 'text/plain',
+      handler: ({ res }) => {
+        const text = deps.metrics.render();
+        res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+        res.end(text);
+        return HANDLED;
+      },
+    }),
+  ];
+}
