@@ -156,4 +156,15 @@ export const bridgeMigrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: 'delivery_queue_indexes',
+    sql: `
+      -- The dispatcher asks each interface's queue for its next due delivery on every send:
+      -- these partial indexes answer in index order instead of sorting the waiting rows.
+      CREATE INDEX deliveries_waiting ON deliveries (interface_id, next_attempt_ms, id) WHERE state IN ('pending', 'retrying');
+      CREATE INDEX deliveries_front ON deliveries (interface_id, front_ms) WHERE front_ms IS NOT NULL;
+      CREATE INDEX deliveries_expiry ON deliveries (expires_ms) WHERE state IN ('pending', 'retrying');
+    `,
+  },
 ];

@@ -48,8 +48,8 @@ export interface PipelineDeps {
   rules: RuleService;
   contacts: BookService<Record<string, string>>;
   groups: BookService<string[]>;
-  /** After commit: wake the dispatcher for these interfaces. */
-  dispatch(interfaceIds: string[]): void;
+  /** After commit: wake the dispatcher for an interface with new deliveries (and the earliest of their expiries). */
+  dispatch(interfaceId: string, earliestExpiryMs: number): void;
   /** Inside the transaction that stores the message (the uplink outbox), so both or neither happen. */
   record?(result: IngestResult): void;
   /** After commit: tell listeners (metrics). */
@@ -77,8 +77,9 @@ export class Pipeline {
       else parts = t.outputs.map((o) => ({ ...input, text: o.text, payload: o.payload, from: o.from, to: o.to, channel: o.channel }));
     }
     const results = parts.map((part) => this.#route(part, source?.name ?? null, dropReason));
-    const touched = [...new Set(results.flatMap((r) => r.deliveries.map((d) => d.interface_id)))];
-    if (touched.length > 0) this.#d.dispatch(touched);
+    const touched = new Map<string, number>();
+    for (const d of results.flatMap((r) => r.deliveries)) touched.set(d.interface_id, Math.min(d.expires_ms, touched.get(d.interface_id) ?? Infinity));
+    for (const [interfaceId, expires] of touched) this.#d.dispatch(interfaceId, expires);
     for (const r of results) this.#d.onIngested?.(r);
     return results;
   }

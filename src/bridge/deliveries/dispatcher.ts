@@ -38,9 +38,12 @@ export class Dispatcher {
   // interrupted ones. So nothing is sent until start().
   #started = false;
   #stopped = false;
+  #expiryAt: number | undefined;
 
   constructor(deps: DispatcherDeps) {
     this.#d = deps;
+    // Written-behind state changes became visible: those queues may have new work or timers.
+    deps.store.onFlushed = (interfaceIds) => interfaceIds.forEach((id) => this.kick(id));
   }
 
   /** Recovers deliveries interrupted by a crash and starts every queue with work. */
@@ -64,10 +67,13 @@ export class Dispatcher {
     void run.finally(() => this.#inFlight.delete(run));
   }
 
-  /** A delivery was created or changed outside the queue (retry now): wake its interface and the expiry timer. */
-  changed(interfaceId: string): void {
+  /**
+   * Deliveries were created or changed outside the queue (new message, retry now): wake the
+   * interface, and the expiry timer when one of them may expire before the timer fires.
+   */
+  changed(interfaceId: string, expiresMs?: number): void {
     this.kick(interfaceId);
-    this.#scheduleExpiry();
+    if (expiresMs === undefined || this.#expiryAt === undefined || expiresMs < this.#expiryAt) this.#scheduleExpiry();
   }
 
   /** Stops taking new work and waits (bounded) for sends in progress. */
@@ -77,6 +83,7 @@ export class Dispatcher {
     this.#timers.clear();
     if (this.#expiryTimer) this.#d.clock.clearTimeout(this.#expiryTimer);
     await Promise.race([Promise.allSettled([...this.#inFlight]), new Promise((r) => setTimeout(r, graceMs).unref())]);
+    this.#d.store.flush();
   }
 
   async #run(interfaceId: string): Promise<void> {
@@ -108,11 +115,10 @@ export class Dispatcher {
         return;
       }
       if (delivery.expires_ms <= now) {
-        store.finish(delivery.id, 'expired', 'message TTL passed before delivery', now);
-        this.#changed(delivery.id);
+        this.#record(delivery, 'expired', 'message TTL passed before delivery', () => store.finish(delivery.id, 'expired', 'message TTL passed before delivery', now));
         continue;
       }
-      store.markSending(delivery.id, now);
+      store.defer(delivery.id, interfaceId, () => store.markSending(delivery.id, now));
       const outcome = await this.#attempt(row, delivery);
       this.#settle(row, delivery, outcome);
     }
@@ -143,23 +149,24 @@ export class Dispatcher {
     const { store, clock, host } = this.#d;
     const now = clock.now();
     const attempts = d.attempts + 1;
+    const sent = { ...d, attempts };
     if ('dropped' in outcome) {
-      store.finish(d.id, 'cancelled', outcome.dropped, now);
+      this.#record(sent, 'cancelled', outcome.dropped, () => store.finish(d.id, 'cancelled', outcome.dropped, now));
     } else if (outcome.ok) {
       host.noteSend(row.id, true);
-      store.finish(d.id, 'delivered', null, now);
+      this.#record(sent, 'delivered', null, () => store.finish(d.id, 'delivered', null, now));
     } else {
       host.noteSend(row.id, false, outcome.error);
       const policy = RetryPolicy.parse(row.retry);
       if (!outcome.retryable || attempts >= d.max_attempts) {
         const why = outcome.retryable ? `${outcome.error} (gave up after ${attempts} attempts)` : `${outcome.error} (not retryable)`;
-        store.finish(d.id, 'dead', why, now);
+        this.#record(sent, 'dead', why, () => store.finish(d.id, 'dead', why, now));
         this.#d.log.warn('delivery_dead', { delivery_id: d.id, interface: row.name, attempts, error: outcome.error });
       } else {
-        store.scheduleRetry(d.id, now + nextRetryDelayMs(attempts, policy, this.#d.random), outcome.error, now);
+        const next = now + nextRetryDelayMs(attempts, policy, this.#d.random);
+        this.#record({ ...sent, next_attempt_ms: next }, 'retrying', outcome.error, () => store.scheduleRetry(d.id, next, outcome.error, now));
       }
     }
-    this.#changed(d.id);
   }
 
   #sleepUntilDue(interfaceId: string): void {
@@ -182,6 +189,7 @@ export class Dispatcher {
     if (this.#expiryTimer) this.#d.clock.clearTimeout(this.#expiryTimer);
     this.#expiryTimer = undefined;
     const at = this.#d.store.earliestExpiry();
+    this.#expiryAt = at;
     if (at === undefined) return;
     this.#expiryTimer = this.#d.clock.setTimeout(() => {
       const n = this.#d.store.expireDue(this.#d.clock.now());
@@ -190,9 +198,19 @@ export class Dispatcher {
     }, at - this.#d.clock.now());
   }
 
-  #changed(id: string): void {
-    const row = this.#d.store.get(id);
-    if (row) this.#d.onChange?.(row);
+  /**
+   * Queues a delivery's new state (written behind, see DeliveryStore) and, in the same
+   * transaction, tells onChange (the uplink outbox), so the event exists exactly when the
+   * state does.
+   */
+  #record(d: DeliveryRow, state: DeliveryRow['state'], error: string | null, write: () => void): void {
+    const at = new Date(this.#d.clock.now()).toISOString();
+    const final = state === 'delivered' || state === 'dead' || state === 'cancelled' || state === 'expired';
+    const row: DeliveryRow = { ...d, state, last_error: error ?? d.last_error, front_ms: null, updated_at: at, finished_at: final ? at : null };
+    this.#d.store.defer(d.id, d.interface_id, () => {
+      write();
+      this.#d.onChange?.(row);
+    });
   }
 }
 

@@ -1,4 +1,5 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import { transaction } from '../../db/sqlite.ts';
 import { StatementCache } from '../../db/statement-cache.ts';
 
 export const DELIVERY_STATES = ['pending', 'sending', 'retrying', 'delivered', 'dead', 'cancelled', 'expired'] as const;
@@ -47,11 +48,57 @@ const decode = (r: Raw): DeliveryRow => {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** SQL for the deliveries table: the queue, the dead letters and the history of attempts. */
+/**
+ * SQL for the deliveries table: the queue, the dead letters and the history of attempts.
+ *
+ * The dispatcher's state changes (sending, delivered, retrying, dead) are written behind:
+ * queued with defer() and committed together once per turn of the event loop, so three
+ * interfaces finishing a send each cost one commit, not six. A crash can lose at most the
+ * last turn's changes, which leaves those deliveries pending or sending: they are sent again
+ * after the restart (at least once, never lost). Every other read or write flushes first,
+ * so the API never sees a state older than the dispatcher's.
+ */
 export class DeliveryStore {
+  readonly #db: DatabaseSync;
   readonly #statements: StatementCache;
+  readonly #deferred: Array<() => void> = [];
+  /** Deliveries with deferred changes, by id, with their interface. */
+  readonly #dirty = new Map<string, string>();
+  #flushScheduled: ReturnType<typeof setImmediate> | undefined;
+  /** Called after a flush with the interfaces whose deliveries changed. */
+  onFlushed: ((interfaceIds: string[]) => void) | undefined;
+
   constructor(db: DatabaseSync) {
+    this.#db = db;
     this.#statements = new StatementCache(db);
+  }
+
+  /** Queues a write for one delivery; it is committed with the others of this turn. */
+  defer(deliveryId: string, interfaceId: string, write: () => void): void {
+    this.#deferred.push(write);
+    this.#dirty.set(deliveryId, interfaceId);
+    this.#flushScheduled ??= setImmediate(() => this.flush());
+  }
+
+  /** Commits every deferred write in one transaction (inside the caller's, if one is open). */
+  flush(): void {
+    if (this.#flushScheduled) clearImmediate(this.#flushScheduled);
+    this.#flushScheduled = undefined;
+    if (this.#deferred.length === 0) return;
+    const writes = this.#deferred.splice(0);
+    const interfaces = [...new Set(this.#dirty.values())];
+    this.#dirty.clear();
+    const run = () => writes.forEach((w) => w());
+    if (this.#db.isTransaction) run();
+    else transaction(this.#db, run);
+    this.onFlushed?.(interfaces);
+  }
+
+  /** Ids with deferred changes (on one interface, or all), as JSON for json_each: the queue skips them. */
+  #dirtyJson(interfaceId?: string): string {
+    const ids: string[] = [];
+    for (const [id, iface] of this.#dirty) if (interfaceId === undefined || iface === interfaceId) ids.push(id);
+    return JSON.stringify(ids);
   }
   #prepare(sql: string): StatementSync {
     return this.#statements.prepare(sql);
@@ -65,10 +112,12 @@ export class DeliveryStore {
       .run(d.id, d.message_id, d.interface_id, d.to, d.channel, d.kind, d.text, d.payload, d.from, d.state, d.attempts, d.max_attempts, d.next_attempt_ms, d.front_ms, d.expires_ms, d.last_error, d.created_at, d.updated_at, d.finished_at);
   }
   get(id: string): DeliveryRow | undefined {
+    this.flush();
     const r = this.#prepare('SELECT * FROM deliveries WHERE id = ?').get(id) as unknown as Raw | undefined;
     return r && decode(r);
   }
   list(f: DeliveryFilter, limit: number): DeliveryRow[] {
+    this.flush();
     const where: string[] = [];
     const args: SQLInputValue[] = [];
     for (const [col, v] of [['state', f.state], ['interface_id', f.interface_id], ['message_id', f.message_id]] as const) {
@@ -85,25 +134,36 @@ export class DeliveryStore {
     return (this.#prepare(sql).all(...args, limit) as unknown as Raw[]).map(decode);
   }
   byMessage(messageId: string): DeliveryRow[] {
+    this.flush();
     return (this.#prepare('SELECT * FROM deliveries WHERE message_id = ? ORDER BY id').all(messageId) as unknown as Raw[]).map(decode);
   }
   /** The next delivery to try on an interface: a retry-now first, then the longest due. */
   nextDue(interfaceId: string, nowMs: number): DeliveryRow | undefined {
-    const r = this
-      .#prepare(
-        `SELECT * FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying') AND (front_ms IS NOT NULL OR next_attempt_ms <= ?)
-         ORDER BY front_ms IS NULL, front_ms, next_attempt_ms, id LIMIT 1`,
-      )
-      .get(interfaceId, nowMs) as unknown as Raw | undefined;
-    return r && decode(r);
+    // Deliveries with deferred changes are the dispatcher's own (just sent, not yet
+    // committed) and the first in queue order: read ids only from the partial indexes
+    // (deliveries_front, deliveries_waiting), skip those, then fetch one row.
+    const skip = new Set<string>();
+    for (const [id, iface] of this.#dirty) if (iface === interfaceId) skip.add(id);
+    const firstFree = (rows: Array<{ id: string }>) => rows.find((r) => !skip.has(r.id))?.id;
+    const id =
+      firstFree(this.#prepare("SELECT id FROM deliveries WHERE interface_id = ? AND front_ms IS NOT NULL AND state IN ('pending', 'retrying') ORDER BY front_ms LIMIT ?").all(interfaceId, skip.size + 1) as Array<{ id: string }>) ??
+      firstFree(this.#prepare("SELECT id FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying') AND next_attempt_ms <= ? ORDER BY next_attempt_ms, id LIMIT ?").all(interfaceId, nowMs, skip.size + 1) as Array<{ id: string }>);
+    if (id === undefined) return undefined;
+    const r = this.#prepare('SELECT * FROM deliveries WHERE id = ?').get(id) as unknown as Raw;
+    return decode(r);
   }
   earliestWaiting(interfaceId: string): number | undefined {
-    const r = this.#prepare("SELECT min(next_attempt_ms) AS t FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying')").get(interfaceId) as { t: number | null };
+    const r = this.#prepare(
+      "SELECT min(next_attempt_ms) AS t FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying') AND id NOT IN (SELECT value FROM json_each(?))",
+    ).get(interfaceId, this.#dirtyJson(interfaceId)) as { t: number | null };
     return r.t ?? undefined;
   }
   earliestExpiry(): number | undefined {
-    const r = this.#prepare("SELECT min(expires_ms) AS t FROM deliveries WHERE state IN ('pending', 'retrying')").get() as { t: number | null };
-    return r.t ?? undefined;
+    // The partial index walks waiting deliveries in expiry order: the first one answers.
+    const r = this.#prepare(
+      "SELECT expires_ms AS t FROM deliveries INDEXED BY deliveries_expiry WHERE state IN ('pending', 'retrying') AND id NOT IN (SELECT value FROM json_each(?)) ORDER BY expires_ms LIMIT 1",
+    ).get(this.#dirtyJson()) as { t: number } | undefined;
+    return r?.t;
   }
   markSending(id: string, nowMs: number): void {
     this.#prepare("UPDATE deliveries SET state = 'sending', attempts = attempts + 1, front_ms = NULL, updated_at = ? WHERE id = ?").run(iso(nowMs), id);
@@ -116,6 +176,7 @@ export class DeliveryStore {
   }
   /** Retry now: to the front of its interface's queue, skipping backoff. A dead delivery gets one more attempt. */
   retryNow(id: string, nowMs: number): void {
+    this.flush();
     this
       .#prepare(
         `UPDATE deliveries SET state = CASE state WHEN 'dead' THEN 'retrying' ELSE state END,
@@ -125,6 +186,7 @@ export class DeliveryStore {
       .run(nowMs, nowMs, iso(nowMs), id);
   }
   expireDue(nowMs: number): number {
+    this.flush();
     return Number(
       this
         .#prepare("UPDATE deliveries SET state = 'expired', last_error = coalesce(last_error, 'message TTL passed before delivery'), updated_at = ?, finished_at = ? WHERE state IN ('pending', 'retrying') AND expires_ms <= ?")
@@ -133,6 +195,7 @@ export class DeliveryStore {
   }
   /** After a crash: deliveries caught mid-send are tried again (at least once, never lost). */
   recoverSending(nowMs: number): number {
+    this.flush();
     return Number(
       this
         .#prepare("UPDATE deliveries SET state = 'retrying', next_attempt_ms = ?, last_error = 'interrupted by a restart while sending; sent again (at least once)', updated_at = ? WHERE state = 'sending'")
@@ -140,6 +203,7 @@ export class DeliveryStore {
     );
   }
   cancelWaitingFor(interfaceId: string, reason: string, nowMs: number): number {
+    this.flush();
     return Number(
       this
         .#prepare("UPDATE deliveries SET state = 'cancelled', last_error = ?, updated_at = ?, finished_at = ? WHERE interface_id = ? AND state IN ('pending', 'retrying', 'sending')")
@@ -147,20 +211,25 @@ export class DeliveryStore {
     );
   }
   queueDepth(interfaceId: string): number {
+    this.flush();
     return (this.#prepare("SELECT count(*) AS n FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying', 'sending')").get(interfaceId) as { n: number }).n;
   }
   interfacesWithWork(): string[] {
+    this.flush();
     return (this.#prepare("SELECT DISTINCT interface_id AS id FROM deliveries WHERE state IN ('pending', 'retrying')").all() as Array<{ id: string }>).map((r) => r.id);
   }
   countByState(): Record<string, number> {
+    this.flush();
     const rows = this.#prepare('SELECT state, count(*) AS n FROM deliveries GROUP BY state').all() as Array<{ state: string; n: number }>;
     return Object.fromEntries(rows.map((r) => [r.state, r.n]));
   }
   countByInterfaceWaiting(): Array<{ interface_id: string; n: number }> {
+    this.flush();
     return this.#prepare("SELECT interface_id, count(*) AS n FROM deliveries WHERE state IN ('pending', 'retrying', 'sending') GROUP BY interface_id").all() as Array<{ interface_id: string; n: number }>;
   }
   /** Retention: resolved deliveries (delivered, expired, cancelled) older than the cut-off. Dead letters stay. */
   deleteResolvedOlderThan(isoCutoff: string): number {
+    this.flush();
     return Number(this.#prepare("DELETE FROM deliveries WHERE state IN ('delivered', 'expired', 'cancelled') AND updated_at < ?").run(isoCutoff).changes);
   }
 }
