@@ -6,7 +6,7 @@
 //   node scripts/bench-binary.ts [runs]        (after npm run build; default 7 runs each)
 //
 // Figures are medians. Not a test: a noisy machine moves them (shared packaging.md measured
-// 60-114 ms startup here). The lead wires it into `npm run bench`.
+// 60-114 ms startup here). `npm run bench` runs it after the routing benchmark.
 
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -63,7 +63,7 @@ export async function measureStart(command: string, args: string[]): Promise<Sta
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function main(): Promise<number> {
+export async function main(): Promise<number> {
   const runs = Number(process.argv[2] ?? 7);
   for (const [file, what] of [[binary, 'the x64 executable'], [bundle, 'the esbuild bundle']]) {
     if (!existsSync(file)) {

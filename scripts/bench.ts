@@ -15,7 +15,7 @@
 //   BENCH_HTTP_CONCURRENCY=8           requests in flight during the HTTP measurement
 //   BENCH_TIME_LIMIT_S=120             a measurement that takes longer is reported as failed
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openBridgeDatabase, type RunningBridge, startBridge } from '../src/bridge/app.ts';
@@ -169,6 +169,12 @@ try {
   const met = ratio <= TARGET_RATIO;
   process.stdout.write(`\ntarget: the routing core costs at most ${TARGET_RATIO}x the raw inserts it needs: ${met ? 'MET' : 'NOT MET'} (${ratio.toFixed(2)}x)\n`);
   process.exitCode = met ? 0 : 1;
+  // The shipped executable's start-up beside plain node (issue 3), when a build exists.
+  process.stdout.write('\n');
+  const binary = await import('./bench-binary.ts');
+  if (existsSync(join(import.meta.dirname, '..', 'dist', 'fieldbridge-linux-x64'))) {
+    if ((await binary.main()) !== 0) process.exitCode = 1;
+  } else process.stdout.write('binary startup  skipped: run npm run build first\n');
 } catch (error) {
   process.stderr.write(`bench: ${(error as Error).message}\n`);
   process.exitCode = 1;

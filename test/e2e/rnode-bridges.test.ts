@@ -153,6 +153,26 @@ test('over a pseudo-terminal through the real serial binding, a preset comes up 
   }
 });
 
+test('the ports endpoint lists serial ports with the port value to use, probing nothing', async () => {
+  const r = await a.call('GET', '/api/routing/rnode/ports');
+  assert.is(r.status, 200);
+  assert.ok(Array.isArray(r.body.items));
+  for (const p of r.body.items) {
+    assert.type(p.path, 'string');
+    assert.type(p.port, 'string');
+    assert.type(p.label, 'string');
+  }
+  assert.is((await a.call('GET', '/api/routing/rnode/ports', { key: null })).status, 401);
+});
+
+test('a non-RNode interface is not an RNode routing interface (404)', async () => {
+  assert.is((await a.call('GET', '/api/routing/ifaces/ops/stats')).status, 404);
+  assert.is((await a.call('GET', '/api/routing/ifaces/nope')).status, 404);
+  const bad = await a.call('PUT', '/api/routing/ifaces/lora', { body: { settings: { preset: 'mars-1' } } });
+  assert.is(bad.status, 400);
+  assert.equal(bad.body.errors.map((e: { path: string }) => e.path), ['body.settings.preset']);
+});
+
 test('bad RNode settings are refused naming every field', async () => {
   const r = await a.call('POST', '/api/interfaces', { body: { name: 'lora2', kind: 'rnode', settings: { sf: 13, cr: 9 } } });
   assert.is(r.status, 400);

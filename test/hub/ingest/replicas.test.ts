@@ -43,7 +43,10 @@ test('two replicas with HUB_MQTT_SHARED store each of 300 events once, and both 
     for (let i = 0; i < 300; i++) publisher.enqueue('telemetry', { n: i });
     await eventually(async () => (await hubs[0].hub.store.countEvents('acme', 'telemetry')) === 300, '300 stored');
     await eventually(() => publisher!.pending() === 0, 'outbox empty');
-    const stored = hubs.map((h) => Number(/fieldbridge_hub_ingest_total\{kind="telemetry",result="stored"\} (\d+)/.exec(h.hub.metrics.render())?.[1] ?? 0));
+    const storedBy = () => hubs.map((h) => Number(/fieldbridge_hub_ingest_total\{kind="telemetry",result="stored"\} (\d+)/.exec(h.hub.metrics.render())?.[1] ?? 0));
+    // A replica counts an event just after its insert commits: wait for the counters too.
+    await eventually(() => storedBy()[0] + storedBy()[1] >= 300, 'both counters settled');
+    const stored = storedBy();
     const duplicates = hubs.map((h) => /kind="telemetry",result="duplicate"/.test(h.hub.metrics.render()));
     assert.is(stored[0] + stored[1], 300, `each stored by one replica (${stored.join(' + ')})`);
     assert.ok(stored[0] > 0 && stored[1] > 0, `both replicas took a share (${stored.join(' + ')})`);
