@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { bridgeOpenApi, openBridgeDatabase, startBridge } from './bridge/app.ts';
+import { bridgeOpenApi, openBridgeDatabase, openMigrated, startBridge } from './bridge/app.ts';
+import { currentSchemaVersion } from './db/migrate.ts';
 import { KeyService } from './bridge/keys/service.ts';
 import { KeyStore } from './bridge/keys/store.ts';
 import { listSerialPorts } from './bearers/serial/list-ports.ts';
@@ -11,7 +12,7 @@ import { SIM_COMMAND_OPTIONS, SIM_USAGE } from './bearers/sim/cli.ts';
 import { systemClock } from './lib/clock.ts';
 import { envInt, envListen, envLogLevel, envString } from './lib/env.ts';
 import { StartupError } from './lib/errors.ts';
-import { createLogger, pickLogFormat } from './lib/log.ts';
+import { createLogger, pickLogFormat, silentLogger } from './lib/log.ts';
 import { systemdNotifier } from './lib/systemd.ts';
 import { VERSION } from './lib/version.ts';
 
@@ -114,6 +115,23 @@ const commands: Record<string, Command> = {
     run: async (values, positionals, env) => {
       const { backupCommand } = await import('./bridge/config/backup.ts');
       return backupCommand({ dbPath: envString(env, 'SERVICE_DB_PATH', DEFAULT_DB_PATH), target: positionals[0], force: values.force === true });
+    },
+  },
+  migrate: {
+    summary: 'apply the bridge database migrations now (the bridge also does it at start) and print the versions',
+    usage: 'fieldbridge migrate',
+    run: async (_v, _p, env) => {
+      const dbPath = envString(env, 'SERVICE_DB_PATH', DEFAULT_DB_PATH);
+      const { db } = openMigrated(dbPath, {
+        ...silentLogger,
+        info: (event, fields) => {
+          if (event === 'db_migrated') process.stdout.write(`${dbPath}: schema version ${fields?.from} -> ${fields?.to}\n`);
+        },
+      });
+      const version = currentSchemaVersion(db);
+      db.close();
+      process.stdout.write(`${dbPath}: at schema version ${version} (the latest this fieldbridge knows)\n`);
+      return 0;
     },
   },
   openapi: {

@@ -101,6 +101,17 @@ test('a bad environment value stops the start with one line naming the variable'
   }
 });
 
+test('migrate brings a database to the latest schema and says so; a second run changes nothing', () => {
+  const dbPath = join(dir, 'm', 'bridge.db');
+  const first = runCommand(['migrate'], { SERVICE_DB_PATH: dbPath });
+  assert.is(first.status, 0, first.stderr);
+  assert.match(first.stdout, /schema version 0 -> \d+/);
+  const second = runCommand(['migrate'], { SERVICE_DB_PATH: dbPath });
+  assert.is(second.status, 0);
+  assert.not.match(second.stdout, /->/);
+  assert.match(second.stdout, /at schema version \d+ \(the latest this fieldbridge knows\)/);
+});
+
 test('a database written by a newer release is refused at start', () => {
   const dbPath = join(dir, 'c', 'bridge.db');
   assert.is(runCommand(['keys', 'create', '--role', 'owner', '--label', 'x'], { SERVICE_DB_PATH: dbPath }).status, 0);
