@@ -273,7 +273,7 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
     deliveries.countByInterfaceWaiting().map((r) => ({ labels: { interface: r.interface_id }, value: r.n })),
   );
   const audit = new AuditStore(db);
-  const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, clock, log });
+  const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, deliveries, clock, log });
   return { db, keys, metrics, interfaces, host, rules, contacts, groups, messages, deliveries, dispatcher, pipeline, audit, config, configFiles, clock,
     uplink,
     sendLimiter: new SendRateLimiter(clock, () => config.section('routing').rate_limit) };

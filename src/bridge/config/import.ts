@@ -71,11 +71,14 @@ export function checkConfigFile(raw: unknown, config: Pick<ConfigService, 'check
   if (!sections.ok) errors.push(...sections.errors);
 
   const interfaces = checkList(raw.interfaces, 'interfaces', InterfaceEntry, at, errors);
-  const settings = interfaces.items.map(({ index, value }) => {
-    const result = kinds[value.kind as InterfaceKind].settings.safeParse(value.settings);
-    if (result.success) return { ...value, settings: result.data };
-    for (const issue of result.error.issues) fail(at('interfaces', index, 'settings', ...issue.path), issue.message);
-    return value;
+  // Settings are checked against their kind from the raw entry, so an entry with another bad
+  // field still has its settings checked in the same answer.
+  const settings = new Map<number, Record<string, unknown>>();
+  (Array.isArray(raw.interfaces) ? raw.interfaces : []).forEach((item: unknown, index: number) => {
+    if (!isObject(item) || !Object.hasOwn(kinds, item.kind as string) || !isObject(item.settings ?? {})) return;
+    const result = kinds[item.kind as InterfaceKind].settings.safeParse(item.settings ?? {});
+    if (result.success) settings.set(index, result.data);
+    else for (const issue of result.error.issues) fail(at('interfaces', index, 'settings', ...issue.path), issue.message);
   });
   const groups = checkList(raw.object_groups, 'object_groups', GroupEntry, at, errors);
   const contacts = checkList(raw.contacts, 'contacts', ContactEntry, at, errors);
@@ -83,7 +86,11 @@ export function checkConfigFile(raw: unknown, config: Pick<ConfigService, 'check
     if (groups.names.has(name)) fail(at('contacts', index, 'name'), `'${name}' is also the name of an object group; "@${name}" must name one thing`);
   });
   const rules = checkList(raw.access_rules, 'access_rules', RuleEntry, at, errors);
-  checkReferences(raw.access_rules, new Set(interfaces.names.keys()), new Set([...groups.names.keys(), ...contacts.names.keys()]), at, errors);
+  // A list that is missing or not a list has been reported; references into it are not
+  // reported a second time.
+  const ifaceNames = interfaces.isList ? new Set(interfaces.names.keys()) : null;
+  const bookNames = groups.isList && contacts.isList ? new Set([...groups.names.keys(), ...contacts.names.keys()]) : null;
+  checkReferences(raw.access_rules, ifaceNames, bookNames, at, errors);
 
   // The rnode settings schema reports a bad field twice (its field check and its cross-field
   // check); the operator needs to read each once.
@@ -99,12 +106,19 @@ export function checkConfigFile(raw: unknown, config: Pick<ConfigService, 'check
   const values = <T>(list: { items: Array<{ value: T }> }) => list.items.map((i) => i.value);
   return {
     ok: true,
-    parts: { sections: sections.value, interfaces: settings, rules: values(rules), groups: values(groups), contacts: values(contacts) },
+    parts: {
+      sections: sections.value,
+      interfaces: interfaces.items.map(({ index, value }) => ({ ...value, settings: settings.get(index) ?? value.settings })),
+      rules: values(rules),
+      groups: values(groups),
+      contacts: values(contacts),
+    },
     clearSecrets,
   };
 }
 
 interface CheckedList<T> {
+  isList: boolean;
   items: Array<{ index: number; value: T }>;
   /** Every name given (first index), also of items with other errors, so references to an
    *  item with a bad field are not reported a second time as missing. */
@@ -112,7 +126,7 @@ interface CheckedList<T> {
 }
 
 function checkList<S extends z.ZodType>(list: unknown, key: string, schema: S, at: (...p: PropertyKey[]) => string, errors: FieldError[]): CheckedList<z.output<S>> {
-  const out: CheckedList<z.output<S>> = { items: [], names: new Map() };
+  const out: CheckedList<z.output<S>> = { isList: Array.isArray(list), items: [], names: new Map() };
   if (list === undefined) return out;
   if (!Array.isArray(list)) {
     errors.push({ path: at(key), message: 'must be a list' });
@@ -133,13 +147,13 @@ function checkList<S extends z.ZodType>(list: unknown, key: string, schema: S, a
 
 /** Interfaces, groups and contacts a rule names must be in the file (read from the raw rules,
  *  so a rule with another bad field still has its references checked). */
-function checkReferences(list: unknown, interfaces: Set<string>, books: Set<string>, at: (...p: PropertyKey[]) => string, errors: FieldError[]): void {
+function checkReferences(list: unknown, interfaces: Set<string> | null, books: Set<string> | null, at: (...p: PropertyKey[]) => string, errors: FieldError[]): void {
   if (!Array.isArray(list)) return;
   const iface = (value: unknown, path: string) => {
-    if (typeof value === 'string' && value !== '' && !interfaces.has(value)) errors.push({ path, message: `no interface '${value}' in this file` });
+    if (interfaces && typeof value === 'string' && value !== '' && !interfaces.has(value)) errors.push({ path, message: `no interface '${value}' in this file` });
   };
   const address = (value: unknown, path: string) => {
-    if (typeof value !== 'string' || !isReference(value) || books.has(value.slice(1))) return;
+    if (!books || typeof value !== 'string' || !isReference(value) || books.has(value.slice(1))) return;
     errors.push({ path, message: `no object group or contact '${value.slice(1)}' in this file` });
   };
   list.forEach((rule, i) => {
@@ -166,6 +180,9 @@ export interface ConfigFileDeps {
   rules: RuleService;
   groups: BookService<string[]>;
   contacts: BookService<Record<string, string>>;
+  /** The dispatcher's write-behind queue: committed before the import's transaction opens, so
+   *  an import that rolls back cannot take the dispatcher's delivery states with it. */
+  deliveries?: { flush(): void };
   clock: Clock;
   log?: Logger;
 }
@@ -208,6 +225,7 @@ export class ConfigFileService {
     const { parts } = checked;
     let announce: Array<[ChangeTarget, unknown]> = [];
     let replaced: ReplacedInterfaces = { ids: new Map(), removed: [] };
+    this.#d.deliveries?.flush();
     try {
       transaction(this.#d.db, () => {
         announce = config.replaceAll(parts.sections);

@@ -18,9 +18,10 @@ import {
 } from './sections.ts';
 import type { ConfigService } from './service.ts';
 
-// SPEC 4.4 configuration endpoints; export, import and diff are at the end. Reads: any key; writes: owner or admin (DESIGN.md section 5). Every
-// write is a patch: fields left out keep their stored values, and the merged section is
-// validated whole before anything is stored. Secrets come back as "<redacted>".
+// SPEC 4.4 configuration endpoints (export, import and diff are at the end). Reads: any key;
+// writes: owner or admin (DESIGN.md section 5). Every write is a patch: fields left out keep
+// their stored values, and the merged section is validated whole before anything is stored.
+// Secrets come back as "<redacted>".
 
 /** Sections POST /api/config/module writes: every module, plus bridge, routing and hub. */
 const MODULE_ENDPOINT_TARGETS: ChangeTarget[] = [...MODULE_NAMES, ...MODULE_ENDPOINT_SECTIONS];

@@ -1,6 +1,7 @@
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, conflict, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { jsonEqual } from '../config/diff.ts';
 import type { RuleRef } from '../rules/store.ts';
 import type { BookRow, BookStore } from './store.ts';
 
@@ -84,7 +85,7 @@ export class BookService<V> {
     for (const { name, value } of entries) {
       const row = this.store.find(name);
       if (!row) this.store.insert({ id: newId(this.options.prefix, now), name, value, created_at: at, updated_at: at });
-      else if (JSON.stringify(row.value) !== JSON.stringify(value)) this.store.update({ ...row, value, updated_at: at });
+      else if (!jsonEqual(row.value, value)) this.store.update({ ...row, value, updated_at: at });
     }
   }
   expand(name: string): string[] | null {

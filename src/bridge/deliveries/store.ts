@@ -80,17 +80,26 @@ export class DeliveryStore {
     this.#flushScheduled ??= setImmediate(() => this.flush());
   }
 
-  /** Commits every deferred write in one transaction (inside the caller's, if one is open). */
+  /**
+   * Commits every deferred write in one transaction. Inside a transaction someone else
+   * opened it does nothing: their rollback must not take the dispatcher's writes with it
+   * (the scheduled flush commits them after).
+   */
   flush(): void {
+    if (this.#deferred.length === 0 || this.#db.isTransaction) return;
+    // A send that outlived the shutdown grace settles after the database closed: its state
+    // is lost and the delivery is sent again after the restart (at least once).
+    if (!this.#db.isOpen) {
+      this.#deferred.length = 0;
+      this.#dirty.clear();
+      return;
+    }
     if (this.#flushScheduled) clearImmediate(this.#flushScheduled);
     this.#flushScheduled = undefined;
-    if (this.#deferred.length === 0) return;
     const writes = this.#deferred.splice(0);
     const interfaces = [...new Set(this.#dirty.values())];
     this.#dirty.clear();
-    const run = () => writes.forEach((w) => w());
-    if (this.#db.isTransaction) run();
-    else transaction(this.#db, run);
+    transaction(this.#db, () => writes.forEach((w) => w()));
     this.onFlushed?.(interfaces);
   }
 

@@ -26,7 +26,9 @@ export interface KindSpec {
 const RNodeSettings = rnodeSettingsSchema.superRefine((value, ctx) => {
   const resolved = resolveRadioSettings(value);
   if (resolved.ok) return;
-  for (const e of resolved.errors) ctx.addIssue({ code: 'custom', path: e.path.split('.'), message: e.message });
+  // Field errors the schema itself reported are not repeated; only the cross-field ones are added.
+  const reported = new Set(rnodeSettingsSchema.safeParse(value).error?.issues.map((i) => i.path.join('.')) ?? []);
+  for (const e of resolved.errors) if (!reported.has(e.path)) ctx.addIssue({ code: 'custom', path: e.path.split('.'), message: e.message });
 });
 
 /** The RNode bearer over the device supervisor; `sim://<channel>` reaches the built-in RNode simulator. */

@@ -3,6 +3,7 @@ import { formatPath } from '../../http/server.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { badRequest, conflict, notFound, type FieldError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { jsonEqual } from '../config/diff.ts';
 import { RetryPolicy } from '../deliveries/backoff.ts';
 import type { BearerHost } from './bearer-host.ts';
 import { kinds, type InterfaceKind } from './kinds.ts';
@@ -172,7 +173,7 @@ export class InterfaceService {
         continue;
       }
       const before = { enabled: row.enabled, device: row.device, settings: row.settings, transforms: row.transforms, retry: row.retry };
-      if (JSON.stringify(before) !== JSON.stringify(fields)) this.#store.update({ ...row, ...fields, updated_at: at });
+      if (!jsonEqual(before, fields)) this.#store.update({ ...row, ...fields, updated_at: at });
       ids.set(e.name, row.id);
     }
     return { ids, removed };

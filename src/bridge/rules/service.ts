@@ -1,6 +1,7 @@
 import type { Clock } from '../../lib/clock.ts';
 import { badRequest, conflict, notFound, type FieldError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { jsonEqual } from '../config/diff.ts';
 import type { BookService } from '../contacts/service.ts';
 import type { InterfaceService } from '../interfaces/service.ts';
 import { type AddressResolver, type Decision, type DefaultAction, type Destination, evaluateRules, isReference, type RoutableMessage, type RuleActionKind, type RuleMatch } from './match.ts';
@@ -130,7 +131,7 @@ export class RuleService {
       const resolved = this.#resolve(input);
       const fields = { enabled: input.enabled ?? true, match: resolved.match, schedule: input.schedule, action: input.action, destinations: resolved.destinations };
       const old = existing.get(input.name);
-      const same = old && JSON.stringify(fields) === JSON.stringify({ enabled: old.enabled, match: old.match, schedule: old.schedule, action: old.action, destinations: old.destinations });
+      const same = old && jsonEqual(fields, { enabled: old.enabled, match: old.match, schedule: old.schedule, action: old.action, destinations: old.destinations });
       rows.push(
         old
           ? { ...old, ...fields, updated_at: same ? old.updated_at : at }
