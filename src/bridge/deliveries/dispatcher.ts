@@ -42,7 +42,7 @@ export class Dispatcher {
 
   constructor(deps: DispatcherDeps) {
     this.#d = deps;
-    // Written-behind state changes became visible: those queues may have new work or timers.
+    // A retry became visible: its queue needs a timer for it.
     deps.store.onFlushed = (interfaceIds) => interfaceIds.forEach((id) => this.kick(id));
   }
 
@@ -207,10 +207,15 @@ export class Dispatcher {
     const at = new Date(this.#d.clock.now()).toISOString();
     const final = state === 'delivered' || state === 'dead' || state === 'cancelled' || state === 'expired';
     const row: DeliveryRow = { ...d, state, last_error: error ?? d.last_error, front_ms: null, updated_at: at, finished_at: final ? at : null };
-    this.#d.store.defer(d.id, d.interface_id, () => {
-      write();
-      this.#d.onChange?.(row);
-    });
+    this.#d.store.defer(
+      d.id,
+      d.interface_id,
+      () => {
+        write();
+        this.#d.onChange?.(row);
+      },
+      !final,
+    );
   }
 }
 

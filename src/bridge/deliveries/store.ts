@@ -64,8 +64,10 @@ export class DeliveryStore {
   readonly #deferred: Array<() => void> = [];
   /** Deliveries with deferred changes, by id, with their interface. */
   readonly #dirty = new Map<string, string>();
+  /** Interfaces to wake after the next flush. */
+  readonly #wake = new Set<string>();
   #flushScheduled: ReturnType<typeof setImmediate> | undefined;
-  /** Called after a flush with the interfaces whose deliveries changed. */
+  /** Called after a flush with the interfaces that have a delivery waiting again. */
   onFlushed: ((interfaceIds: string[]) => void) | undefined;
 
   constructor(db: DatabaseSync) {
@@ -73,10 +75,15 @@ export class DeliveryStore {
     this.#statements = new StatementCache(db);
   }
 
-  /** Queues a write for one delivery; it is committed with the others of this turn. */
-  defer(deliveryId: string, interfaceId: string, write: () => void): void {
+  /**
+   * Queues a write for one delivery; it is committed with the others of this turn. `wakes`:
+   * the write leaves the delivery waiting again (a retry), so its queue must look again once
+   * it is committed.
+   */
+  defer(deliveryId: string, interfaceId: string, write: () => void, wakes = false): void {
     this.#deferred.push(write);
     this.#dirty.set(deliveryId, interfaceId);
+    if (wakes) this.#wake.add(interfaceId);
     this.#flushScheduled ??= setImmediate(() => this.flush());
   }
 
@@ -92,12 +99,14 @@ export class DeliveryStore {
     if (!this.#db.isOpen) {
       this.#deferred.length = 0;
       this.#dirty.clear();
+      this.#wake.clear();
       return;
     }
     if (this.#flushScheduled) clearImmediate(this.#flushScheduled);
     this.#flushScheduled = undefined;
     const writes = this.#deferred.splice(0);
-    const interfaces = [...new Set(this.#dirty.values())];
+    const interfaces = [...this.#wake];
+    this.#wake.clear();
     this.#dirty.clear();
     transaction(this.#db, () => writes.forEach((w) => w()));
     this.onFlushed?.(interfaces);
