@@ -255,7 +255,7 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   });
   pipeline = new Pipeline({
     db, clock, log, messages, deliveries, interfaces, rules, contacts, groups,
-    dispatch: (interfaceId, expires) => dispatcher.changed(interfaceId, expires),
+    dispatch: (interfaceId, expires) => dispatcher.added(interfaceId, expires),
     record: ({ message }) => uplink.enqueue(message.kind === 'telemetry' || message.kind === 'position' ? message.kind : 'message', messageView(message)),
     onIngested: (r) => sentMessages.inc({ direction: r.message.direction, action: r.message.action ?? 'none' }),
   });

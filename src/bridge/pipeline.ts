@@ -5,7 +5,7 @@ import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
 import type { BookService } from './contacts/service.ts';
-import { RetryPolicy } from './deliveries/backoff.ts';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './deliveries/backoff.ts';
 import type { DeliveryRow, DeliveryStore } from './deliveries/store.ts';
 import { kinds, type InterfaceKind } from './interfaces/kinds.ts';
 import type { InterfaceService } from './interfaces/service.ts';
@@ -124,7 +124,8 @@ export class Pipeline {
           notes.push(`destination interface ${dest.interface} no longer exists`);
           continue;
         }
-        const policy = RetryPolicy.parse(iface.retry);
+        // Validated when the interface was written; only the defaults are filled in here.
+        const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...iface.retry };
         for (const to of this.#addressesFor(dest.to, m, iface.kind as InterfaceKind, notes)) {
           deliveries.push({
             id: newId('dlv', now),

@@ -184,7 +184,21 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
     }
   }
 
+  /** Parsed sections as of store version `version`: the router reads routing.* for every message. */
+  #cache: { version: number; values: Map<SectionName, unknown> } = { version: -1, values: new Map() };
+
   #read<S extends SectionName>(name: S): ConfigValues[S] {
+    const store = this.#store;
+    if (this.#cache.version === store.version && this.#cache.values.has(name) && !store.inTransaction) return this.#cache.values.get(name) as ConfigValues[S];
+    const value = this.#readStored(name);
+    if (!store.inTransaction) {
+      if (this.#cache.version !== store.version) this.#cache = { version: store.version, values: new Map() };
+      this.#cache.values.set(name, deepFreeze(value));
+    }
+    return value;
+  }
+
+  #readStored<S extends SectionName>(name: S): ConfigValues[S] {
     const row = this.#store.get(name);
     const raw = row ? JSON.parse(row.value) : {};
     const parsed = SECTION_SCHEMAS[name].safeParse(raw);
@@ -200,4 +214,13 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
 
 function invalid(errors: FieldError[]): AppError {
   return badRequest(`invalid request: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, errors);
+}
+
+/** Cached sections are shared by every reader: frozen, so none can change another's copy. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }

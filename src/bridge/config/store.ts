@@ -23,7 +23,14 @@ export class ConfigStore {
   get(section: string): ConfigRow | undefined {
     return this.#db.prepare('SELECT section, value, updated_at FROM config_sections WHERE section = ?').get(section) as unknown as ConfigRow | undefined;
   }
+  /** Counts writes, so a reader can cache what it parsed until the next one. */
+  version = 0;
+  /** True inside a transaction that might still roll back: nothing read there may be cached. */
+  get inTransaction(): boolean {
+    return this.#db.isTransaction;
+  }
   put(section: string, valueJson: string, updatedAt: string): void {
+    this.version++;
     this.#db
       .prepare(
         'INSERT INTO config_sections (section, value, updated_at) VALUES (?, ?, ?) ' +

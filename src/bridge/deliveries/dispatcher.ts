@@ -12,6 +12,8 @@ import type { DeliveryRow, DeliveryStore } from './store.ts';
 // Timers, not polling: an interface with nothing due sleeps until its earliest retry, and an
 // idle bridge schedules nothing but the next expiry.
 
+// Due deliveries fetched per query; a retry-now refetches, so it never waits behind a batch.
+const DUE_BATCH = 32;
 // A bearer that never answers must not wedge its queue forever.
 const SEND_TIMEOUT_MS = 120_000;
 
@@ -39,6 +41,8 @@ export class Dispatcher {
   #started = false;
   #stopped = false;
   #expiryAt: number | undefined;
+  /** Per interface, ids fetched in queue order and not yet tried: one query per batch, not per send. */
+  readonly #due = new Map<string, string[]>();
 
   constructor(deps: DispatcherDeps) {
     this.#d = deps;
@@ -67,13 +71,18 @@ export class Dispatcher {
     void run.finally(() => this.#inFlight.delete(run));
   }
 
-  /**
-   * Deliveries were created or changed outside the queue (new message, retry now): wake the
-   * interface, and the expiry timer when one of them may expire before the timer fires.
-   */
-  changed(interfaceId: string, expiresMs?: number): void {
+  /** New deliveries joined the back of an interface's queue: wake it, and the expiry timer
+   *  when one of them may expire before the timer fires. */
+  added(interfaceId: string, expiresMs: number): void {
     this.kick(interfaceId);
-    if (expiresMs === undefined || this.#expiryAt === undefined || expiresMs < this.#expiryAt) this.#scheduleExpiry();
+    if (this.#expiryAt === undefined || expiresMs < this.#expiryAt) this.#scheduleExpiry();
+  }
+
+  /** A delivery changed outside the queue (retry now goes to the front): refetch the queue. */
+  changed(interfaceId: string): void {
+    this.#due.delete(interfaceId);
+    this.kick(interfaceId);
+    this.#scheduleExpiry();
   }
 
   /** Stops taking new work and waits (bounded) for sends in progress. */
@@ -109,11 +118,12 @@ export class Dispatcher {
       const bearer = host.bearer(interfaceId);
       if (!bearer) return;
       const now = clock.now();
-      const delivery = store.nextDue(interfaceId, now);
-      if (!delivery) {
+      const delivery = this.#nextDue(interfaceId, now);
+      if (delivery === null) {
         this.#sleepUntilDue(interfaceId);
         return;
       }
+      if (delivery === undefined) continue;
       if (delivery.expires_ms <= now) {
         this.#record(delivery, 'expired', 'message TTL passed before delivery', () => store.finish(delivery.id, 'expired', 'message TTL passed before delivery', now));
         continue;
@@ -122,6 +132,20 @@ export class Dispatcher {
       const outcome = await this.#attempt(row, delivery);
       this.#settle(row, delivery, outcome);
     }
+  }
+
+  /** The next due delivery (null: none due; undefined: a queued one was cancelled meanwhile, look again). */
+  #nextDue(interfaceId: string, now: number): DeliveryRow | null | undefined {
+    let queue = this.#due.get(interfaceId);
+    if (!queue || queue.length === 0) {
+      queue = this.#d.store.dueIds(interfaceId, now, DUE_BATCH);
+      if (queue.length === 0) {
+        this.#due.delete(interfaceId);
+        return null;
+      }
+      this.#due.set(interfaceId, queue);
+    }
+    return this.#d.store.waiting(queue.shift()!);
   }
 
   async #attempt(row: InterfaceRow, d: DeliveryRow): Promise<SendResult | { dropped: string }> {

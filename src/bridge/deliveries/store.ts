@@ -155,21 +155,27 @@ export class DeliveryStore {
     this.flush();
     return (this.#prepare('SELECT * FROM deliveries WHERE message_id = ? ORDER BY id').all(messageId) as unknown as Raw[]).map(decode);
   }
-  /** The next delivery to try on an interface: a retry-now first, then the longest due. */
-  nextDue(interfaceId: string, nowMs: number): DeliveryRow | undefined {
-    // Deliveries with deferred changes are the dispatcher's own (just sent, not yet
-    // committed) and the first in queue order: read ids only from the partial indexes
-    // (deliveries_front, deliveries_waiting), skip those, then fetch one row.
+  /**
+   * Up to `limit` ids of due deliveries on an interface, in queue order: retry-now first,
+   * then the longest due. Deliveries with deferred changes (the dispatcher's own, just sent
+   * and not yet committed) are skipped. Ids only, from the partial indexes
+   * (deliveries_front, deliveries_waiting).
+   */
+  dueIds(interfaceId: string, nowMs: number, limit: number): string[] {
     const skip = new Set<string>();
     for (const [id, iface] of this.#dirty) if (iface === interfaceId) skip.add(id);
-    const firstFree = (rows: Array<{ id: string }>) => rows.find((r) => !skip.has(r.id))?.id;
-    const id =
-      firstFree(this.#prepare("SELECT id FROM deliveries WHERE interface_id = ? AND front_ms IS NOT NULL AND state IN ('pending', 'retrying') ORDER BY front_ms LIMIT ?").all(interfaceId, skip.size + 1) as Array<{ id: string }>) ??
-      firstFree(this.#prepare("SELECT id FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying') AND next_attempt_ms <= ? ORDER BY next_attempt_ms, id LIMIT ?").all(interfaceId, nowMs, skip.size + 1) as Array<{ id: string }>);
-    if (id === undefined) return undefined;
-    const r = this.#prepare('SELECT * FROM deliveries WHERE id = ?').get(id) as unknown as Raw;
-    return decode(r);
+    const free = (rows: Array<{ id: string }>) => rows.map((r) => r.id).filter((id) => !skip.has(id));
+    const front = free(this.#prepare("SELECT id FROM deliveries WHERE interface_id = ? AND front_ms IS NOT NULL AND state IN ('pending', 'retrying') ORDER BY front_ms LIMIT ?").all(interfaceId, skip.size + limit) as Array<{ id: string }>);
+    const rest = free(this.#prepare("SELECT id FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying') AND next_attempt_ms <= ? ORDER BY next_attempt_ms, id LIMIT ?").all(interfaceId, nowMs, skip.size + limit) as Array<{ id: string }>);
+    return [...new Set([...front, ...rest])].slice(0, limit);
   }
+
+  /** The delivery if it still waits (it may have been cancelled since it was queued); no flush. */
+  waiting(id: string): DeliveryRow | undefined {
+    const r = this.#prepare("SELECT * FROM deliveries WHERE id = ? AND state IN ('pending', 'retrying')").get(id) as unknown as Raw | undefined;
+    return r && decode(r);
+  }
+
   earliestWaiting(interfaceId: string): number | undefined {
     const r = this.#prepare(
       "SELECT min(next_attempt_ms) AS t FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying') AND id NOT IN (SELECT value FROM json_each(?))",
