@@ -189,7 +189,8 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
 
   #read<S extends SectionName>(name: S): ConfigValues[S] {
     const store = this.#store;
-    if (this.#cache.version === store.version && this.#cache.values.has(name) && !store.inTransaction) return this.#cache.values.get(name) as ConfigValues[S];
+    // A hit is safe inside a transaction too: any write there bumps the version first.
+    if (this.#cache.version === store.version && this.#cache.values.has(name)) return this.#cache.values.get(name) as ConfigValues[S];
     const value = this.#readStored(name);
     if (!store.inTransaction) {
       if (this.#cache.version !== store.version) this.#cache = { version: store.version, values: new Map() };
