@@ -191,11 +191,18 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     services,
     close: (graceMs = 10_000) =>
       (closing ??= (async () => {
+        // Only unref'd timers may be left once the server closes; this keeps the process alive
+        // until the database is closed.
+        const keepAlive = setInterval(() => {}, 1000);
         await server.close(graceMs);
         retention.stop();
-        await services.dispatcher.stop(Math.min(graceMs, 5000));
+        // No new sends; stopping the bearers ends the ones on the air, which go back to their
+        // queue without spending an attempt; then every state change is committed.
+        services.dispatcher.pause();
         await services.host.stopAll();
+        await services.dispatcher.drain(Math.min(graceMs, 5000));
         await services.uplink.close();
+        clearInterval(keepAlive);
         // A clean close checkpoints the WAL, so no journal is left behind.
         db.close();
         log.info('bridge_stopped', {});
@@ -245,6 +252,10 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   const rules = new RuleService(ruleStore, { interfaces, contacts, groups, clock, defaultAction: () => config.section('routing').default_action });
   const sentMessages = metrics.counter('fieldbridge_messages_total', 'Messages that entered the router, by direction and the action decided.');
   const bearerErrors = metrics.counter('fieldbridge_bearer_errors_total', 'Failed send attempts, by interface.');
+  // State changes outside the dispatcher (API retry and cancel, expiry, an interface removed)
+  // reach the hub too; a failed write-behind flush is logged and retried.
+  deliveries.onStateChange = (rows) => rows.forEach((d) => uplink.enqueue('delivery', deliveryView(d)));
+  deliveries.onFlushError = (error) => log.error('delivery_state_write_failed', { error: error.message, action: 'kept in memory; retrying in 1 s' });
   dispatcher = new Dispatcher({
     store: deliveries, host, clock, log, random,
     findInterface: (id) => interfaceStore.find(id),

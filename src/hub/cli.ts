@@ -5,7 +5,7 @@ import { systemdNotifier } from '../lib/systemd.ts';
 import { startHub } from './app.ts';
 import { readHubConfig } from './config.ts';
 import { DEFAULT_TENANT, HubKeyService } from './keys/service.ts';
-import { TOPIC_SEGMENT } from './ingest/topics.ts';
+import { TOPIC_SEGMENT } from '../lib/topics.ts';
 import { openHubStore } from './store/store.ts';
 
 // `fieldbridge hub` and `fieldbridge hub create-key --role owner --label NAME [--tenant T]`.

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { envListen, envLogLevel, envString, invalid, type ListenAddress } from '../lib/env.ts';
 import type { LogLevel } from '../lib/log.ts';
-import { parseMqttUrl } from './ingest/mqtt-options.ts';
+import { parseMqttUrl } from '../lib/mqtt-options.ts';
 import type { HubStoreLocation } from './store/store.ts';
 
 // The hub's environment (DESIGN.md section 4). Every variable is checked before anything is

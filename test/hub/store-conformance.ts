@@ -205,6 +205,18 @@ export function registerStoreConformance(test: Test, harness: StoreHarness): voi
     assert.is(rows[0].key_hash, undefined);
   });
 
+  test(`[${harness.name}] a purge that finds the tenant restored (or not yet due) removes nothing`, async () => {
+    const s = await fresh(hubMigrations);
+    await s.ensureTenant('back', T0);
+    await s.insertKey(key('back', 'key_back'));
+    assert.is(await s.purgeTenant('back', '2100-01-01T00:00:00.000Z'), null, 'never deleted');
+    await s.markTenantDeleted('back', T0, '2026-02-01T00:00:00.000Z');
+    assert.is(await s.purgeTenant('back', '2026-01-15T00:00:00.000Z'), null, 'not due yet');
+    assert.ok(await s.restoreTenant('back'));
+    assert.is(await s.purgeTenant('back', '2100-01-01T00:00:00.000Z'), null, 'restored meanwhile');
+    assert.is((await s.listKeys('back')).length, 1);
+  });
+
   test(`[${harness.name}] purge removes every row of the tenant from every tenant table and nothing else`, async () => {
     const s = await fresh([...hubMigrations, extraMigration]);
     for (const t of ['gone', 'kept']) {
@@ -214,7 +226,7 @@ export function registerStoreConformance(test: Test, harness: StoreHarness): voi
       for (const kind of ['message', 'delivery', 'telemetry', 'position'] as const) await s.insertEvent(kind, event(t, `evt_${kind}`));
     }
     await s.putSetting('setup', 'x');
-    const removed = await s.purgeTenant('gone');
+    const removed = (await s.purgeTenant('gone'))!;
     assert.is(removed.api_keys, 1);
     assert.is(removed.messages, 1);
     assert.is(removed.tenants, 1);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseMqttUrl } from '../../lib/mqtt-options.ts';
 
 // The bridge configuration sections (SPEC 2.6, 4.4; DESIGN.md section 6). One zod schema per
 // section: it validates writes, fills defaults for anything never written, and documents the
@@ -45,10 +46,26 @@ export const RoutingSettings = z.strictObject({
 // DESIGN.md section 8): no '/', and no '+' or '#' wildcards.
 const TopicLevel = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, "_", "." or "-" (it becomes an MQTT topic level)');
 
+/** Why a broker URL is refused for the bridge's uplink, or null when it is fine. */
+export function brokerUrlProblem(url: string): string | null {
+  try {
+    const endpoint = parseMqttUrl(url);
+    if (endpoint.username !== undefined || endpoint.password !== undefined) return 'must not carry user:password@; put them in username and password (the password is kept secret)';
+    return null;
+  } catch (error) {
+    return (error as Error).message.replace(/\/\/[^@/\s"]*@/g, '//');
+  }
+}
+
 export const HubSettings = z.strictObject({
   enabled: z.boolean().default(false).describe('Send this bridge\'s events to a hub over MQTT'),
-  mqtt_url: z.string().regex(/^(mqtts?|wss?):\/\/[^\s/]+/, 'must be an mqtt://, mqtts://, ws:// or wss:// URL').max(2048).nullable().default(null)
-    .describe('Broker address, e.g. mqtts://hub.example.org:8883'),
+  // Credentials go in username/password, never in the URL: the URL is shown to viewers, put in
+  // exports and logs, and only `password` is a redacted secret.
+  mqtt_url: z.string().max(2048).superRefine((url, ctx) => {
+    const problem = brokerUrlProblem(url);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }).nullable().default(null)
+    .describe('Broker address, mqtt://host[:port] or mqtts://host[:port] (default ports 1883, 8883); no user:password@ (use username and password)'),
   tenant: TopicLevel.nullable().default(null).describe('Tenant id the hub issued'),
   bridge_id: TopicLevel.nullable().default(null).describe('This bridge\'s id at the hub; null: a stable id made at first start'),
   username: z.string().min(1).max(256).nullable().default(null).describe('MQTT user name'),

@@ -1,4 +1,4 @@
-import type { OutboundFrame, SendResult } from '../../bearers/bearer.ts';
+import type { Bearer, OutboundFrame, SendResult } from '../../bearers/bearer.ts';
 import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { BearerHost } from '../interfaces/bearer-host.ts';
@@ -55,8 +55,8 @@ export class Dispatcher {
     const recovered = this.#d.store.recoverSending(this.#d.clock.now());
     if (recovered > 0) this.#d.log.warn('deliveries_recovered', { count: recovered, note: 'they were being sent when the bridge stopped; sending again (at least once)' });
     this.#started = true;
-    for (const id of this.#d.store.interfacesWithWork()) this.kick(id);
     this.#scheduleExpiry();
+    for (const id of this.#d.store.interfacesWithWork()) this.kick(id);
   }
 
   /** Something changed for this interface (new delivery, enabled, connected): look at its queue. */
@@ -74,25 +74,37 @@ export class Dispatcher {
   /** New deliveries joined the back of an interface's queue: wake it, and the expiry timer
    *  when one of them may expire before the timer fires. */
   added(interfaceId: string, expiresMs: number): void {
-    this.kick(interfaceId);
     if (this.#expiryAt === undefined || expiresMs < this.#expiryAt) this.#scheduleExpiry();
+    this.kick(interfaceId);
   }
 
   /** A delivery changed outside the queue (retry now goes to the front): refetch the queue. */
   changed(interfaceId: string): void {
     this.#due.delete(interfaceId);
-    this.kick(interfaceId);
     this.#scheduleExpiry();
+    this.kick(interfaceId);
   }
 
-  /** Stops taking new work and waits (bounded) for sends in progress. */
-  async stop(graceMs = 5000): Promise<void> {
+  /** Stops taking new work: no queue starts another send and no timer fires. */
+  pause(): void {
     this.#stopped = true;
     for (const t of this.#timers.values()) this.#d.clock.clearTimeout(t);
     this.#timers.clear();
     if (this.#expiryTimer) this.#d.clock.clearTimeout(this.#expiryTimer);
-    await Promise.race([Promise.allSettled([...this.#inFlight]), new Promise((r) => setTimeout(r, graceMs).unref())]);
+  }
+
+  /** Waits (bounded) for sends in progress to settle, then commits every pending state change. */
+  async drain(graceMs = 5000): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([Promise.allSettled([...this.#inFlight]), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+    clearTimeout(timer);
     this.#d.store.flush();
+  }
+
+  /** pause() then drain(). */
+  async stop(graceMs = 5000): Promise<void> {
+    this.pause();
+    await this.drain(graceMs);
   }
 
   async #run(interfaceId: string): Promise<void> {
@@ -125,12 +137,13 @@ export class Dispatcher {
       }
       if (delivery === undefined) continue;
       if (delivery.expires_ms <= now) {
-        this.#record(delivery, 'expired', 'message TTL passed before delivery', () => store.finish(delivery.id, 'expired', 'message TTL passed before delivery', now));
+        this.#record(delivery, 'expired', 'message TTL passed before delivery', () => store.expire(delivery.id, now));
         continue;
       }
-      store.defer(delivery.id, interfaceId, () => store.markSending(delivery.id, now));
+      store.defer(delivery.id, interfaceId, () => void store.markSending(delivery.id, now));
+      const bearerAtStart = host.bearer(interfaceId);
       const outcome = await this.#attempt(row, delivery);
-      this.#settle(row, delivery, outcome);
+      this.#settle(row, delivery, outcome, bearerAtStart);
     }
   }
 
@@ -169,22 +182,28 @@ export class Dispatcher {
     return { ok: true };
   }
 
-  #settle(row: InterfaceRow, d: DeliveryRow, outcome: SendResult | { dropped: string }): void {
+  #settle(row: InterfaceRow, d: DeliveryRow, outcome: SendResult | { dropped: string }, bearer: Bearer | undefined): void {
     const { store, clock, host } = this.#d;
     const now = clock.now();
     const attempts = d.attempts + 1;
     const sent = { ...d, attempts };
     if ('dropped' in outcome) {
-      this.#record(sent, 'cancelled', outcome.dropped, () => store.finish(d.id, 'cancelled', outcome.dropped, now));
+      this.#record(sent, 'cancelled', outcome.dropped, () => store.settle(d.id, 'cancelled', outcome.dropped, now));
     } else if (outcome.ok) {
       host.noteSend(row.id, true);
-      this.#record(sent, 'delivered', null, () => store.finish(d.id, 'delivered', null, now));
+      this.#record(sent, 'delivered', null, () => store.settle(d.id, 'delivered', null, now));
+    } else if (host.bearer(row.id) !== bearer) {
+      // The interface was disabled, unbound or reconfigured while this was on its way: that is
+      // no failure of the delivery, so the attempt is not counted (deliveries to a stopped
+      // interface wait without spending attempts).
+      const why = `interrupted: interface '${row.name}' stopped or restarted while sending`;
+      this.#record({ ...d, next_attempt_ms: now }, 'retrying', why, () => store.requeue(d.id, why, now));
     } else {
       host.noteSend(row.id, false, outcome.error);
       const policy = RetryPolicy.parse(row.retry);
       if (!outcome.retryable || attempts >= d.max_attempts) {
         const why = outcome.retryable ? `${outcome.error} (gave up after ${attempts} attempts)` : `${outcome.error} (not retryable)`;
-        this.#record(sent, 'dead', why, () => store.finish(d.id, 'dead', why, now));
+        this.#record(sent, 'dead', why, () => store.settle(d.id, 'dead', why, now));
         this.#d.log.warn('delivery_dead', { delivery_id: d.id, interface: row.name, attempts, error: outcome.error });
       } else {
         const next = now + nextRetryDelayMs(attempts, policy, this.#d.random);
@@ -227,7 +246,7 @@ export class Dispatcher {
    * transaction, tells onChange (the uplink outbox), so the event exists exactly when the
    * state does.
    */
-  #record(d: DeliveryRow, state: DeliveryRow['state'], error: string | null, write: () => void): void {
+  #record(d: DeliveryRow, state: DeliveryRow['state'], error: string | null, write: () => boolean): void {
     const at = new Date(this.#d.clock.now()).toISOString();
     const final = state === 'delivered' || state === 'dead' || state === 'cancelled' || state === 'expired';
     const row: DeliveryRow = { ...d, state, last_error: error ?? d.last_error, front_ms: null, updated_at: at, finished_at: final ? at : null };
@@ -235,8 +254,8 @@ export class Dispatcher {
       d.id,
       d.interface_id,
       () => {
-        write();
-        this.#d.onChange?.(row);
+        // A cancellation that landed meanwhile wins: nothing changed, nothing to tell.
+        if (write()) this.#d.onChange?.(row);
       },
       !final,
     );

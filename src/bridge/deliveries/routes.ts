@@ -3,6 +3,7 @@ import { decodeCursor, PageQuery, pageReply, pageSchema } from '../../http/pagin
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import type { InterfaceService } from '../interfaces/service.ts';
+import { DEFAULT_RETRY_POLICY } from './backoff.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import { DELIVERY_STATES, type DeliveryRow, type DeliveryStore } from './store.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -82,14 +83,16 @@ export function deliveryRoutes(deps: { store: DeliveryStore; dispatcher: Dispatc
       handler: ({ params }) => deliveryView(get(params.id)),
     }),
     route({
-      method: 'POST', path: '/api/deliveries/{id}/retry', summary: 'Try again now, at the front of its interface\'s queue (pending, retrying or dead); a dead one gets one more attempt', tags, roles: ADMIN,
+      method: 'POST', path: '/api/deliveries/{id}/retry', summary: 'Try again now, at the front of its interface\'s queue (pending, retrying or dead); a dead one gets one more attempt, and one past its TTL a new TTL', tags, roles: ADMIN,
       params: Ref, errors: [409], response: DeliveryView, responseName: 'Delivery',
       handler: ({ params }) => {
         const d = get(params.id);
         if (!['pending', 'retrying', 'dead'].includes(d.state)) throw new AppError('ERR_DELIVERY_STATE', 409, `delivery ${d.id} is ${d.state}; only pending, retrying or dead deliveries can be retried`);
-        store.retryNow(d.id, clock.now());
+        const ttlS = { ...DEFAULT_RETRY_POLICY, ...interfaces.find(d.interface_id)?.retry }.ttl_s;
+        const updated = store.retryNow(d.id, clock.now(), ttlS * 1000);
+        if (!updated) throw new AppError('ERR_DELIVERY_STATE', 409, `delivery ${d.id} changed state meanwhile; only pending, retrying or dead deliveries can be retried`);
         dispatcher.changed(d.interface_id);
-        return deliveryView(get(d.id));
+        return deliveryView(updated);
       },
     }),
     route({
@@ -98,8 +101,9 @@ export function deliveryRoutes(deps: { store: DeliveryStore; dispatcher: Dispatc
       handler: ({ params }) => {
         const d = get(params.id);
         if (d.state !== 'pending' && d.state !== 'retrying') throw new AppError('ERR_DELIVERY_STATE', 409, `delivery ${d.id} is ${d.state}; only pending or retrying deliveries can be cancelled`);
-        store.finish(d.id, 'cancelled', 'cancelled through the API', clock.now());
-        return deliveryView(get(d.id));
+        const cancelled = store.cancel(d.id, 'cancelled through the API', clock.now());
+        if (!cancelled) throw new AppError('ERR_DELIVERY_STATE', 409, `delivery ${d.id} is being sent; only pending or retrying deliveries can be cancelled`);
+        return deliveryView(cancelled);
       },
     }),
   ];

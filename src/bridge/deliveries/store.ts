@@ -47,6 +47,7 @@ const decode = (r: Raw): DeliveryRow => {
 };
 
 const iso = (ms: number) => new Date(ms).toISOString();
+const FLUSH_RETRY_MS = 1000;
 
 /**
  * SQL for the deliveries table: the queue, the dead letters and the history of attempts.
@@ -67,6 +68,10 @@ export class DeliveryStore {
   /** Interfaces to wake after the next flush. */
   readonly #wake = new Set<string>();
   #flushScheduled: ReturnType<typeof setImmediate> | undefined;
+  /** Called when a flush failed (its writes are kept and retried). */
+  onFlushError: ((error: Error) => void) | undefined;
+  /** Called with rows whose state changed outside the dispatcher (API, expiry, interface removal). */
+  onStateChange: ((rows: DeliveryRow[]) => void) | undefined;
   /** Called after a flush with the interfaces that have a delivery waiting again. */
   onFlushed: ((interfaceIds: string[]) => void) | undefined;
 
@@ -93,7 +98,7 @@ export class DeliveryStore {
    * (the scheduled flush commits them after).
    */
   flush(): void {
-    if (this.#deferred.length === 0 || this.#db.isTransaction) return;
+    if (this.#deferred.length === 0) return;
     // A send that outlived the shutdown grace settles after the database closed: its state
     // is lost and the delivery is sent again after the restart (at least once).
     if (!this.#db.isOpen) {
@@ -102,13 +107,26 @@ export class DeliveryStore {
       this.#wake.clear();
       return;
     }
-    if (this.#flushScheduled) clearImmediate(this.#flushScheduled);
+    if (this.#db.isTransaction) return;
+    if (this.#flushScheduled) {
+      clearImmediate(this.#flushScheduled);
+      clearTimeout(this.#flushScheduled as unknown as ReturnType<typeof setTimeout>);
+    }
     this.#flushScheduled = undefined;
     const writes = this.#deferred.splice(0);
+    try {
+      transaction(this.#db, () => writes.forEach((w) => w()));
+    } catch (error) {
+      // Busy past 5 s or a full disk: keep every write, in order, and try again shortly.
+      // Never throw from here: a flush usually runs from setImmediate.
+      this.#deferred.unshift(...writes);
+      this.onFlushError?.(error as Error);
+      this.#flushScheduled ??= setTimeout(() => this.flush(), FLUSH_RETRY_MS) as unknown as ReturnType<typeof setImmediate>;
+      return;
+    }
     const interfaces = [...this.#wake];
     this.#wake.clear();
     this.#dirty.clear();
-    transaction(this.#db, () => writes.forEach((w) => w()));
     this.onFlushed?.(interfaces);
   }
 
@@ -183,39 +201,77 @@ export class DeliveryStore {
     return r.t ?? undefined;
   }
   earliestExpiry(): number | undefined {
-    // The partial index walks waiting deliveries in expiry order: the first one answers.
-    const r = this.#prepare(
-      "SELECT expires_ms AS t FROM deliveries INDEXED BY deliveries_expiry WHERE state IN ('pending', 'retrying') AND id NOT IN (SELECT value FROM json_each(?)) ORDER BY expires_ms LIMIT 1",
-    ).get(this.#dirtyJson()) as { t: number } | undefined;
-    return r?.t;
+    // Deliveries being sent count too: if the send fails, their expiry must still be timed
+    // (an early timer is harmless, expireDue flushes first). The partial index walks waiting
+    // deliveries in expiry order: the first one answers.
+    const r = this.#prepare("SELECT expires_ms AS t FROM deliveries INDEXED BY deliveries_expiry WHERE state IN ('pending', 'retrying') ORDER BY expires_ms LIMIT 1").get() as { t: number } | undefined;
+    const sending = this.#prepare("SELECT min(expires_ms) AS t FROM deliveries WHERE state = 'sending'").get() as { t: number | null };
+    const times = [r?.t, sending.t ?? undefined].filter((t): t is number => t !== undefined);
+    return times.length ? Math.min(...times) : undefined;
   }
-  markSending(id: string, nowMs: number): void {
-    this.#prepare("UPDATE deliveries SET state = 'sending', attempts = attempts + 1, front_ms = NULL, updated_at = ? WHERE id = ?").run(iso(nowMs), id);
+  // The dispatcher's writes: each applies only from the state the dispatcher left the delivery
+  // in, so a cancellation that landed meanwhile (API, interface deleted) is never overwritten.
+  // They answer whether they changed the row.
+  markSending(id: string, nowMs: number): boolean {
+    return this.#changed(this.#prepare("UPDATE deliveries SET state = 'sending', attempts = attempts + 1, front_ms = NULL, updated_at = ? WHERE id = ? AND state IN ('pending', 'retrying')").run(iso(nowMs), id));
   }
-  finish(id: string, state: 'delivered' | 'dead' | 'cancelled' | 'expired', error: string | null, nowMs: number): void {
-    this.#prepare('UPDATE deliveries SET state = ?, last_error = coalesce(?, last_error), updated_at = ?, finished_at = ? WHERE id = ?').run(state, error, iso(nowMs), iso(nowMs), id);
+  settle(id: string, state: 'delivered' | 'dead' | 'cancelled', error: string | null, nowMs: number): boolean {
+    return this.#changed(
+      this.#prepare("UPDATE deliveries SET state = ?, last_error = coalesce(?, last_error), updated_at = ?, finished_at = ? WHERE id = ? AND state = 'sending'").run(state, error, iso(nowMs), iso(nowMs), id),
+    );
   }
-  scheduleRetry(id: string, nextMs: number, error: string, nowMs: number): void {
-    this.#prepare("UPDATE deliveries SET state = 'retrying', next_attempt_ms = ?, last_error = ?, updated_at = ? WHERE id = ?").run(nextMs, error, iso(nowMs), id);
+  scheduleRetry(id: string, nextMs: number, error: string, nowMs: number): boolean {
+    return this.#changed(this.#prepare("UPDATE deliveries SET state = 'retrying', next_attempt_ms = ?, last_error = ?, updated_at = ? WHERE id = ? AND state = 'sending'").run(nextMs, error, iso(nowMs), id));
   }
-  /** Retry now: to the front of its interface's queue, skipping backoff. A dead delivery gets one more attempt. */
-  retryNow(id: string, nowMs: number): void {
+  /** The send was cut short by the interface (disabled, unbound, reconfigured): back to the queue, attempt not counted. */
+  requeue(id: string, reason: string, nowMs: number): boolean {
+    return this.#changed(
+      this.#prepare("UPDATE deliveries SET state = 'retrying', attempts = max(attempts - 1, 0), next_attempt_ms = ?, last_error = ?, updated_at = ? WHERE id = ? AND state = 'sending'").run(nowMs, reason, iso(nowMs), id),
+    );
+  }
+  /** A waiting delivery whose TTL passed (found by the dispatcher). */
+  expire(id: string, nowMs: number): boolean {
+    return this.#changed(
+      this.#prepare("UPDATE deliveries SET state = 'expired', last_error = coalesce(last_error, 'message TTL passed before delivery'), updated_at = ?, finished_at = ? WHERE id = ? AND state IN ('pending', 'retrying')").run(iso(nowMs), iso(nowMs), id),
+    );
+  }
+  /** Cancel through the API: only a waiting delivery. */
+  cancel(id: string, reason: string, nowMs: number): DeliveryRow | undefined {
     this.flush();
-    this
-      .#prepare(
+    const rows = this.#returning(this.#prepare("UPDATE deliveries SET state = 'cancelled', last_error = ?, updated_at = ?, finished_at = ? WHERE id = ? AND state IN ('pending', 'retrying') RETURNING *").all(reason, iso(nowMs), iso(nowMs), id));
+    return rows[0];
+  }
+  #changed(result: { changes: number | bigint }): boolean {
+    return Number(result.changes) > 0;
+  }
+  /** Decodes RETURNING rows and tells onStateChange. */
+  #returning(raw: unknown[]): DeliveryRow[] {
+    const rows = (raw as Raw[]).map(decode);
+    if (rows.length > 0) this.onStateChange?.(rows);
+    return rows;
+  }
+  /**
+   * Retry now: to the front of its interface's queue, skipping backoff. A dead delivery gets
+   * one more attempt, and a delivery past its TTL gets `ttlMs` more, so an old dead letter can
+   * still be retried.
+   */
+  retryNow(id: string, nowMs: number, ttlMs: number): DeliveryRow | undefined {
+    this.flush();
+    return this.#returning(
+      this.#prepare(
         `UPDATE deliveries SET state = CASE state WHEN 'dead' THEN 'retrying' ELSE state END,
            max_attempts = CASE WHEN attempts >= max_attempts THEN attempts + 1 ELSE max_attempts END,
-           front_ms = ?, next_attempt_ms = ?, finished_at = NULL, updated_at = ? WHERE id = ?`,
-      )
-      .run(nowMs, nowMs, iso(nowMs), id);
+           expires_ms = max(expires_ms, ?), front_ms = ?, next_attempt_ms = ?, finished_at = NULL, updated_at = ?
+         WHERE id = ? AND state IN ('pending', 'retrying', 'dead') RETURNING *`,
+      ).all(nowMs + ttlMs, nowMs, nowMs, iso(nowMs), id),
+    )[0];
   }
   expireDue(nowMs: number): number {
     this.flush();
-    return Number(
-      this
-        .#prepare("UPDATE deliveries SET state = 'expired', last_error = coalesce(last_error, 'message TTL passed before delivery'), updated_at = ?, finished_at = ? WHERE state IN ('pending', 'retrying') AND expires_ms <= ?")
-        .run(iso(nowMs), iso(nowMs), nowMs).changes,
-    );
+    return this.#returning(
+      this.#prepare("UPDATE deliveries SET state = 'expired', last_error = coalesce(last_error, 'message TTL passed before delivery'), updated_at = ?, finished_at = ? WHERE state IN ('pending', 'retrying') AND expires_ms <= ? RETURNING *")
+        .all(iso(nowMs), iso(nowMs), nowMs),
+    ).length;
   }
   /** After a crash: deliveries caught mid-send are tried again (at least once, never lost). */
   recoverSending(nowMs: number): number {
@@ -228,11 +284,10 @@ export class DeliveryStore {
   }
   cancelWaitingFor(interfaceId: string, reason: string, nowMs: number): number {
     this.flush();
-    return Number(
-      this
-        .#prepare("UPDATE deliveries SET state = 'cancelled', last_error = ?, updated_at = ?, finished_at = ? WHERE interface_id = ? AND state IN ('pending', 'retrying', 'sending')")
-        .run(reason, iso(nowMs), iso(nowMs), interfaceId).changes,
-    );
+    return this.#returning(
+      this.#prepare("UPDATE deliveries SET state = 'cancelled', last_error = ?, updated_at = ?, finished_at = ? WHERE interface_id = ? AND state IN ('pending', 'retrying', 'sending') RETURNING *")
+        .all(reason, iso(nowMs), iso(nowMs), interfaceId),
+    ).length;
   }
   queueDepth(interfaceId: string): number {
     this.flush();

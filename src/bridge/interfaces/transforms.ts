@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { checkSafeRegex, compileSafeRegex, SAFE_REGEX_MAX_LENGTH } from '../rules/match.ts';
+import { checkSafeRegex, compileSafeRegex, SAFE_REGEX_MAX_LENGTH } from '../../lib/safe-regex.ts';
 
 // Transform pipelines (DESIGN.md section 6): ordered steps per interface and direction that
 // reshape a message for the bearer behind the interface (an SMS modem wants GSM-7 text in
@@ -81,14 +81,14 @@ const DropIfStep = z
       .string({ error: 'drop_if.regex must be a string' })
       .min(1, { error: 'drop_if.regex must not be empty' })
       .max(SAFE_REGEX_MAX_LENGTH, {
-        error: `drop_if.regex must be at most ${SAFE_REGEX_MAX_LENGTH} characters (a long pattern can backtrack for seconds on a Pi)`,
+        error: `drop_if.regex must be at most ${SAFE_REGEX_MAX_LENGTH} characters`,
       })
       .superRefine((pattern, ctx) => {
         const problem = checkSafeRegex(pattern);
         if (problem) ctx.addIssue({ code: 'custom', message: `drop_if.regex ${problem}` });
       }),
   })
-  .describe('Drops the message when its text matches the regular expression (JavaScript syntax, "u" flag; case-insensitive parts with (?i:...)).');
+  .describe('Drops the message when its text matches the regular expression (JavaScript syntax on the linear-time engine: case-sensitive, no backreferences or lookahead).');
 
 export const TransformStep = z.discriminatedUnion(
   'type',

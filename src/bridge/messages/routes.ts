@@ -113,8 +113,10 @@ export function messageRoutes(deps: { store: MessageStore; pipeline: Pipeline; i
       method: 'POST', path: '/api/messages/simulate-mesh-rx',
       summary: 'Inject a message as if heard on a mesh interface; it takes the real path, so a matching forward rule to a paid bearer really sends', tags, roles: ADMIN, status: 202,
       body: z.strictObject({ from: Address, to: Address.default('broadcast'), channel: Channel, text: z.string().min(1).max(65536), interface: z.string().min(1).optional() }),
-      bodyName: 'SimulateMeshRx', response: Accepted, responseName: 'MessageAccepted',
+      bodyName: 'SimulateMeshRx', response: Accepted, responseName: 'MessageAccepted', errors: [429],
       handler: ({ body }) => {
+        // It can really send to a paid bearer, so it spends the same budget as send.
+        limiter.take();
         const meshy = (k: string) => k === 'meshtastic' || k === 'sim';
         let iface = body.interface ? interfaces.find(body.interface) : interfaces.list().find((i) => meshy(i.kind));
         if (body.interface && !iface) throw badRequest(`no interface '${body.interface}'`, [{ path: 'body.interface', message: 'no such interface' }]);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkSafeRegex, compileSafeRegex } from '../../lib/safe-regex.ts';
 import { isScheduleActive, type Schedule } from './schedule.ts';
 
 // Access rule filters, actions and first-match evaluation (SPEC 4.5, DESIGN.md section 6,
@@ -11,72 +12,13 @@ import { isScheduleActive, type Schedule } from './schedule.ts';
 // - Addresses compare as whole strings, ignoring ASCII case: mesh ids ("!a1b2c3d4") are hex
 //   that people type in either case, phone numbers and IMEIs have no case. Nothing else is
 //   normalised: write phone numbers in E.164 without spaces ("+4917012345678").
-// - text.contains ignores case; text.regex is case-sensitive unless written with (?i:...).
+// - text.contains ignores case; text.regex is case-sensitive and runs in linear time (lib/safe-regex.ts).
 //   A message without text never matches a text filter.
 // - An @reference the resolver does not know (null) matches no address.
 
 // ---- regular expressions supplied by operators ----
 
-/** Patterns are run on every message on a Pi: a long pattern is where catastrophic
- *  backtracking hides, so the length is bounded and nested repetition refused. */
-export const SAFE_REGEX_MAX_LENGTH = 200;
-
-/** Why a pattern is refused, or null when it may be used. */
-export function checkSafeRegex(pattern: string): string | null {
-  if (pattern.length > SAFE_REGEX_MAX_LENGTH) {
-    return `must be at most ${SAFE_REGEX_MAX_LENGTH} characters (a long pattern can backtrack for seconds on a Pi)`;
-  }
-  try {
-    new RegExp(pattern, 'u');
-  } catch (error) {
-    return `is not a valid regular expression: ${(error as Error).message}`;
-  }
-  if (hasNestedRepetition(pattern)) {
-    return 'repeats a group that itself repeats, like (a+)+, which can take exponential time on a non-matching text; remove one of the repetitions';
-  }
-  return null;
-}
-
-const compiled = new Map<string, RegExp>();
-
-/** The pattern compiled with the "u" flag, cached (patterns were checked at validation). */
-export function compileSafeRegex(pattern: string): RegExp {
-  let re = compiled.get(pattern);
-  if (!re) {
-    if (compiled.size >= 1000) compiled.clear();
-    re = new RegExp(pattern, 'u');
-    compiled.set(pattern, re);
-  }
-  return re;
-}
-
-function repetitionAt(p: string, i: number): boolean {
-  const c = p[i];
-  return c === '*' || c === '+' || (c === '{' && /^\{\d+(,\d*)?\}/.test(p.slice(i)));
-}
-
-/** A group containing a repetition that is itself repeated: the shape of most ReDoS. */
-function hasNestedRepetition(p: string): boolean {
-  const groupRepeats: boolean[] = [false];
-  for (let i = 0; i < p.length; i++) {
-    const c = p[i];
-    if (c === '\\') {
-      i++;
-    } else if (c === '[') {
-      for (i++; i < p.length && p[i] !== ']'; i++) if (p[i] === '\\') i++;
-    } else if (c === '(') {
-      groupRepeats.push(false);
-    } else if (c === ')') {
-      const inner = groupRepeats.length > 1 ? groupRepeats.pop()! : false;
-      const repeated = repetitionAt(p, i + 1);
-      if (inner && repeated) return true;
-      if (inner || repeated) groupRepeats[groupRepeats.length - 1] = true;
-    } else if (repetitionAt(p, i)) {
-      groupRepeats[groupRepeats.length - 1] = true;
-    }
-  }
-  return false;
-}
+export { checkSafeRegex, compileSafeRegex, SAFE_REGEX_MAX_LENGTH } from '../../lib/safe-regex.ts';
 
 // ---- schemas ----
 
@@ -109,7 +51,7 @@ const TextFilter = z
       .optional(),
   })
   .refine((t) => t.contains !== undefined || t.regex !== undefined, { error: 'text must give contains, regex or both (leave text out to match any text)' })
-  .describe('contains ignores case; regex is JavaScript syntax with the "u" flag, case-sensitive unless written (?i:...). Both given: both must match.');
+  .describe('contains ignores case; regex is JavaScript syntax run on the linear-time engine: case-sensitive, no backreferences or lookahead. Both given: both must match.');
 
 export const RuleMatch = z
   .strictObject({

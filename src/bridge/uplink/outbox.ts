@@ -1,5 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
-import type { UplinkEventKind } from '../../hub/ingest/topics.ts';
+import type { UplinkEventKind } from '../../lib/topics.ts';
 
 // SQL for the uplink tables, nothing else (schema.ts).
 

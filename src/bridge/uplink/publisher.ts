@@ -1,7 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
-import { mqttClientOptions, parseMqttUrl } from '../../hub/ingest/mqtt-options.ts';
-import { EVENT_KINDS, TOPIC_SEGMENT, type UplinkEventKind, uplinkTopic } from '../../hub/ingest/topics.ts';
+import { mqttClientOptions, parseMqttUrl } from '../../lib/mqtt-options.ts';
+import { EVENT_KINDS, TOPIC_SEGMENT, type UplinkEventKind, uplinkTopic } from '../../lib/topics.ts';
 import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';

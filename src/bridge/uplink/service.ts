@@ -3,6 +3,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { StartupError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/log.ts';
+import { brokerUrlProblem } from '../config/sections.ts';
 import type { ConfigService } from '../config/service.ts';
 import { type UplinkConfig, UplinkPublisher } from './publisher.ts';
 
@@ -22,9 +23,8 @@ export type UplinkEventKind = 'message' | 'delivery' | 'telemetry' | 'position';
 export function uplinkEnv(env: NodeJS.ProcessEnv): UplinkEnv {
   const mqttUrl = env.SERVICE_HUB_MQTT_URL?.trim() || undefined;
   const tenant = env.SERVICE_HUB_TENANT?.trim() || undefined;
-  if (mqttUrl && mqttUrl !== 'none' && !/^(mqtts?|wss?):\/\/[^\s/]+/.test(mqttUrl)) {
-    throw new StartupError(`SERVICE_HUB_MQTT_URL: expected an mqtt://, mqtts://, ws:// or wss:// URL, or "none", got ${JSON.stringify(mqttUrl)}`);
-  }
+  const problem = mqttUrl && mqttUrl !== 'none' ? brokerUrlProblem(mqttUrl) : null;
+  if (problem) throw new StartupError(`SERVICE_HUB_MQTT_URL: expected mqtt://host[:port] or mqtts://host[:port], or "none": ${problem}`);
   if (tenant && tenant !== 'none' && !/^[A-Za-z0-9_.-]{1,64}$/.test(tenant)) {
     throw new StartupError(`SERVICE_HUB_TENANT: expected 1 to 64 letters, digits, "_", "." or "-", or "none", got ${JSON.stringify(tenant)}`);
   }

@@ -3,8 +3,8 @@ import type { Counter, MetricsRegistry } from '../../http/metrics.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import { EVENT_TABLES, type HubStore } from '../store/store.ts';
-import { mqttClientOptions, parseMqttUrl } from './mqtt-options.ts';
-import { decodeUplinkPayload, ingestSubscription, parseUplinkTopic } from './topics.ts';
+import { mqttClientOptions, parseMqttUrl } from '../../lib/mqtt-options.ts';
+import { decodeUplinkPayload, ingestSubscription, parseUplinkTopic } from '../../lib/topics.ts';
 
 // The hub learns about bridges over MQTT (SPEC sections 1 and 6, DESIGN.md section 8).
 // Delivery is at-least-once end to end: the hub keeps a persistent session (clean: false, a

@@ -81,7 +81,10 @@ export interface HubStore {
   restoreTenant(id: string): Promise<boolean>;
   tenantsDueForPurge(at: string): Promise<string[]>;
   /** Removes every row of the tenant from every tenant table; returns rows removed per table. */
-  purgeTenant(id: string): Promise<Record<string, number>>;
+  /** Deletes every row of the tenant. With `dueBy`, only if it is still marked deleted with its
+   *  purge time at or before then, checked inside the purge's own transaction (a restore
+   *  that landed meanwhile wins): null when it was not purged. */
+  purgeTenant(id: string, dueBy?: string): Promise<Record<string, number> | null>;
 
   insertKey(row: HubKeyRow): Promise<void>;
   listKeys(tenantId: string): Promise<HubKeyRow[]>;
@@ -180,9 +183,15 @@ class SqlHubStore implements HubStore {
     const rows = await this.#db.query('SELECT id FROM tenants WHERE purge_after IS NOT NULL AND purge_after <= $1 ORDER BY id', [at]);
     return rows.map((r) => String(r.id));
   }
-  async purgeTenant(id: string): Promise<Record<string, number>> {
+  async purgeTenant(id: string, dueBy?: string): Promise<Record<string, number> | null> {
     const tables = await this.tenantTables();
     return this.#db.transaction(async (tx) => {
+      if (dueBy !== undefined) {
+        // Locks the tenant row (PostgreSQL) inside the purge transaction, so a concurrent
+        // restore either lands first and stops the purge, or waits and finds nothing.
+        const stillDue = await tx.run('UPDATE tenants SET purge_after = purge_after WHERE id = $1 AND deleted_at IS NOT NULL AND purge_after <= $2', [id, dueBy]);
+        if (stillDue === 0) return null;
+      }
       const removed: Record<string, number> = {};
       // The tenants row goes last: until the transaction commits nothing is visible anyway,
       // but a purge interrupted between statements must never leave rows without a tenant.

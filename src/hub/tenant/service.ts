@@ -48,12 +48,15 @@ export class TenantService {
 
   /** Purges every tenant whose soft-deletion period is over; returns their ids. */
   async purgeDue(): Promise<string[]> {
-    const due = await this.#store.tenantsDueForPurge(new Date(this.#clock.now()).toISOString());
-    for (const id of due) {
-      const removed = await this.#store.purgeTenant(id);
+    const now = new Date(this.#clock.now()).toISOString();
+    const purged: string[] = [];
+    for (const id of await this.#store.tenantsDueForPurge(now)) {
+      const removed = await this.#store.purgeTenant(id, now);
+      if (!removed) continue; // restored meanwhile
+      purged.push(id);
       this.#log.warn('tenant_purged', { tenant: id, rows: Object.values(removed).reduce((a, b) => a + b, 0), tables: Object.keys(removed).length });
     }
-    return due;
+    return purged;
   }
 }
 

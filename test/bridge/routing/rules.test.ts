@@ -49,7 +49,7 @@ test('invalid filters are refused with 400 naming the field', async () => {
     [{ text: {} }, 'body.match.text'],
     [{ text: { contains: '' } }, 'body.match.text.contains'],
     [{ text: { regex: '(' } }, 'body.match.text.regex'],
-    [{ text: { regex: '(\\w+\\s?)*$' } }, 'body.match.text.regex'],
+    [{ text: { regex: '(?=sos)' } }, 'body.match.text.regex'],
     [{ text: { regex: 'x'.repeat(201) } }, 'body.match.text.regex'],
     [{ form: ['!a1b2c3d4'] }, 'body.match'],
   ];
