@@ -1,0 +1,93 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { FakeClock } from '../../../src/lib/clock.ts';
+import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
+
+// Edges found in review: what happens to a delivery when its interface is deleted, disabled or
+// restarted while a send is on the air, when its TTL passes between attempts, and when an old
+// dead letter is retried. Sim sends wait on the fake clock, so "on the air" lasts until the
+// test advances time.
+
+const clock = new FakeClock();
+let t: TestBridge;
+test.before(async () => {
+  t = await startTestBridge({ clock });
+});
+test.after(() => t.stop());
+
+async function until<T>(what: string, probe: () => Promise<T | false | undefined>): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const v = await probe();
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const delivery = async (id: string) => (await t.call('GET', `/api/deliveries/${id}`)).body;
+const inState = (id: string, state: string) => until(`${id} ${state}`, async () => {
+  const d = await delivery(id);
+  return d.state === state && d;
+});
+
+/** A sim interface with these settings, a rule that sends it whatever goes to '<name>-dest',
+ *  and one message sent: returns its delivery id. */
+async function route(name: string, settings: Record<string, unknown>, retry = { base_s: 100, cap_s: 100, max_attempts: 5, ttl_s: 86400 }): Promise<string> {
+  assert.is((await t.call('POST', '/api/interfaces', { body: { name, kind: 'sim', device: `sim://${name}`, settings, retry } })).status, 201);
+  const rule = await t.call('POST', '/api/access-rules', { body: { name: `to-${name}`, match: { to: [`${name}-dest`] }, schedule: null, action: 'forward', destinations: [{ interface: name, to: 'peer' }] } });
+  assert.is(rule.status, 201, rule.text);
+  const sent = await t.call('POST', '/api/messages/send', { body: { to: `${name}-dest`, text: 'hello' } });
+  assert.is(sent.status, 202, sent.text);
+  assert.is(sent.body.deliveries.length, 1, JSON.stringify(sent.body.message.decision));
+  return sent.body.deliveries[0].id;
+}
+
+test('an interface deleted while a send is on the air: the delivery stays cancelled', async () => {
+  const id = await route('del', { latency_ms: 1000 });
+  await inState(id, 'sending');
+  assert.is((await t.call('POST', `/api/deliveries/${id}/cancel`)).status, 409, 'cancel refuses a send on the air');
+  assert.is((await t.call('DELETE', '/api/interfaces/del')).status, 200);
+  clock.advance(2000);
+  await new Promise((r) => setTimeout(r, 50));
+  const d = await delivery(id);
+  assert.is(d.state, 'cancelled');
+  assert.match(d.last_error, /was deleted/);
+});
+
+test('disabled while sending: the attempt is not spent; enabled again, it is delivered', async () => {
+  const id = await route('dis', { latency_ms: 1000 }, { base_s: 100, cap_s: 100, max_attempts: 1, ttl_s: 86400 });
+  await inState(id, 'sending');
+  assert.is((await t.call('POST', '/api/interfaces/dis/disable')).status, 200);
+  const back = await inState(id, 'retrying');
+  assert.is(back.attempts, 0, 'the interrupted attempt is not counted');
+  assert.match(back.last_error, /interrupted/);
+  assert.is((await t.call('POST', '/api/interfaces/dis/enable')).status, 200);
+  await inState(id, 'sending');
+  clock.advance(1000);
+  const done = await inState(id, 'delivered');
+  assert.is(done.attempts, 1);
+});
+
+test('the TTL passes between attempts on a disabled interface: the delivery expires', async () => {
+  const id = await route('ttl', { behaviour: 'fail' }, { base_s: 100, cap_s: 100, max_attempts: 5, ttl_s: 2 });
+  await inState(id, 'retrying');
+  assert.is((await t.call('POST', '/api/interfaces/ttl/disable')).status, 200);
+  clock.advance(3000);
+  const d = await inState(id, 'expired');
+  assert.is(d.attempts, 1);
+});
+
+test('a dead letter older than its TTL can still be retried: it gets a new TTL and one attempt', async () => {
+  const id = await route('old', { behaviour: 'fail' }, { base_s: 1, cap_s: 1, max_attempts: 1, ttl_s: 10 });
+  await inState(id, 'dead');
+  clock.advance(60_000);
+  const fixed = await t.call('PUT', '/api/interfaces/old', { body: { name: 'old', settings: { behaviour: 'deliver' }, transforms: { inbound: [], outbound: [] }, retry: { base_s: 1, cap_s: 1, max_attempts: 1, ttl_s: 10 } } });
+  assert.is(fixed.status, 200);
+  const retried = await t.call('POST', `/api/deliveries/${id}/retry`);
+  assert.is(retried.status, 200);
+  assert.is(retried.body.state, 'retrying');
+  const done = await inState(id, 'delivered');
+  assert.is(done.attempts, 2);
+});
+
+test.run();
