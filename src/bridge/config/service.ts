@@ -53,6 +53,7 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
     this.#store = store;
     this.#clock = clock;
     this.#log = log;
+    this.#warm();
   }
 
   /** Every section, unredacted (callers answering HTTP redact). */
@@ -107,6 +108,7 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
       return { value: parsed.data, changed };
     }).result;
     if (changed) this.announce([[target, value]]);
+    this.#warm();
     return value;
   }
 
@@ -173,6 +175,7 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
 
   /** Tells every 'change' listener; one failing listener is logged and does not stop the others. */
   announce(changes: Array<[ChangeTarget, unknown]>): void {
+    this.#warm();
     for (const [target, value] of changes) {
       for (const listener of this.rawListeners('change') as Array<(t: ChangeTarget, v: unknown) => void>) {
         try {
@@ -197,6 +200,23 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
       this.#cache.values.set(name, deepFreeze(value));
     }
     return value;
+  }
+
+  /**
+   * Fills the cache outside any transaction (at start and after every committed change): the
+   * router reads routing.* inside its own transaction, where nothing may be cached, so the
+   * cache must already hold it.
+   */
+  #warm(): void {
+    if (this.#store.inTransaction) return;
+    for (const name of SECTION_NAMES) {
+      try {
+        this.#read(name);
+      } catch {
+        // A stored section that no longer validates is reported where it is read (500
+        // ERR_CONFIG_STORED_INVALID), not here: the bridge must still start.
+      }
+    }
   }
 
   #readStored<S extends SectionName>(name: S): ConfigValues[S] {
