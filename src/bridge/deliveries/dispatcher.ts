@@ -41,8 +41,9 @@ export class Dispatcher {
   #started = false;
   #stopped = false;
   #expiryAt: number | undefined;
-  /** Per interface, ids fetched in queue order and not yet tried: one query per batch, not per send. */
-  readonly #due = new Map<string, string[]>();
+  /** Per interface, due deliveries fetched in queue order and not yet tried (one query per
+   *  batch, not per send), with the store generation they were read at. */
+  readonly #due = new Map<string, { generation: number; rows: DeliveryRow[] }>();
 
   constructor(deps: DispatcherDeps) {
     this.#d = deps;
@@ -135,30 +136,32 @@ export class Dispatcher {
         this.#sleepUntilDue(interfaceId);
         return;
       }
-      if (delivery === undefined) continue;
       if (delivery.expires_ms <= now) {
         this.#record(delivery, 'expired', 'message TTL passed before delivery', () => store.expire(delivery.id, now));
         continue;
       }
-      store.defer(delivery.id, interfaceId, () => void store.markSending(delivery.id, now));
+      store.deferSending(delivery.id, interfaceId, now);
       const bearerAtStart = host.bearer(interfaceId);
       const outcome = await this.#attempt(row, delivery);
       this.#settle(row, delivery, outcome, bearerAtStart);
     }
   }
 
-  /** The next due delivery (null: none due; undefined: a queued one was cancelled meanwhile, look again). */
-  #nextDue(interfaceId: string, now: number): DeliveryRow | null | undefined {
-    let queue = this.#due.get(interfaceId);
-    if (!queue || queue.length === 0) {
-      queue = this.#d.store.dueIds(interfaceId, now, DUE_BATCH);
-      if (queue.length === 0) {
+  /** The next due delivery, or null when none is due. */
+  #nextDue(interfaceId: string, now: number): DeliveryRow | null {
+    const { store } = this.#d;
+    let batch = this.#due.get(interfaceId);
+    // Anything written outside the dispatcher since the batch was read (a cancel, a retry, an
+    // expiry) may have changed its rows: read again.
+    if (!batch || batch.rows.length === 0 || batch.generation !== store.generation) {
+      batch = { generation: store.generation, rows: store.dueRows(interfaceId, now, DUE_BATCH) };
+      if (batch.rows.length === 0) {
         this.#due.delete(interfaceId);
         return null;
       }
-      this.#due.set(interfaceId, queue);
+      this.#due.set(interfaceId, batch);
     }
-    return this.#d.store.waiting(queue.shift()!);
+    return batch.rows.shift()!;
   }
 
   async #attempt(row: InterfaceRow, d: DeliveryRow): Promise<SendResult | { dropped: string }> {
@@ -188,26 +191,26 @@ export class Dispatcher {
     const attempts = d.attempts + 1;
     const sent = { ...d, attempts };
     if ('dropped' in outcome) {
-      this.#record(sent, 'cancelled', outcome.dropped, () => store.settle(d.id, 'cancelled', outcome.dropped, now));
+      this.#record(sent, 'cancelled', outcome.dropped, (w) => store.settle(d.id, 'cancelled', outcome.dropped, now, w));
     } else if (outcome.ok) {
       host.noteSend(row.id, true);
-      this.#record(sent, 'delivered', null, () => store.settle(d.id, 'delivered', null, now));
+      this.#record(sent, 'delivered', null, (w) => store.settle(d.id, 'delivered', null, now, w));
     } else if (host.bearer(row.id) !== bearer) {
       // The interface was disabled, unbound or reconfigured while this was on its way: that is
       // no failure of the delivery, so the attempt is not counted (deliveries to a stopped
       // interface wait without spending attempts).
       const why = `interrupted: interface '${row.name}' stopped or restarted while sending`;
-      this.#record({ ...d, next_attempt_ms: now }, 'retrying', why, () => store.requeue(d.id, why, now));
+      this.#record({ ...d, next_attempt_ms: now }, 'retrying', why, (w) => store.requeue(d.id, why, now, w));
     } else {
       host.noteSend(row.id, false, outcome.error);
       const policy = RetryPolicy.parse(row.retry);
       if (!outcome.retryable || attempts >= d.max_attempts) {
         const why = outcome.retryable ? `${outcome.error} (gave up after ${attempts} attempts)` : `${outcome.error} (not retryable)`;
-        this.#record(sent, 'dead', why, () => store.settle(d.id, 'dead', why, now));
+        this.#record(sent, 'dead', why, (w) => store.settle(d.id, 'dead', why, now, w));
         this.#d.log.warn('delivery_dead', { delivery_id: d.id, interface: row.name, attempts, error: outcome.error });
       } else {
         const next = now + nextRetryDelayMs(attempts, policy, this.#d.random);
-        this.#record({ ...sent, next_attempt_ms: next }, 'retrying', outcome.error, () => store.scheduleRetry(d.id, next, outcome.error, now));
+        this.#record({ ...sent, next_attempt_ms: next }, 'retrying', outcome.error, (w) => store.scheduleRetry(d.id, next, outcome.error, now, w));
       }
     }
   }
@@ -246,16 +249,16 @@ export class Dispatcher {
    * transaction, tells onChange (the uplink outbox), so the event exists exactly when the
    * state does.
    */
-  #record(d: DeliveryRow, state: DeliveryRow['state'], error: string | null, write: () => boolean): void {
+  #record(d: DeliveryRow, state: DeliveryRow['state'], error: string | null, write: (fromWaiting: boolean) => boolean): void {
     const at = new Date(this.#d.clock.now()).toISOString();
     const final = state === 'delivered' || state === 'dead' || state === 'cancelled' || state === 'expired';
     const row: DeliveryRow = { ...d, state, last_error: error ?? d.last_error, front_ms: null, updated_at: at, finished_at: final ? at : null };
     this.#d.store.defer(
       d.id,
       d.interface_id,
-      () => {
+      (fromWaiting) => {
         // A cancellation that landed meanwhile wins: nothing changed, nothing to tell.
-        if (write()) this.#d.onChange?.(row);
+        if (write(fromWaiting)) this.#d.onChange?.(row);
       },
       !final,
     );

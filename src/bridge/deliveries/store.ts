@@ -65,11 +65,16 @@ export class DeliveryStore {
   readonly #deferred: Array<() => void> = [];
   /** Deliveries with deferred changes, by id, with their interface. */
   readonly #dirty = new Map<string, string>();
+  /** 'sending' marks still queued, by delivery id. */
+  readonly #sendingAt = new Map<string, number>();
   /** Interfaces to wake after the next flush. */
   readonly #wake = new Set<string>();
   #flushScheduled: ReturnType<typeof setImmediate> | undefined;
   /** Called when a flush failed (its writes are kept and retried). */
   onFlushError: ((error: Error) => void) | undefined;
+  /** Bumped by every write that does not come from the dispatcher (API, expiry, interface
+   *  removal, recovery): rows the dispatcher read earlier may be stale once it moved. */
+  generation = 0;
   /** Called with rows whose state changed outside the dispatcher (API, expiry, interface removal). */
   onStateChange: ((rows: DeliveryRow[]) => void) | undefined;
   /** Called after a flush with the interfaces that have a delivery waiting again. */
@@ -85,10 +90,23 @@ export class DeliveryStore {
    * the write leaves the delivery waiting again (a retry), so its queue must look again once
    * it is committed.
    */
-  defer(deliveryId: string, interfaceId: string, write: () => void, wakes = false): void {
-    this.#deferred.push(write);
+  defer(deliveryId: string, interfaceId: string, write: (fromWaiting: boolean) => void, wakes = false): void {
+    // When the delivery's 'sending' mark is still queued, this write replaces it: one UPDATE
+    // from waiting straight to the outcome instead of two (fromWaiting tells the write).
+    const fromWaiting = this.#sendingAt.delete(deliveryId);
+    this.#deferred.push(() => write(fromWaiting));
     this.#dirty.set(deliveryId, interfaceId);
     if (wakes) this.#wake.add(interfaceId);
+    this.#flushScheduled ??= setImmediate(() => this.flush());
+  }
+
+  /** Queues the 'sending' mark of a delivery the dispatcher is about to send. */
+  deferSending(deliveryId: string, interfaceId: string, nowMs: number): void {
+    this.#sendingAt.set(deliveryId, nowMs);
+    this.#deferred.push(() => {
+      if (this.#sendingAt.delete(deliveryId)) this.markSending(deliveryId, nowMs);
+    });
+    this.#dirty.set(deliveryId, interfaceId);
     this.#flushScheduled ??= setImmediate(() => this.flush());
   }
 
@@ -105,6 +123,7 @@ export class DeliveryStore {
       this.#deferred.length = 0;
       this.#dirty.clear();
       this.#wake.clear();
+      this.#sendingAt.clear();
       return;
     }
     if (this.#db.isTransaction) return;
@@ -174,24 +193,25 @@ export class DeliveryStore {
     return (this.#prepare('SELECT * FROM deliveries WHERE message_id = ? ORDER BY id').all(messageId) as unknown as Raw[]).map(decode);
   }
   /**
-   * Up to `limit` ids of due deliveries on an interface, in queue order: retry-now first,
-   * then the longest due. Deliveries with deferred changes (the dispatcher's own, just sent
-   * and not yet committed) are skipped. Ids only, from the partial indexes
-   * (deliveries_front, deliveries_waiting).
+   * Up to `limit` due deliveries on an interface, in queue order: retry-now first, then the
+   * longest due. Deliveries with deferred changes (the dispatcher's own, just sent and not
+   * yet committed) are skipped. Read through the partial indexes (deliveries_front,
+   * deliveries_waiting). The rows stay valid while `generation` is unchanged.
    */
-  dueIds(interfaceId: string, nowMs: number, limit: number): string[] {
+  dueRows(interfaceId: string, nowMs: number, limit: number): DeliveryRow[] {
     const skip = new Set<string>();
     for (const [id, iface] of this.#dirty) if (iface === interfaceId) skip.add(id);
-    const free = (rows: Array<{ id: string }>) => rows.map((r) => r.id).filter((id) => !skip.has(id));
-    const front = free(this.#prepare("SELECT id FROM deliveries WHERE interface_id = ? AND front_ms IS NOT NULL AND state IN ('pending', 'retrying') ORDER BY front_ms LIMIT ?").all(interfaceId, skip.size + limit) as Array<{ id: string }>);
-    const rest = free(this.#prepare("SELECT id FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying') AND next_attempt_ms <= ? ORDER BY next_attempt_ms, id LIMIT ?").all(interfaceId, nowMs, skip.size + limit) as Array<{ id: string }>);
-    return [...new Set([...front, ...rest])].slice(0, limit);
-  }
-
-  /** The delivery if it still waits (it may have been cancelled since it was queued); no flush. */
-  waiting(id: string): DeliveryRow | undefined {
-    const r = this.#prepare("SELECT * FROM deliveries WHERE id = ? AND state IN ('pending', 'retrying')").get(id) as unknown as Raw | undefined;
-    return r && decode(r);
+    const front = this.#prepare("SELECT * FROM deliveries WHERE interface_id = ? AND front_ms IS NOT NULL AND state IN ('pending', 'retrying') ORDER BY front_ms LIMIT ?").all(interfaceId, skip.size + limit) as unknown as Raw[];
+    const rest = this.#prepare("SELECT * FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying') AND next_attempt_ms <= ? ORDER BY next_attempt_ms, id LIMIT ?").all(interfaceId, nowMs, skip.size + limit) as unknown as Raw[];
+    const seen = new Set<string>();
+    const rows: DeliveryRow[] = [];
+    for (const r of [...front, ...rest]) {
+      if (skip.has(r.id) || seen.has(r.id)) continue;
+      seen.add(r.id);
+      rows.push(decode(r));
+      if (rows.length === limit) break;
+    }
+    return rows;
   }
 
   earliestWaiting(interfaceId: string): number | undefined {
@@ -215,19 +235,26 @@ export class DeliveryStore {
   markSending(id: string, nowMs: number): boolean {
     return this.#changed(this.#prepare("UPDATE deliveries SET state = 'sending', attempts = attempts + 1, front_ms = NULL, updated_at = ? WHERE id = ? AND state IN ('pending', 'retrying')").run(iso(nowMs), id));
   }
-  settle(id: string, state: 'delivered' | 'dead' | 'cancelled', error: string | null, nowMs: number): boolean {
-    return this.#changed(
-      this.#prepare("UPDATE deliveries SET state = ?, last_error = coalesce(?, last_error), updated_at = ?, finished_at = ? WHERE id = ? AND state = 'sending'").run(state, error, iso(nowMs), iso(nowMs), id),
-    );
+  // `fromWaiting`: the 'sending' mark was never written (see defer): the outcome is written
+  // straight from pending or retrying, counting the attempt.
+  settle(id: string, state: 'delivered' | 'dead' | 'cancelled', error: string | null, nowMs: number, fromWaiting = false): boolean {
+    const sql = fromWaiting
+      ? "UPDATE deliveries SET state = ?, attempts = attempts + 1, front_ms = NULL, last_error = coalesce(?, last_error), updated_at = ?, finished_at = ? WHERE id = ? AND state IN ('pending', 'retrying')"
+      : "UPDATE deliveries SET state = ?, last_error = coalesce(?, last_error), updated_at = ?, finished_at = ? WHERE id = ? AND state = 'sending'";
+    return this.#changed(this.#prepare(sql).run(state, error, iso(nowMs), iso(nowMs), id));
   }
-  scheduleRetry(id: string, nextMs: number, error: string, nowMs: number): boolean {
-    return this.#changed(this.#prepare("UPDATE deliveries SET state = 'retrying', next_attempt_ms = ?, last_error = ?, updated_at = ? WHERE id = ? AND state = 'sending'").run(nextMs, error, iso(nowMs), id));
+  scheduleRetry(id: string, nextMs: number, error: string, nowMs: number, fromWaiting = false): boolean {
+    const sql = fromWaiting
+      ? "UPDATE deliveries SET state = 'retrying', attempts = attempts + 1, front_ms = NULL, next_attempt_ms = ?, last_error = ?, updated_at = ? WHERE id = ? AND state IN ('pending', 'retrying')"
+      : "UPDATE deliveries SET state = 'retrying', next_attempt_ms = ?, last_error = ?, updated_at = ? WHERE id = ? AND state = 'sending'";
+    return this.#changed(this.#prepare(sql).run(nextMs, error, iso(nowMs), id));
   }
   /** The send was cut short by the interface (disabled, unbound, reconfigured): back to the queue, attempt not counted. */
-  requeue(id: string, reason: string, nowMs: number): boolean {
-    return this.#changed(
-      this.#prepare("UPDATE deliveries SET state = 'retrying', attempts = max(attempts - 1, 0), next_attempt_ms = ?, last_error = ?, updated_at = ? WHERE id = ? AND state = 'sending'").run(nowMs, reason, iso(nowMs), id),
-    );
+  requeue(id: string, reason: string, nowMs: number, fromWaiting = false): boolean {
+    const sql = fromWaiting
+      ? "UPDATE deliveries SET state = 'retrying', front_ms = NULL, next_attempt_ms = ?, last_error = ?, updated_at = ? WHERE id = ? AND state IN ('pending', 'retrying')"
+      : "UPDATE deliveries SET state = 'retrying', attempts = max(attempts - 1, 0), next_attempt_ms = ?, last_error = ?, updated_at = ? WHERE id = ? AND state = 'sending'";
+    return this.#changed(this.#prepare(sql).run(nowMs, reason, iso(nowMs), id));
   }
   /** A waiting delivery whose TTL passed (found by the dispatcher). */
   expire(id: string, nowMs: number): boolean {
@@ -246,6 +273,7 @@ export class DeliveryStore {
   }
   /** Decodes RETURNING rows and tells onStateChange. */
   #returning(raw: unknown[]): DeliveryRow[] {
+    this.generation++;
     const rows = (raw as Raw[]).map(decode);
     if (rows.length > 0) this.onStateChange?.(rows);
     return rows;
@@ -276,6 +304,7 @@ export class DeliveryStore {
   /** After a crash: deliveries caught mid-send are tried again (at least once, never lost). */
   recoverSending(nowMs: number): number {
     this.flush();
+    this.generation++;
     return Number(
       this
         .#prepare("UPDATE deliveries SET state = 'retrying', next_attempt_ms = ?, last_error = 'interrupted by a restart while sending; sent again (at least once)', updated_at = ? WHERE state = 'sending'")
