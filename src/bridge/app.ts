@@ -202,6 +202,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
         await services.host.stopAll();
         await services.dispatcher.drain(Math.min(graceMs, 5000));
         await services.uplink.close();
+        services.audit.flush();
         clearInterval(keepAlive);
         // A clean close checkpoints the WAL, so no journal is left behind.
         db.close();
@@ -284,6 +285,7 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
     deliveries.countByInterfaceWaiting().map((r) => ({ labels: { interface: r.interface_id }, value: r.n })),
   );
   const audit = new AuditStore(db);
+  audit.onFlushError = (error) => log.error('audit_write_failed', { error: error.message, action: 'kept in memory; retrying in 1 s' });
   const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, deliveries, clock, log });
   return { db, keys, metrics, interfaces, host, rules, contacts, groups, messages, deliveries, dispatcher, pipeline, audit, config, configFiles, clock,
     uplink,
