@@ -261,14 +261,18 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
     store: deliveries, host, clock, log, random,
     findInterface: (id) => interfaceStore.find(id),
     onChange: (d) => {
-      if (d.state === 'retrying' || d.state === 'dead') bearerErrors.inc({ interface: d.interface_id });
+      // An interrupted send (interface stopped) is no bearer error.
+      if ((d.state === 'retrying' || d.state === 'dead') && !d.last_error?.startsWith('interrupted')) bearerErrors.inc({ interface: d.interface_id });
       uplink.enqueue('delivery', deliveryView(d));
     },
   });
   pipeline = new Pipeline({
     db, clock, log, messages, deliveries, interfaces, rules, contacts, groups,
     dispatch: (interfaceId, expires) => dispatcher.added(interfaceId, expires),
-    record: ({ message }) => uplink.enqueue(message.kind === 'telemetry' || message.kind === 'position' ? message.kind : 'message', messageView(message)),
+    record: ({ message, deliveries: created }) => {
+      uplink.enqueue(message.kind === 'telemetry' || message.kind === 'position' ? message.kind : 'message', messageView(message));
+      for (const d of created) uplink.enqueue('delivery', deliveryView(d));
+    },
     onIngested: (r) => sentMessages.inc({ direction: r.message.direction, action: r.message.action ?? 'none' }),
   });
   interfaces.setHooks({

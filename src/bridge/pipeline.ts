@@ -76,10 +76,16 @@ export class Pipeline {
       if (t.kind === 'dropped') dropReason = `dropped by inbound transform step ${t.step + 1} of '${source.name}': ${t.reason}`;
       else parts = t.outputs.map((o) => ({ ...input, text: o.text, payload: o.payload, from: o.from, to: o.to, channel: o.channel }));
     }
-    const results = parts.map((part) => this.#route(part, source?.name ?? null, dropReason));
-    const touched = new Map<string, number>();
-    for (const d of results.flatMap((r) => r.deliveries)) touched.set(d.interface_id, Math.min(d.expires_ms, touched.get(d.interface_id) ?? Infinity));
-    for (const [interfaceId, expires] of touched) this.#d.dispatch(interfaceId, expires);
+    const results: IngestResult[] = [];
+    try {
+      for (const part of parts) results.push(this.#route(part, source?.name ?? null, dropReason));
+    } finally {
+      // Parts are committed one by one: if a later one fails, the ones already stored are
+      // still dispatched.
+      const touched = new Map<string, number>();
+      for (const d of results.flatMap((r) => r.deliveries)) touched.set(d.interface_id, Math.min(d.expires_ms, touched.get(d.interface_id) ?? Infinity));
+      for (const [interfaceId, expires] of touched) this.#d.dispatch(interfaceId, expires);
+    }
     for (const r of results) this.#d.onIngested?.(r);
     return results;
   }

@@ -47,8 +47,15 @@ export class Dispatcher {
 
   constructor(deps: DispatcherDeps) {
     this.#d = deps;
-    // A retry became visible: its queue needs a timer for it.
-    deps.store.onFlushed = (interfaceIds) => interfaceIds.forEach((id) => this.kick(id));
+    // A delivery is waiting again: its queue needs a timer for it, and its TTL a timer too.
+    deps.store.onFlushed = (interfaceIds) => {
+      if (interfaceIds.length === 0) return;
+      this.#scheduleExpiry();
+      for (const id of interfaceIds) {
+        this.#due.delete(id); // the delivery back in the queue may belong before the batch read
+        this.kick(id);
+      }
+    };
   }
 
   /** Recovers deliveries interrupted by a crash and starts every queue with work. */
@@ -142,7 +149,9 @@ export class Dispatcher {
       }
       store.deferSending(delivery.id, interfaceId, now);
       const bearerAtStart = host.bearer(interfaceId);
-      const outcome = await this.#attempt(row, delivery);
+      // A driver or transform that throws (the contract says send never throws) is a retryable
+      // failure, never a delivery left in 'sending'.
+      const outcome = await this.#attempt(row, delivery).catch((error: Error) => ({ ok: false as const, error: `driver error: ${error?.message ?? String(error)}`, retryable: true }));
       this.#settle(row, delivery, outcome, bearerAtStart);
     }
   }
@@ -179,7 +188,7 @@ export class Dispatcher {
     for (const part of transformed.outputs) {
       const payload = part.payload ?? Buffer.from(part.text ?? '', 'utf8');
       const frame: OutboundFrame = { deliveryId: d.id, messageId: d.message_id, to: part.to, channel: part.channel, kind: d.kind, text: part.text, payload };
-      const result = await withTimeout(bearer.send(frame), SEND_TIMEOUT_MS);
+      const result = await withTimeout(Promise.resolve().then(() => bearer.send(frame)), SEND_TIMEOUT_MS);
       if (!result.ok) return result;
     }
     return { ok: true };
@@ -200,7 +209,7 @@ export class Dispatcher {
       // no failure of the delivery, so the attempt is not counted (deliveries to a stopped
       // interface wait without spending attempts).
       const why = `interrupted: interface '${row.name}' stopped or restarted while sending`;
-      this.#record({ ...d, next_attempt_ms: now }, 'retrying', why, (w) => store.requeue(d.id, why, now, w));
+      this.#record(d, 'retrying', why, (w) => store.requeue(d.id, why, now, { next_attempt_ms: d.next_attempt_ms, front_ms: d.front_ms }, w));
     } else {
       host.noteSend(row.id, false, outcome.error);
       const policy = RetryPolicy.parse(row.retry);
@@ -234,14 +243,23 @@ export class Dispatcher {
     if (this.#stopped) return;
     if (this.#expiryTimer) this.#d.clock.clearTimeout(this.#expiryTimer);
     this.#expiryTimer = undefined;
-    const at = this.#d.store.earliestExpiry();
+    const now = this.#d.clock.now();
+    const at = this.#d.store.earliestExpiry(now);
     this.#expiryAt = at;
     if (at === undefined) return;
     this.#expiryTimer = this.#d.clock.setTimeout(() => {
-      const n = this.#d.store.expireDue(this.#d.clock.now());
-      if (n > 0) this.#d.log.info('deliveries_expired', { count: n });
-      this.#scheduleExpiry();
-    }, at - this.#d.clock.now());
+      this.#expiryTimer = undefined;
+      try {
+        const n = this.#d.store.expireDue(this.#d.clock.now());
+        if (n > 0) this.#d.log.info('deliveries_expired', { count: n });
+        this.#scheduleExpiry();
+      } catch (error) {
+        // Busy past 5 s: try again in a second rather than crash or stop expiring.
+        this.#d.log.error('expiry_failed', { error: (error as Error).message, action: 'retrying in 1 s' });
+        this.#expiryAt = this.#d.clock.now() + 1000;
+        this.#expiryTimer = this.#d.clock.setTimeout(() => this.#scheduleExpiry(), 1000);
+      }
+    }, at - now);
   }
 
   /**

@@ -133,12 +133,15 @@ export class DeliveryStore {
     }
     this.#flushScheduled = undefined;
     const writes = this.#deferred.splice(0);
+    // The 'sending' marks the writes consume: restored if the transaction rolls back.
+    const marks = new Map(this.#sendingAt);
     try {
       transaction(this.#db, () => writes.forEach((w) => w()));
     } catch (error) {
-      // Busy past 5 s or a full disk: keep every write, in order, and try again shortly.
-      // Never throw from here: a flush usually runs from setImmediate.
+      // Busy past 5 s or a full disk: keep every write and mark, in order, and try again
+      // shortly. Never throw from here: a flush usually runs from setImmediate.
       this.#deferred.unshift(...writes);
+      for (const [id, at] of marks) this.#sendingAt.set(id, at);
       this.onFlushError?.(error as Error);
       this.#flushScheduled ??= setTimeout(() => this.flush(), FLUSH_RETRY_MS) as unknown as ReturnType<typeof setImmediate>;
       return;
@@ -220,15 +223,17 @@ export class DeliveryStore {
     ).get(interfaceId, this.#dirtyJson(interfaceId)) as { t: number | null };
     return r.t ?? undefined;
   }
-  earliestExpiry(): number | undefined {
-    // Deliveries being sent count too: if the send fails, their expiry must still be timed
-    // (an early timer is harmless, expireDue flushes first). The partial index walks waiting
-    // deliveries in expiry order: the first one answers.
+  earliestExpiry(nowMs: number): number | undefined {
+    // The partial index walks waiting deliveries in expiry order: the first one answers.
+    // Deliveries on the air count too while their TTL is still ahead (if the send fails they
+    // must still expire on time); one past it is expired when it comes back (the dispatcher
+    // schedules expiry after every flush that leaves a delivery waiting again).
     const r = this.#prepare("SELECT expires_ms AS t FROM deliveries INDEXED BY deliveries_expiry WHERE state IN ('pending', 'retrying') ORDER BY expires_ms LIMIT 1").get() as { t: number } | undefined;
-    const sending = this.#prepare("SELECT min(expires_ms) AS t FROM deliveries WHERE state = 'sending'").get() as { t: number | null };
+    const sending = this.#prepare("SELECT min(expires_ms) AS t FROM deliveries WHERE state = 'sending' AND expires_ms > ?").get(nowMs) as { t: number | null };
     const times = [r?.t, sending.t ?? undefined].filter((t): t is number => t !== undefined);
     return times.length ? Math.min(...times) : undefined;
   }
+
   // The dispatcher's writes: each applies only from the state the dispatcher left the delivery
   // in, so a cancellation that landed meanwhile (API, interface deleted) is never overwritten.
   // They answer whether they changed the row.
@@ -249,12 +254,15 @@ export class DeliveryStore {
       : "UPDATE deliveries SET state = 'retrying', next_attempt_ms = ?, last_error = ?, updated_at = ? WHERE id = ? AND state = 'sending'";
     return this.#changed(this.#prepare(sql).run(nextMs, error, iso(nowMs), id));
   }
-  /** The send was cut short by the interface (disabled, unbound, reconfigured): back to the queue, attempt not counted. */
-  requeue(id: string, reason: string, nowMs: number, fromWaiting = false): boolean {
+  /**
+   * The send was cut short by the interface (disabled, unbound, reconfigured): back to its
+   * place in the queue (its due time and retry-now mark as they were), attempt not counted.
+   */
+  requeue(id: string, reason: string, nowMs: number, place: { next_attempt_ms: number; front_ms: number | null }, fromWaiting = false): boolean {
     const sql = fromWaiting
-      ? "UPDATE deliveries SET state = 'retrying', front_ms = NULL, next_attempt_ms = ?, last_error = ?, updated_at = ? WHERE id = ? AND state IN ('pending', 'retrying')"
-      : "UPDATE deliveries SET state = 'retrying', attempts = max(attempts - 1, 0), next_attempt_ms = ?, last_error = ?, updated_at = ? WHERE id = ? AND state = 'sending'";
-    return this.#changed(this.#prepare(sql).run(nowMs, reason, iso(nowMs), id));
+      ? "UPDATE deliveries SET state = 'retrying', front_ms = ?, next_attempt_ms = ?, last_error = ?, updated_at = ? WHERE id = ? AND state IN ('pending', 'retrying')"
+      : "UPDATE deliveries SET state = 'retrying', attempts = max(attempts - 1, 0), front_ms = ?, next_attempt_ms = ?, last_error = ?, updated_at = ? WHERE id = ? AND state = 'sending'";
+    return this.#changed(this.#prepare(sql).run(place.front_ms, place.next_attempt_ms, reason, iso(nowMs), id));
   }
   /** A waiting delivery whose TTL passed (found by the dispatcher). */
   expire(id: string, nowMs: number): boolean {
@@ -280,8 +288,8 @@ export class DeliveryStore {
   }
   /**
    * Retry now: to the front of its interface's queue, skipping backoff. A dead delivery gets
-   * one more attempt, and a delivery past its TTL gets `ttlMs` more, so an old dead letter can
-   * still be retried.
+   * one more attempt, and one already past its TTL gets `ttlMs` more, so an old dead letter
+   * can still be retried.
    */
   retryNow(id: string, nowMs: number, ttlMs: number): DeliveryRow | undefined {
     this.flush();
@@ -289,9 +297,9 @@ export class DeliveryStore {
       this.#prepare(
         `UPDATE deliveries SET state = CASE state WHEN 'dead' THEN 'retrying' ELSE state END,
            max_attempts = CASE WHEN attempts >= max_attempts THEN attempts + 1 ELSE max_attempts END,
-           expires_ms = max(expires_ms, ?), front_ms = ?, next_attempt_ms = ?, finished_at = NULL, updated_at = ?
+           expires_ms = CASE WHEN expires_ms <= ? THEN ? ELSE expires_ms END, front_ms = ?, next_attempt_ms = ?, finished_at = NULL, updated_at = ?
          WHERE id = ? AND state IN ('pending', 'retrying', 'dead') RETURNING *`,
-      ).all(nowMs + ttlMs, nowMs, nowMs, iso(nowMs), id),
+      ).all(nowMs, nowMs + ttlMs, nowMs, nowMs, iso(nowMs), id),
     )[0];
   }
   expireDue(nowMs: number): number {
@@ -304,12 +312,10 @@ export class DeliveryStore {
   /** After a crash: deliveries caught mid-send are tried again (at least once, never lost). */
   recoverSending(nowMs: number): number {
     this.flush();
-    this.generation++;
-    return Number(
-      this
-        .#prepare("UPDATE deliveries SET state = 'retrying', next_attempt_ms = ?, last_error = 'interrupted by a restart while sending; sent again (at least once)', updated_at = ? WHERE state = 'sending'")
-        .run(nowMs, iso(nowMs)).changes,
-    );
+    return this.#returning(
+      this.#prepare("UPDATE deliveries SET state = 'retrying', next_attempt_ms = ?, last_error = 'interrupted by a restart while sending; sent again (at least once)', updated_at = ? WHERE state = 'sending' RETURNING *")
+        .all(nowMs, iso(nowMs)),
+    ).length;
   }
   cancelWaitingFor(interfaceId: string, reason: string, nowMs: number): number {
     this.flush();

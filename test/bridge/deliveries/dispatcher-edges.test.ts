@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { DatabaseSync } from 'node:sqlite';
 import { FakeClock } from '../../../src/lib/clock.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 
@@ -88,6 +89,85 @@ test('a dead letter older than its TTL can still be retried: it gets a new TTL a
   assert.is(retried.body.state, 'retrying');
   const done = await inState(id, 'delivered');
   assert.is(done.attempts, 2);
+});
+
+test('a send whose TTL passes while it is on the air: time moves on (no timer spinning) and it ends delivered', async () => {
+  const id = await route('air', { latency_ms: 5000 }, { base_s: 100, cap_s: 100, max_attempts: 5, ttl_s: 1 });
+  await inState(id, 'sending');
+  clock.advance(2000); // returns: no expiry timer re-armed at a time already past
+  clock.advance(4000);
+  assert.is((await inState(id, 'delivered')).attempts, 1);
+});
+
+test('an interrupted send goes back to its place at the head of the queue', async () => {
+  const first = await route('order', { latency_ms: 1000 });
+  await inState(first, 'sending');
+  const later: string[] = [];
+  for (let i = 0; i < 3; i++) later.push((await t.call('POST', '/api/messages/send', { body: { to: 'order-dest', text: `m${i}` } })).body.deliveries[0].id);
+  assert.is((await t.call('POST', '/api/interfaces/order/disable')).status, 200);
+  await inState(first, 'retrying');
+  assert.is((await t.call('POST', '/api/interfaces/order/enable')).status, 200);
+  assert.is((await inState(first, 'sending')).id, first, 'the interrupted one is sent first again');
+  for (const id of later) assert.is((await delivery(id)).state, 'pending');
+});
+
+test('a driver that throws instead of answering: the delivery is retried, never left in sending', async () => {
+  const id = await route('throws', {}, { base_s: 1, cap_s: 1, max_attempts: 5, ttl_s: 86400 });
+  await inState(id, 'delivered');
+  const ifc = (await t.call('GET', '/api/interfaces/throws')).body.id;
+  const bearer = t.bridge.services.host.bearer(ifc) as unknown as { send(f: unknown): unknown };
+  const real = bearer.send.bind(bearer);
+  let thrown = 0;
+  bearer.send = (f: unknown) => {
+    if (thrown++ === 0) throw new Error('driver bug');
+    return real(f);
+  };
+  const sent = await t.call('POST', '/api/messages/send', { body: { to: 'throws-dest', text: 'again' } });
+  const second = sent.body.deliveries[0].id;
+  const failed = await inState(second, 'retrying');
+  assert.match(failed.last_error, /driver error: driver bug/);
+  clock.advance(1000);
+  assert.is((await inState(second, 'delivered')).attempts, 2);
+});
+
+test('a state write that fails (disk full) is kept and retried: no delivery is lost or sent twice', async () => {
+  const slowId = (await t.call('POST', '/api/interfaces', { body: { name: 'slow', kind: 'sim', device: 'sim://slow', settings: { latency_ms: 1000 } } })).body.id;
+  await t.call('POST', '/api/interfaces', { body: { name: 'fast', kind: 'sim', device: 'sim://fast' } });
+  for (const name of ['slow', 'fast']) {
+    await t.call('POST', '/api/access-rules', { body: { name: `to-${name}`, match: { to: [`${name}-dest`] }, schedule: null, action: 'forward', destinations: [{ interface: name, to: 'peer' }] } });
+  }
+  const sends = new Map<string, number>();
+  const bearer = t.bridge.services.host.bearer(slowId) as unknown as { send(f: { deliveryId: string }): unknown };
+  const real = bearer.send.bind(bearer);
+  bearer.send = (f) => {
+    sends.set(f.deliveryId, (sends.get(f.deliveryId) ?? 0) + 1);
+    return real(f);
+  };
+  // Another connection makes the next write of a 'delivered' state fail once, as a full disk would.
+  const other = new DatabaseSync(t.dbPath);
+  other.exec(`CREATE TABLE fail_once (n INTEGER); INSERT INTO fail_once VALUES (1);
+    CREATE TRIGGER disk_full BEFORE UPDATE OF state ON deliveries WHEN NEW.state = 'delivered' AND (SELECT n FROM fail_once) > 0
+    BEGIN SELECT RAISE(ABORT, 'database or disk is full (simulated)'); END;`);
+  let failures = 0;
+  t.bridge.services.deliveries.onFlushError = () => {
+    failures++;
+    other.exec('UPDATE fail_once SET n = 0');
+  };
+  try {
+    const x = (await t.call('POST', '/api/messages/send', { body: { to: 'slow-dest', text: 'x' } })).body.deliveries[0].id;
+    const y = (await t.call('POST', '/api/messages/send', { body: { to: 'fast-dest', text: 'y' } })).body.deliveries[0].id;
+    await new Promise((r) => setTimeout(r, 1200)); // the failed flush is retried after 1 s
+    clock.advance(1000);
+    assert.is((await inState(x, 'delivered')).attempts, 1);
+    assert.is((await inState(y, 'delivered')).attempts, 1);
+    clock.advance(3_600_000);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.is(sends.get(x), 1, 'sent exactly once');
+    assert.is(failures, 1, 'the write really failed once');
+  } finally {
+    other.exec('DROP TRIGGER disk_full; DROP TABLE fail_once');
+    other.close();
+  }
 });
 
 test.run();
