@@ -11,7 +11,7 @@
 //
 // Target: the routing core costs at most 3x the raw inserts (router time / baseline time <= 3).
 //
-//   BENCH_MESSAGES=2000 (100..50000)   messages per measurement
+//   BENCH_MESSAGES=5000 (100..50000)   messages per measurement
 //   BENCH_HTTP_CONCURRENCY=8           requests in flight during the HTTP measurement
 //   BENCH_TIME_LIMIT_S=120             a measurement that takes longer is reported as failed
 //   BENCH_ROUNDS=3                     baseline and router alternate; medians are compared
@@ -23,7 +23,7 @@ import { openBridgeDatabase, type RunningBridge, startBridge } from '../src/brid
 import { newId } from '../src/lib/ids.ts';
 import { createLogger } from '../src/lib/log.ts';
 
-const MESSAGES = clampInt(process.env.BENCH_MESSAGES, 2000, 100, 50_000);
+const MESSAGES = clampInt(process.env.BENCH_MESSAGES, 5000, 100, 50_000);
 const CONCURRENCY = clampInt(process.env.BENCH_HTTP_CONCURRENCY, 8, 1, 64);
 const TIME_LIMIT_MS = clampInt(process.env.BENCH_TIME_LIMIT_S, 120, 5, 3600) * 1000;
 const RULES = 100;

@@ -204,17 +204,19 @@ export class DeliveryStore {
   dueRows(interfaceId: string, nowMs: number, limit: number): DeliveryRow[] {
     const skip = new Set<string>();
     for (const [id, iface] of this.#dirty) if (iface === interfaceId) skip.add(id);
-    const front = this.#prepare("SELECT * FROM deliveries WHERE interface_id = ? AND front_ms IS NOT NULL AND state IN ('pending', 'retrying') ORDER BY front_ms LIMIT ?").all(interfaceId, skip.size + limit) as unknown as Raw[];
-    const rest = this.#prepare("SELECT * FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying') AND next_attempt_ms <= ? ORDER BY next_attempt_ms, id LIMIT ?").all(interfaceId, nowMs, skip.size + limit) as unknown as Raw[];
-    const seen = new Set<string>();
-    const rows: DeliveryRow[] = [];
-    for (const r of [...front, ...rest]) {
-      if (skip.has(r.id) || seen.has(r.id)) continue;
-      seen.add(r.id);
-      rows.push(decode(r));
-      if (rows.length === limit) break;
-    }
-    return rows;
+    // Ids first, from the covering indexes (the skipped ones are the first in order and are
+    // not worth reading whole), then the chosen rows.
+    const ids = (sql: string, ...args: Array<string | number>) => (this.#prepare(sql).all(...args) as Array<{ id: string }>).map((r) => r.id);
+    const order = [
+      ...ids("SELECT id FROM deliveries WHERE interface_id = ? AND front_ms IS NOT NULL AND state IN ('pending', 'retrying') ORDER BY front_ms LIMIT ?", interfaceId, skip.size + limit),
+      ...ids("SELECT id FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying') AND next_attempt_ms <= ? ORDER BY next_attempt_ms, id LIMIT ?", interfaceId, nowMs, skip.size + limit),
+    ];
+    const chosen = [...new Set(order.filter((id) => !skip.has(id)))].slice(0, limit);
+    if (chosen.length === 0) return [];
+    const rows = new Map(
+      (this.#prepare('SELECT * FROM deliveries WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(chosen)) as unknown as Raw[]).map((r) => [r.id, decode(r)]),
+    );
+    return chosen.map((id) => rows.get(id)).filter((r): r is DeliveryRow => r !== undefined);
   }
 
   earliestWaiting(interfaceId: string): number | undefined {

@@ -1,4 +1,5 @@
 import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
+import { StatementCache } from '../../db/statement-cache.ts';
 import { fromJson, toJson } from '../json.ts';
 
 export interface MessageRow {
@@ -43,9 +44,10 @@ const decode = (r: Raw): MessageRow => {
 
 /** SQL for the messages table (local history). */
 export class MessageStore {
-  readonly #db: DatabaseSync;
+  // Statements are compiled once (insert runs for every message; list has a few shapes).
+  readonly #db: StatementCache;
   constructor(db: DatabaseSync) {
-    this.#db = db;
+    this.#db = new StatementCache(db);
   }
   insert(m: MessageRow): void {
     this.#db

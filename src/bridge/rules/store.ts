@@ -1,5 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { transaction } from '../../db/sqlite.ts';
+import { StatementCache } from '../../db/statement-cache.ts';
 import { fromJson, toJson } from '../json.ts';
 import type { Schedule } from './schedule.ts';
 import type { Destination, RuleActionKind, RuleMatch } from './match.ts';
@@ -42,8 +43,11 @@ const decode = (r: Raw): RuleRow => ({
 /** SQL for access_rules and rule_refs. Priority is the 1-based position in evaluation order. */
 export class RuleStore {
   readonly #db: DatabaseSync;
+  // recordFired runs for every routed message: its statement is compiled once.
+  readonly #statements: StatementCache;
   constructor(db: DatabaseSync) {
     this.#db = db;
+    this.#statements = new StatementCache(db);
   }
   list(): RuleRow[] {
     return (this.#db.prepare('SELECT * FROM access_rules ORDER BY priority').all() as unknown as Raw[]).map(decode);
@@ -113,7 +117,7 @@ export class RuleStore {
     });
   }
   recordFired(id: string, at: string): void {
-    this.#db.prepare('UPDATE access_rules SET fired = fired + 1, last_fired_at = ? WHERE id = ?').run(at, id);
+    this.#statements.prepare('UPDATE access_rules SET fired = fired + 1, last_fired_at = ? WHERE id = ?').run(at, id);
   }
   rulesReferring(kind: RuleRef['kind'], id: string): Array<{ id: string; name: string }> {
     return this.#db
