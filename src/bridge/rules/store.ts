@@ -2,18 +2,10 @@ import type { DatabaseSync } from 'node:sqlite';
 import { transaction } from '../../db/sqlite.ts';
 import { StatementCache } from '../../db/statement-cache.ts';
 import { fromJson, toJson } from '../json.ts';
-import type { Schedule } from './schedule.ts';
-import type { Destination, RuleActionKind, RuleMatch } from './match.ts';
+import type { EvaluableRule } from './match.ts';
 
-export interface RuleRow {
-  id: string;
-  name: string;
-  enabled: boolean;
-  priority: number;
-  match: RuleMatch;
-  schedule: Schedule | null;
-  action: RuleActionKind;
-  destinations: Destination[];
+/** A stored rule: what evaluation needs, plus its stats and times. */
+export interface RuleRow extends EvaluableRule {
   fired: number;
   last_fired_at: string | null;
   created_at: string;

@@ -3,7 +3,6 @@ import * as assert from 'uvu/assert';
 import { RetentionWorker } from '../../../src/bridge/messages/retention.ts';
 import { FakeClock } from '../../../src/lib/clock.ts';
 import { createLogger } from '../../../src/lib/log.ts';
-import { liftSendLimit } from '../../helpers/api.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { assertProblem, createRule, createSim, sendText, settle } from '../../helpers/routing.ts';
 
@@ -17,7 +16,6 @@ const clock = new FakeClock(T0);
 let t: TestBridge;
 test.before(async () => {
   t = await startTestBridge({ clock });
-  await liftSendLimit(t.call);
 });
 test.after(async () => {
   await t.stop();

@@ -1,7 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FakeClock } from '../../../src/lib/clock.ts';
-import { liftSendLimit } from '../../helpers/api.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { assertProblem, createRule, createSim, sendText, settle } from '../../helpers/routing.ts';
 
@@ -12,7 +11,6 @@ const clock = new FakeClock(Date.parse('2026-03-02T12:00:00.000Z'));
 let t: TestBridge;
 test.before(async () => {
   t = await startTestBridge({ clock });
-  await liftSendLimit(t.call);
 });
 test.after(async () => {
   await t.stop();
