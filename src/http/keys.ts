@@ -20,8 +20,31 @@ export const KeyCreated = z.object({
   created_at: z.iso.datetime(),
 });
 
-const KeyInfo = z.object({ id: z.string(), label: z.string(), role: KeyRole, created_at: z.iso.datetime(), last_used_at: z.iso.datetime().nullable() });
+export const KeyInfo = z.object({ id: z.string(), label: z.string(), role: KeyRole, created_at: z.iso.datetime(), last_used_at: z.iso.datetime().nullable() });
 const KeyList = z.object({ items: z.array(KeyInfo) });
+
+/** A key as listed: never its secret. */
+export type PublicKey = z.infer<typeof KeyInfo>;
+/** A key as created: the secret, shown this once. */
+export type CreatedKey = z.infer<typeof KeyCreated>;
+
+/**
+ * last_used_at is a hint for operators, not an audit trail: written at most once a minute per
+ * key, because writing it on every request would turn every GET into a database write.
+ */
+export class TouchThrottle {
+  static readonly INTERVAL_MS = 60_000;
+  readonly #last = new Map<string, number>();
+  /** True when the key's last_used_at should be written now (and remembers that it was). */
+  due(keyId: string, nowMs: number): boolean {
+    if (nowMs - (this.#last.get(keyId) ?? 0) <= TouchThrottle.INTERVAL_MS) return false;
+    this.#last.set(keyId, nowMs);
+    return true;
+  }
+  forget(keyId: string): void {
+    this.#last.delete(keyId);
+  }
+}
 const KeyParams = z.object({ id: z.string().min(1).max(100) });
 
 export interface KeyManager {

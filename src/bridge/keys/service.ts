@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { hashesEqual, keyLookup, mintKey } from '../../http/auth.ts';
+import { type CreatedKey, type PublicKey, TouchThrottle } from '../../http/keys.ts';
 import type { Principal, Role } from '../../http/route.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
@@ -8,30 +9,13 @@ import { newId } from '../../lib/ids.ts';
 import type { KeyRow, KeyStore } from './store.ts';
 
 export const BRIDGE_KEY_PREFIX = 'fbb_';
-// last_used_at is a hint for operators, not an audit trail: writing it on every request would
-// turn every GET into a database write.
-const TOUCH_INTERVAL_MS = 60_000;
 
-export interface PublicKey {
-  id: string;
-  label: string;
-  role: Role;
-  created_at: string;
-  last_used_at: string | null;
-}
-
-export interface CreatedKey {
-  id: string;
-  label: string;
-  key: string;
-  role: Role;
-  created_at: string;
-}
+export type { CreatedKey, PublicKey };
 
 export class KeyService {
   readonly #store: KeyStore;
   readonly #clock: Clock;
-  readonly #lastTouched = new Map<string, number>();
+  readonly #touch = new TouchThrottle();
 
   constructor(store: KeyStore, clock: Clock) {
     this.#store = store;
@@ -65,7 +49,7 @@ export class KeyService {
       throw new AppError('ERR_LAST_OWNER_KEY', 409, 'this is the last owner key; create another owner key before deleting it');
     }
     this.#store.delete(id);
-    this.#lastTouched.delete(id);
+    this.#touch.forget(id);
   }
 
   authenticate(token: string): Principal | null {
@@ -74,10 +58,7 @@ export class KeyService {
     const row = this.#store.byLookup(lookup);
     if (!row || !hashesEqual(token, row.hash)) return null;
     const now = this.#clock.now();
-    if (now - (this.#lastTouched.get(row.id) ?? 0) > TOUCH_INTERVAL_MS) {
-      this.#lastTouched.set(row.id, now);
-      this.#store.touch(row.id, new Date(now).toISOString());
-    }
+    if (this.#touch.due(row.id, now)) this.#store.touch(row.id, new Date(now).toISOString());
     return { keyId: row.id, role: row.role };
   }
 

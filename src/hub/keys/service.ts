@@ -1,5 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { hashesEqual, keyLookup, mintKey } from '../../http/auth.ts';
+import { randomBytes } from 'node:crypto';
+import { hashesEqual, hashKey, keyLookup, mintKey } from '../../http/auth.ts';
+import { type CreatedKey, type PublicKey, TouchThrottle } from '../../http/keys.ts';
 import type { Principal } from '../../http/route.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
@@ -14,29 +15,12 @@ import type { HubRole, HubStore } from '../store/store.ts';
 export const HUB_KEY_PREFIX = 'fbh_';
 export const DEFAULT_TENANT = 'default';
 export const TENANT_RESTORE_ROUTE = { method: 'POST', path: '/api/tenant/restore' } as const;
-const TOUCH_INTERVAL_MS = 60_000;
 const SETUP_SETTING = 'setup_token_hash';
-
-export interface HubPublicKey {
-  id: string;
-  label: string;
-  role: HubRole;
-  created_at: string;
-  last_used_at: string | null;
-}
-
-export interface HubCreatedKey {
-  id: string;
-  label: string;
-  key: string;
-  role: HubRole;
-  created_at: string;
-}
 
 export class HubKeyService {
   readonly #store: HubStore;
   readonly #clock: Clock;
-  readonly #lastTouched = new Map<string, number>();
+  readonly #touch = new TouchThrottle();
 
   constructor(store: HubStore, clock: Clock) {
     this.#store = store;
@@ -44,7 +28,7 @@ export class HubKeyService {
   }
 
   /** Creates a key in the tenant, creating the tenant if it does not exist yet. */
-  async create(tenantId: string, label: string, role: HubRole): Promise<HubCreatedKey> {
+  async create(tenantId: string, label: string, role: HubRole): Promise<CreatedKey> {
     const now = this.#clock.now();
     const at = new Date(now).toISOString();
     await this.#store.ensureTenant(tenantId, at);
@@ -54,7 +38,7 @@ export class HubKeyService {
     return { id, label, key: minted.key, role, created_at: at };
   }
 
-  async list(tenantId: string): Promise<HubPublicKey[]> {
+  async list(tenantId: string): Promise<PublicKey[]> {
     return (await this.#store.listKeys(tenantId)).map((k) => ({ id: k.id, label: k.label, role: k.role, created_at: k.created_at, last_used_at: k.last_used_at }));
   }
 
@@ -67,7 +51,7 @@ export class HubKeyService {
       throw new AppError('ERR_LAST_OWNER_KEY', 409, 'this is the last owner key of the tenant; create another owner key before deleting it');
     }
     await this.#store.deleteKey(tenantId, id);
-    this.#lastTouched.delete(id);
+    this.#touch.forget(id);
   }
 
   async authenticate(token: string, route: { method: string; path: string }): Promise<Principal | null> {
@@ -80,10 +64,7 @@ export class HubKeyService {
       if (!restoring) return null;
     }
     const now = this.#clock.now();
-    if (now - (this.#lastTouched.get(row.id) ?? 0) > TOUCH_INTERVAL_MS) {
-      this.#lastTouched.set(row.id, now);
-      await this.#store.touchKey(row.id, new Date(now).toISOString());
-    }
+    if (this.#touch.due(row.id, now)) await this.#store.touchKey(row.id, new Date(now).toISOString());
     return { keyId: row.id, role: row.role, tenantId: row.tenant_id };
   }
 
@@ -98,7 +79,7 @@ export class HubKeyService {
       return null;
     }
     const token = 'fbs_' + randomBytes(24).toString('base64url');
-    await this.#store.putSetting(SETUP_SETTING, sha256(token));
+    await this.#store.putSetting(SETUP_SETTING, hashKey(token));
     return token;
   }
 
@@ -108,7 +89,7 @@ export class HubKeyService {
   }
 
   /** Trades the setup token for the first owner key; the token works once. */
-  async redeemSetupToken(token: string, label: string): Promise<HubCreatedKey> {
+  async redeemSetupToken(token: string, label: string): Promise<CreatedKey> {
     const stored = await this.#store.getSetting(SETUP_SETTING);
     if (stored === undefined || !hashesEqual(token, stored)) {
       throw new AppError('ERR_SETUP_TOKEN', 403, 'the setup token is wrong or has been used; the hub prints a new one at start while it has no key, or use "fieldbridge hub create-key"');
@@ -121,6 +102,3 @@ export class HubKeyService {
   }
 }
 
-function sha256(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}

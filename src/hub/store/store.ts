@@ -1,3 +1,4 @@
+import type { Role } from '../../http/route.ts';
 import type { Migration } from '../../db/migrate.ts';
 import { hubMigrations } from '../migrations.ts';
 import { type TenantTable, tenantTables } from './catalogue.ts';
@@ -12,7 +13,8 @@ import { SqliteDriver } from './sqlite-driver.ts';
 // GREATEST), so the conformance suite in test/hub/store-conformance.ts checks one behaviour
 // on both databases.
 
-export type HubRole = 'owner' | 'admin' | 'viewer';
+/** The hub's roles are the bridge's (DESIGN.md section 5). */
+export type HubRole = Role;
 export type EventKind = 'message' | 'delivery' | 'telemetry' | 'position';
 
 /** Event kind -> its table (migration 3). */
