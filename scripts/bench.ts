@@ -20,6 +20,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openBridgeDatabase, type RunningBridge, startBridge } from '../src/bridge/app.ts';
+import { DEFAULT_RETRY_POLICY } from '../src/bridge/deliveries/backoff.ts';
 import { newId } from '../src/lib/ids.ts';
 import { createLogger } from '../src/lib/log.ts';
 
@@ -59,7 +60,7 @@ async function routerBridge(): Promise<{ bridge: RunningBridge; key: string }> {
   services.config?.write('routing', { rate_limit: { sends_per_minute: 0 } }, 'bench');
   for (let i = 0; i < DESTINATIONS; i++) {
     // Each on its own channel: nobody hears the frames, so no inbound traffic is added.
-    await services.interfaces.create({ name: `bench-${i}`, kind: 'sim', enabled: true, device: `sim://bench-${i}`, settings: {}, transforms: { inbound: [], outbound: [] }, retry: { base_s: 5, cap_s: 900, max_attempts: 5, ttl_s: 86400 } });
+    await services.interfaces.create({ name: `bench-${i}`, kind: 'sim', enabled: true, device: `sim://bench-${i}`, settings: {}, transforms: { inbound: [], outbound: [] }, retry: DEFAULT_RETRY_POLICY });
   }
   for (let i = 1; i < RULES; i++) {
     // Rules that miss on their last filter, so each is really evaluated.

@@ -13,7 +13,7 @@ import { systemClock } from './lib/clock.ts';
 import { envInt, envListen, envLogLevel, envString } from './lib/env.ts';
 import { StartupError } from './lib/errors.ts';
 import { createLogger, pickLogFormat, silentLogger } from './lib/log.ts';
-import { systemdNotifier } from './lib/systemd.ts';
+import { serveUntilSignal, systemdNotifier } from './lib/systemd.ts';
 import { VERSION } from './lib/version.ts';
 
 // argv -> subcommand. Each command parses its own flags strictly: an unknown flag is a usage
@@ -165,19 +165,7 @@ async function runBridge(env: NodeJS.ProcessEnv): Promise<number> {
   });
   notifier.ready();
 
-  return new Promise<number>((resolve) => {
-    const stop = (signal: string) => {
-      log.info('signal_received', { signal, action: 'finishing in-flight requests (at most 10 s), then closing the database' });
-      notifier.stopping();
-      notifier.close();
-      bridge.close(10_000).then(() => resolve(0), (e) => {
-        log.error('shutdown_failed', { error: (e as Error).message });
-        resolve(1);
-      });
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
+  return serveUntilSignal(log, notifier, (grace) => bridge.close(grace), 'closing the database');
 }
 
 /** Turns socket errors at listen time into one line naming the variable to change. */

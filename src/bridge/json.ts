@@ -9,3 +9,8 @@ export function fromJson<T>(text: string | null | undefined, fallback: T): T {
   if (text === null || text === undefined) return fallback;
   return JSON.parse(text) as T;
 }
+
+/** A JSON object (not an array, not null). */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -5,7 +5,7 @@ import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
 import type { BookService } from './contacts/service.ts';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './deliveries/backoff.ts';
+import { retryPolicyOf } from './deliveries/backoff.ts';
 import type { DeliveryRow, DeliveryStore } from './deliveries/store.ts';
 import { kinds, type InterfaceKind } from './interfaces/kinds.ts';
 import type { InterfaceService } from './interfaces/service.ts';
@@ -130,8 +130,7 @@ export class Pipeline {
           notes.push(`destination interface ${dest.interface} no longer exists`);
           continue;
         }
-        // Validated when the interface was written; only the defaults are filled in here.
-        const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...iface.retry };
+        const policy = retryPolicyOf(iface.retry);
         for (const to of this.#addressesFor(dest.to, m, iface.kind as InterfaceKind, notes)) {
           deliveries.push({
             id: newId('dlv', now),

@@ -1,7 +1,7 @@
 import { systemClock } from '../lib/clock.ts';
 import { StartupError } from '../lib/errors.ts';
 import { createLogger, pickLogFormat } from '../lib/log.ts';
-import { systemdNotifier } from '../lib/systemd.ts';
+import { serveUntilSignal, systemdNotifier } from '../lib/systemd.ts';
 import { startHub } from './app.ts';
 import { readHubConfig } from './config.ts';
 import { DEFAULT_TENANT, HubKeyService } from './keys/service.ts';
@@ -12,12 +12,6 @@ import { openHubStore } from './store/store.ts';
 // main.ts holds the command table entry and calls runHubCommand.
 
 export const HUB_USAGE = 'fieldbridge hub | fieldbridge hub create-key --role owner|admin|viewer --label TEXT [--tenant NAME]';
-
-export const hubCommandOptions = {
-  role: { type: 'string' },
-  label: { type: 'string' },
-  tenant: { type: 'string' },
-} as const;
 
 /** Thrown for bad arguments; main.ts answers its own UsageError with exit code 2. */
 export class HubUsageError extends StartupError {
@@ -58,20 +52,5 @@ async function runHub(env: NodeJS.ProcessEnv): Promise<number> {
   const notifier = systemdNotifier(env, log);
   const hub = await startHub({ store: config.store, host: config.listen.host, port: config.listen.port, log, mqtt: config.mqtt });
   notifier.ready();
-  return new Promise<number>((resolve) => {
-    const stop = (signal: string) => {
-      log.info('signal_received', { signal, action: 'finishing in-flight requests (at most 10 s), then closing MQTT and the database' });
-      notifier.stopping();
-      notifier.close();
-      hub.close(10_000).then(
-        () => resolve(0),
-        (e) => {
-          log.error('shutdown_failed', { error: (e as Error).message });
-          resolve(1);
-        },
-      );
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
+  return serveUntilSignal(log, notifier, (grace) => hub.close(grace), 'closing MQTT and the database');
 }

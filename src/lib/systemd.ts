@@ -60,3 +60,26 @@ export function systemdNotifier(env: NodeJS.ProcessEnv, log: Logger): Notifier {
     },
   };
 }
+
+/**
+ * Serves until SIGTERM or SIGINT, then tells systemd it is stopping and closes (in-flight work
+ * bounded by 10 s). Resolves with the exit code: 0 after a clean close, 1 if closing failed.
+ */
+export function serveUntilSignal(log: Logger, notifier: Notifier, close: (graceMs: number) => Promise<void>, closing: string): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const stop = (signal: string) => {
+      log.info('signal_received', { signal, action: `finishing in-flight requests (at most 10 s), then ${closing}` });
+      notifier.stopping();
+      notifier.close();
+      close(10_000).then(
+        () => resolve(0),
+        (e) => {
+          log.error('shutdown_failed', { error: (e as Error).message });
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { type RunningBridge, startBridge } from '../../src/bridge/app.ts';
 import type { Clock } from '../../src/lib/clock.ts';
 import { createLogger } from '../../src/lib/log.ts';
+import { apiClient } from './api.ts';
 
 // An in-process bridge on a temporary database and port 0, for HTTP tests. Every log line is
 // kept in `logs` so tests can assert on what the operator would see.
@@ -46,26 +47,7 @@ export async function startTestBridge(options: { clock?: Clock; dir?: string; ra
   const bridge = await startBridge({ dbPath, host: '127.0.0.1', port: 0, log, clock: options.clock, checkResponses: true });
   const ownerKey = readFileSync(join(dir, 'owner.key'), 'utf8').trim();
   if (!options.rateLimit) bridge.services.config.write('routing', { rate_limit: { sends_per_minute: 0 } }, 'test');
-  const call = async (method: string, path: string, o: CallOptions = {}): Promise<CallResult> => {
-    const headers: Record<string, string> = { ...o.headers };
-    const key = o.key === undefined ? ownerKey : o.key;
-    if (key) headers.authorization = `Bearer ${key}`;
-    let body: string | Buffer | undefined;
-    if (o.rawBody !== undefined) body = o.rawBody;
-    else if (o.body !== undefined) {
-      body = JSON.stringify(o.body);
-      headers['content-type'] ??= 'application/json';
-    }
-    const res = await fetch(bridge.url + path, { method, headers, body });
-    const text = await res.text();
-    let parsed: unknown = undefined;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    return { status: res.status, headers: res.headers, body: parsed, text };
-  };
+  const call = apiClient(() => bridge.url, () => ownerKey);
   return {
     bridge,
     url: bridge.url,

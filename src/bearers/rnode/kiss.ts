@@ -78,7 +78,6 @@ export function encodeFrames(frames: readonly KissFrame[]): Uint8Array {
  *  empty FEND FEND pair is just padding. Bad input is counted, never thrown. */
 export class KissDecoder {
   readonly errors: KissErrorCounts = { oversize: 0, badEscape: 0, unframedBytes: 0, discardedPartial: 0 };
-  framesDecoded = 0;
   readonly #buffer = new Uint8Array(KISS_MAX_PAYLOAD);
   #length = 0;
   #inFrame = false;
@@ -152,7 +151,6 @@ export class KissDecoder {
       else if (this.#corrupt) this.errors.badEscape++;
       else {
         frames.push({ command: this.#command, payload: this.#buffer.slice(0, this.#length) });
-        this.framesDecoded++;
       }
     }
     this.#clearFrame();

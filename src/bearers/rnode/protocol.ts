@@ -265,8 +265,9 @@ function decodeChannelStats(p: Uint8Array): DeviceMessage {
 }
 
 export function encodeChannelStats(s: ChannelStats): Uint8Array {
-  const pct = (v: number) => u16be(Math.max(0, Math.min(10000, Math.round(v * 100))));
-  const dbm = (v: number | null, none: number) => (v === null ? none : Math.max(0, Math.min(0xff, Math.round(v) + RSSI_OFFSET)));
+  // Same encodings as the airtime limits and STAT_RSSI (percent × 100; dBm + 157).
+  const pct = (v: number) => u16be(airtimeLimitValue(v));
+  const dbm = (v: number | null, none: number) => (v === null ? none : rssiByte(v));
   const out = new Uint8Array(11);
   out.set(pct(s.airtime_short_pct), 0);
   out.set(pct(s.airtime_long_pct), 2);

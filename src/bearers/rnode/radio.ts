@@ -84,17 +84,10 @@ export function resolveRadioSettings(input: unknown): ResolveResult {
   // Missing fields are checked on the raw input too, so a bad SF and a missing frequency
   // come back in one answer.
   const s = (parsed.success ? parsed.data : typeof raw === 'object' ? raw : {}) as Partial<Record<string, unknown>>;
-  const preset = typeof s.preset === 'string' ? findPreset(s.preset) : undefined;
-  const radio: Partial<Record<(typeof RADIO_FIELDS)[number], number>> = {};
-  for (const field of RADIO_FIELDS) {
-    const value = s[field] ?? preset?.[field];
-    if (value === undefined || value === null) errors.push({ path: field, message: 'required when no preset is given' });
-    else radio[field] = value as number;
-  }
-  if (s.beacon_interval_s != null && s.callsign == null) {
-    errors.push({ path: 'beacon_interval_s', message: 'a beacon interval needs a callsign to send' });
-  }
+  errors.push(...crossFieldErrors(s));
   if (errors.length || !parsed.success) return { ok: false, errors };
+  const preset = typeof s.preset === 'string' ? findPreset(s.preset) : undefined;
+  const radio = Object.fromEntries(RADIO_FIELDS.map((f) => [f, (s[f] ?? preset?.[f]) as number])) as Record<(typeof RADIO_FIELDS)[number], number>;
   const d = parsed.data;
   return {
     ok: true,
@@ -112,6 +105,17 @@ export function resolveRadioSettings(input: unknown): ResolveResult {
       flow_control: d.flow_control ?? true,
     },
   };
+}
+
+/** The rules across fields: a preset or all five radio fields; a beacon interval needs a callsign. */
+export function crossFieldErrors(s: Partial<Record<string, unknown>>): FieldError[] {
+  const errors: FieldError[] = [];
+  const preset = typeof s.preset === 'string' ? findPreset(s.preset) : undefined;
+  for (const field of RADIO_FIELDS) {
+    if ((s[field] ?? preset?.[field]) == null) errors.push({ path: field, message: 'required when no preset is given' });
+  }
+  if (s.beacon_interval_s != null && s.callsign == null) errors.push({ path: 'beacon_interval_s', message: 'a beacon interval needs a callsign to send' });
+  return errors;
 }
 
 /** resolveRadioSettings for callers that want an AppError (HTTP 400 with every field). */

@@ -16,7 +16,9 @@ export function expectedEchoes(c: RadioConfig): EchoType[] {
   return types;
 }
 
-export type EchoType = 'frequency' | 'bandwidth' | 'txpower' | 'sf' | 'cr' | 'radio_state' | 'st_alock' | 'lt_alock';
+/** Every configuration value the radio echoes back. */
+export const ECHO_TYPES = ['frequency', 'bandwidth', 'txpower', 'sf', 'cr', 'radio_state', 'st_alock', 'lt_alock'] as const;
+export type EchoType = (typeof ECHO_TYPES)[number];
 
 /** Echoed values by type, in the units the protocol decoder gives (Hz, dBm, percent, on). */
 export interface Echoes {

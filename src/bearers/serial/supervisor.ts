@@ -13,10 +13,7 @@ import { classifyPort, type SerialPortInfo } from './usb-ids.ts';
 
 // openLink: from a port value (SPEC 2.7) to an open Link. Called on every (re)connect, so
 // usb_serial:<sn> and auto look at the ports as they are now, after any re-enumeration.
-// DeviceSupervisor (device-supervisor.ts, re-exported here) keeps one interface's link up
-// with it.
-
-export { DeviceSupervisor, type DeviceSupervisorOptions } from './device-supervisor.ts';
+// DeviceSupervisor (device-supervisor.ts) keeps one interface's link up with it.
 
 // protocols.md 1.1: opening the port can reboot an ESP32; the host waits 2.0 s before detect.
 export const ESP32_RESET_WAIT_MS = 2_000;

@@ -3,6 +3,7 @@ import { RNodeChannel } from './rnode-channel.ts';
 import { serveRNodePty, serveRNodeTcp, type SimTransport } from './rnode-serve.ts';
 import { RNodeSimulator, type EchoField } from './rnode-sim.ts';
 import { commandName } from '../rnode/protocol.ts';
+import { ECHO_TYPES } from '../rnode/verify.ts';
 
 // `fieldbridge sim rnode --tcp 127.0.0.1:7633 | --pty PATH ...`: runs simulated RNodes by
 // hand, for trying the bridge without a radio (DESIGN.md section 7). Each --tcp or --pty is
@@ -29,7 +30,7 @@ export const SIM_USAGE =
   '  Each --tcp/--pty is one simulated RNode; all share one channel. SIGUSR1 drops the links,\n' +
   '  SIGUSR2 sends garbage. Stops on Ctrl-C.';
 
-const ECHO_FIELDS: readonly EchoField[] = ['frequency', 'bandwidth', 'txpower', 'sf', 'cr', 'radio_state', 'st_alock', 'lt_alock'];
+const ECHO_FIELDS: readonly EchoField[] = ECHO_TYPES;
 
 export class SimUsageError extends Error {}
 

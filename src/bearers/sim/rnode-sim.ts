@@ -5,6 +5,7 @@ import { CMD, commandName, DETECT_REQ, DETECT_RESP, encodeChannelStats, readU16b
 import { rnodeAirtimeMs } from '../rnode/radio.ts';
 import { AirtimeLedger } from './rnode-airtime.ts';
 import type { AirReception, AirTuning, ChannelMember, RNodeChannel } from './rnode-channel.ts';
+import type { EchoType } from '../rnode/verify.ts';
 
 // An RNode as the host sees it: the device side of the KISS protocol (protocols.md 1.3–1.6),
 // without a radio. Transport-free: a transport (rnode-serve.ts: TCP or a pty) feeds host
@@ -13,7 +14,8 @@ import type { AirReception, AirTuning, ChannelMember, RNodeChannel } from './rno
 // clamped and echoed, READY answers a query, STAT_CHTM comes about once a second and after
 // each transmission, and the transmit queue is held while an airtime limit is exceeded.
 
-export type EchoField = 'frequency' | 'bandwidth' | 'txpower' | 'sf' | 'cr' | 'radio_state' | 'st_alock' | 'lt_alock';
+/** A field the simulator can echo wrongly (fault injection): any echoed value. */
+export type EchoField = EchoType;
 
 export interface RNodeSimFaults {
   /** Never answer a READY query (flow control must then hold every DATA frame). */

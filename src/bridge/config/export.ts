@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PortValueSchema } from '../../bearers/serial/port-value.ts';
 import { ContactAddressesSchema, GroupMembersSchema } from '../contacts/routes.ts';
 import type { BookRow } from '../contacts/store.ts';
-import { RetryPolicy } from '../deliveries/backoff.ts';
+import { DEFAULT_RETRY_POLICY, RetryPolicy } from '../deliveries/backoff.ts';
 import { INTERFACE_KINDS, kinds, type InterfaceKind } from '../interfaces/kinds.ts';
 import { InterfaceName } from '../interfaces/routes.ts';
 import type { InterfaceRow } from '../interfaces/store.ts';
@@ -43,7 +43,7 @@ export const InterfaceEntry = z.strictObject({
   device: PortValueSchema.nullable().default(null).describe('A port value; null: unbound'),
   settings: z.record(z.string(), z.unknown()).default({}).describe('Checked against the kind\'s settings (docs/routing.md)'),
   transforms: TransformPipeline.default({ inbound: [], outbound: [] }),
-  retry: RetryPolicy.default(RetryPolicy.parse({})),
+  retry: RetryPolicy.default(DEFAULT_RETRY_POLICY),
 });
 export type InterfaceEntry = z.output<typeof InterfaceEntry>;
 

@@ -92,10 +92,7 @@ export function checkConfigFile(raw: unknown, config: Pick<ConfigService, 'check
   const bookNames = groups.isList && contacts.isList ? new Set([...groups.names.keys(), ...contacts.names.keys()]) : null;
   checkReferences(raw.access_rules, ifaceNames, bookNames, at, errors);
 
-  // The rnode settings schema reports a bad field twice (its field check and its cross-field
-  // check); the operator needs to read each once.
-  const unique = [...new Map(errors.map((e) => [`${e.path}\n${e.message}`, e])).values()];
-  if (unique.length > 0 || !sections.ok) return { ok: false, errors: unique };
+  if (errors.length > 0 || !sections.ok) return { ok: false, errors };
   const clearSecrets = new Set<string>();
   for (const [section, fields] of Object.entries(SECRET_FIELDS)) {
     for (const field of fields) {

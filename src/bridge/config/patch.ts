@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isJsonObject } from '../json.ts';
 
 // Settings writes are patches: the fields sent replace the stored ones, the rest stay, and
 // the merged section is then validated whole by its schema. A patch schema is the section
@@ -24,15 +25,11 @@ type Json = Record<string, unknown>;
 
 /** current overlaid with patch: plain objects merge field by field; arrays, scalars and null replace. */
 export function mergePatch<T>(current: T, patch: unknown): T {
-  if (!isPlainObject(current) || !isPlainObject(patch)) return (patch === undefined ? current : patch) as T;
+  if (!isJsonObject(current) || !isJsonObject(patch)) return (patch === undefined ? current : patch) as T;
   const out: Json = { ...current };
   for (const [key, value] of Object.entries(patch)) {
     if (value === undefined) continue;
-    out[key] = isPlainObject(value) && isPlainObject(out[key]) ? mergePatch(out[key], value) : value;
+    out[key] = isJsonObject(value) && isJsonObject(out[key]) ? mergePatch(out[key], value) : value;
   }
   return out as T;
-}
-
-function isPlainObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

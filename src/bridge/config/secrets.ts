@@ -1,3 +1,4 @@
+import { isJsonObject } from '../json.ts';
 // Secrets in configuration sections (DESIGN.md section 5: a secret is never shown again once
 // stored). Reads replace each set secret with a marker; a write (or, later, an import) that
 // carries the marker back means "keep what is stored", so a section can be read, edited and
@@ -15,7 +16,7 @@ type Fields = Record<string, unknown>;
 /** A copy of a section value with every set secret replaced by the marker. */
 export function redactSecrets<T>(section: string, value: T): T {
   const secrets = SECRET_FIELDS[section];
-  if (!secrets || !isPlainObject(value)) return value;
+  if (!secrets || !isJsonObject(value)) return value;
   const copy: Fields = { ...value };
   for (const field of secrets) {
     if (copy[field] !== null && copy[field] !== undefined) copy[field] = REDACTION_MARKER;
@@ -37,18 +38,14 @@ export function redactSections<T extends Fields>(sections: T): T {
  */
 export function restoreSecrets<T>(section: string, incoming: T, stored: unknown): { value: T; missing: string[] } {
   const secrets = SECRET_FIELDS[section];
-  if (!secrets || !isPlainObject(incoming)) return { value: incoming, missing: [] };
+  if (!secrets || !isJsonObject(incoming)) return { value: incoming, missing: [] };
   const copy: Fields = { ...incoming };
   const missing: string[] = [];
   for (const field of secrets) {
     if (copy[field] !== REDACTION_MARKER) continue;
-    const kept = isPlainObject(stored) ? stored[field] : undefined;
+    const kept = isJsonObject(stored) ? stored[field] : undefined;
     if (kept === null || kept === undefined || kept === REDACTION_MARKER) missing.push(field);
     else copy[field] = kept;
   }
   return { value: copy as T, missing };
-}
-
-function isPlainObject(value: unknown): value is Fields {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

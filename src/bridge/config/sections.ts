@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseMqttUrl } from '../../lib/mqtt-options.ts';
+import { TOPIC_SEGMENT } from '../../lib/topics.ts';
 
 // The bridge configuration sections (SPEC 2.6, 4.4; DESIGN.md section 6). One zod schema per
 // section: it validates writes, fills defaults for anything never written, and documents the
@@ -44,7 +45,7 @@ export const RoutingSettings = z.strictObject({
 
 // Hub identifiers become MQTT topic levels (fieldbridge/v1/<tenant>/<bridge_id>/<kind>,
 // DESIGN.md section 8): no '/', and no '+' or '#' wildcards.
-const TopicLevel = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, "_", "." or "-" (it becomes an MQTT topic level)');
+const TopicLevel = z.string().regex(TOPIC_SEGMENT, 'must be 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit (it becomes an MQTT topic level)');
 
 /** Why a broker URL is refused for the bridge's uplink, or null when it is fine. */
 export function brokerUrlProblem(url: string): string | null {
@@ -217,7 +218,6 @@ export const ConfigSections = z.strictObject({
 
 export type ConfigValues = z.output<typeof ConfigSections>;
 export type SectionValue<S extends SectionName> = ConfigValues[S];
-export type ModuleValue<M extends ModuleName> = ConfigValues['modules'][M];
 export type RadioValues = ConfigValues['radio'];
 
 /** Sections written through POST /api/config/module besides the modules themselves. */

@@ -1,4 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
+import { StatementCache } from '../../db/statement-cache.ts';
 import { fromJson, toJson } from '../json.ts';
 
 // Contacts and object groups are the same shape of thing: a named value that rules refer to
@@ -13,12 +14,13 @@ export interface BookRow<V> {
 }
 
 export class BookStore<V> {
-  readonly #db: DatabaseSync;
+  // find runs for every @name a rule or destination mentions: statements are compiled once.
+  readonly #db: StatementCache;
   readonly #table: 'contacts' | 'object_groups';
   readonly #column: 'addresses' | 'members';
 
   constructor(db: DatabaseSync, table: 'contacts' | 'object_groups', column: 'addresses' | 'members') {
-    this.#db = db;
+    this.#db = new StatementCache(db);
     this.#table = table;
     this.#column = column;
   }

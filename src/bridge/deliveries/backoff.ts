@@ -23,6 +23,12 @@ export type RetryPolicy = z.infer<typeof RetryPolicy>;
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = RetryPolicy.parse({});
 
+/** An interface's stored retry policy (validated when it was written) with the defaults
+ *  filled in: no parse on the hot path. */
+export function retryPolicyOf(stored: Partial<RetryPolicy> | Record<string, unknown> | undefined): RetryPolicy {
+  return { ...DEFAULT_RETRY_POLICY, ...stored };
+}
+
 /**
  * Milliseconds to wait after failed attempt number `attempt` (1 = the first attempt) before
  * the next one. `random` returns [0, 1) like Math.random; tests pass their own.

@@ -4,7 +4,7 @@ import type { Logger } from '../../lib/log.ts';
 import type { BearerHost } from '../interfaces/bearer-host.ts';
 import type { InterfaceRow } from '../interfaces/store.ts';
 import { applyTransforms, type TransformStep } from '../interfaces/transforms.ts';
-import { nextRetryDelayMs, RetryPolicy } from './backoff.ts';
+import { nextRetryDelayMs, retryPolicyOf } from './backoff.ts';
 import type { DeliveryRow, DeliveryStore } from './store.ts';
 
 // One queue per interface (DESIGN.md section 6): each interface sends one delivery at a time,
@@ -212,7 +212,7 @@ export class Dispatcher {
       this.#record(d, 'retrying', why, (w) => store.requeue(d.id, why, now, { next_attempt_ms: d.next_attempt_ms, front_ms: d.front_ms }, w));
     } else {
       host.noteSend(row.id, false, outcome.error);
-      const policy = RetryPolicy.parse(row.retry);
+      const policy = retryPolicyOf(row.retry);
       if (!outcome.retryable || attempts >= d.max_attempts) {
         const why = outcome.retryable ? `${outcome.error} (gave up after ${attempts} attempts)` : `${outcome.error} (not retryable)`;
         this.#record(sent, 'dead', why, (w) => store.settle(d.id, 'dead', why, now, w));

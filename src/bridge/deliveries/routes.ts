@@ -3,7 +3,7 @@ import { decodeCursor, PageQuery, pageReply, pageSchema } from '../../http/pagin
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import type { InterfaceService } from '../interfaces/service.ts';
-import { DEFAULT_RETRY_POLICY } from './backoff.ts';
+import { retryPolicyOf } from './backoff.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import { DELIVERY_STATES, type DeliveryRow, type DeliveryStore } from './store.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -88,7 +88,7 @@ export function deliveryRoutes(deps: { store: DeliveryStore; dispatcher: Dispatc
       handler: ({ params }) => {
         const d = get(params.id);
         if (!['pending', 'retrying', 'dead'].includes(d.state)) throw new AppError('ERR_DELIVERY_STATE', 409, `delivery ${d.id} is ${d.state}; only pending, retrying or dead deliveries can be retried`);
-        const ttlS = { ...DEFAULT_RETRY_POLICY, ...interfaces.find(d.interface_id)?.retry }.ttl_s;
+        const ttlS = retryPolicyOf(interfaces.find(d.interface_id)?.retry).ttl_s;
         const updated = store.retryNow(d.id, clock.now(), ttlS * 1000);
         if (!updated) throw new AppError('ERR_DELIVERY_STATE', 409, `delivery ${d.id} changed state meanwhile; only pending, retrying or dead deliveries can be retried`);
         dispatcher.changed(d.interface_id);

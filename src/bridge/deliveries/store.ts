@@ -4,8 +4,6 @@ import { StatementCache } from '../../db/statement-cache.ts';
 
 export const DELIVERY_STATES = ['pending', 'sending', 'retrying', 'delivered', 'dead', 'cancelled', 'expired'] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
-/** States in which a delivery still waits for its interface. */
-export const WAITING: DeliveryState[] = ['pending', 'retrying'];
 
 export interface DeliveryRow {
   id: string;

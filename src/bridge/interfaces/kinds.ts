@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { BearerFactory } from '../../bearers/bearer.ts';
 import { createRNodeBearer } from '../../bearers/rnode/driver.ts';
 import { rnodeProbe } from '../../bearers/rnode/probe.ts';
-import { resolveRadioSettings, rnodeSettingsSchema } from '../../bearers/rnode/radio.ts';
+import { crossFieldErrors, rnodeSettingsSchema } from '../../bearers/rnode/radio.ts';
 import { openLink } from '../../bearers/serial/supervisor.ts';
 import { openRNodeSimLink } from '../../bearers/sim/rnode-link.ts';
 import { createSimBearer, SimSettings } from '../../bearers/sim/sim-bearer.ts';
@@ -24,11 +24,7 @@ export interface KindSpec {
 // RNode settings: the schema's fields plus the cross-field rules (a preset or all five radio
 // fields; a beacon interval needs a callsign), every problem reported at once.
 const RNodeSettings = rnodeSettingsSchema.superRefine((value, ctx) => {
-  const resolved = resolveRadioSettings(value);
-  if (resolved.ok) return;
-  // Field errors the schema itself reported are not repeated; only the cross-field ones are added.
-  const reported = new Set(rnodeSettingsSchema.safeParse(value).error?.issues.map((i) => i.path.join('.')) ?? []);
-  for (const e of resolved.errors) if (!reported.has(e.path)) ctx.addIssue({ code: 'custom', path: e.path.split('.'), message: e.message });
+  for (const e of crossFieldErrors(value)) ctx.addIssue({ code: 'custom', path: e.path.split('.'), message: e.message });
 });
 
 /** The RNode bearer over the device supervisor; `sim://<channel>` reaches the built-in RNode simulator. */
@@ -46,8 +42,3 @@ export const kinds: Record<InterfaceKind, KindSpec> = {
   iridium: { settings: Unspecified, contactField: 'iridium' },
   sms: { settings: Unspecified, contactField: 'sms' },
 };
-
-/** Lets a driver module plug in its kind (the RNode driver registers itself here). */
-export function registerKind(kind: InterfaceKind, spec: KindSpec): void {
-  kinds[kind] = spec;
-}

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PortValueSchema } from '../../bearers/serial/port-value.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
-import { RetryPolicy } from '../deliveries/backoff.ts';
+import { DEFAULT_RETRY_POLICY, RetryPolicy } from '../deliveries/backoff.ts';
 import { INTERFACE_KINDS } from './kinds.ts';
 import type { InterfaceService } from './service.ts';
 import { TransformPipeline } from './transforms.ts';
@@ -20,7 +20,7 @@ const CreateInterface = z.strictObject({
   device: PortValueSchema.nullable().default(null).describe('A port value; null leaves the interface unbound'),
   settings: Settings.default({}),
   transforms: TransformPipeline.default({ inbound: [], outbound: [] }),
-  retry: RetryPolicy.default(RetryPolicy.parse({})),
+  retry: RetryPolicy.default(DEFAULT_RETRY_POLICY),
 });
 
 // PUT replaces the writable fields and, like a create, needs all of them: a missing field is a

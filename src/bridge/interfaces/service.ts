@@ -1,7 +1,6 @@
-import type { z } from 'zod';
-import { formatPath } from '../../http/server.ts';
+import { zodErrors } from '../../http/server.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { badRequest, conflict, notFound, type FieldError } from '../../lib/errors.ts';
+import { badRequest, conflict, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { jsonEqual } from '../config/diff.ts';
 import { RetryPolicy } from '../deliveries/backoff.ts';
@@ -120,25 +119,21 @@ export class InterfaceService {
     return { id: row.id, removed_rule_ids: removed };
   }
 
-  async setEnabled(ref: string, enabled: boolean): Promise<InterfaceRow> {
-    const row = this.get(ref);
-    const next = { ...row, enabled, updated_at: this.#now() };
-    this.#store.update(next);
-    await this.#apply(next);
-    return next;
+  setEnabled(ref: string, enabled: boolean): Promise<InterfaceRow> {
+    return this.#transition(ref, { enabled });
   }
 
-  async bind(ref: string, device: string): Promise<InterfaceRow> {
-    const row = this.get(ref);
-    const next = { ...row, device, updated_at: this.#now() };
-    this.#store.update(next);
-    await this.#apply(next);
-    return next;
+  bind(ref: string, device: string): Promise<InterfaceRow> {
+    return this.#transition(ref, { device });
   }
 
-  async unbind(ref: string): Promise<InterfaceRow> {
-    const row = this.get(ref);
-    const next = { ...row, device: null, updated_at: this.#now() };
+  unbind(ref: string): Promise<InterfaceRow> {
+    return this.#transition(ref, { device: null });
+  }
+
+  /** A state move (SPEC section 3): store it, then bring the bearer in line before answering. */
+  async #transition(ref: string, change: Pick<Partial<InterfaceRow>, 'enabled' | 'device'>): Promise<InterfaceRow> {
+    const next = { ...this.get(ref), ...change, updated_at: this.#now() };
     this.#store.update(next);
     await this.#apply(next);
     return next;
@@ -227,7 +222,7 @@ export class InterfaceService {
   #checkSettings(kind: InterfaceKind, settings: Record<string, unknown>): Record<string, unknown> {
     const result = kinds[kind].settings.safeParse(settings);
     if (result.success) return result.data;
-    throw badRequest(`invalid settings for a ${kind} interface`, issuesAt(result.error, 'body.settings'));
+    throw badRequest(`invalid settings for a ${kind} interface`, zodErrors(result.error, 'body.settings'));
   }
 
   #now(): string {
@@ -235,7 +230,4 @@ export class InterfaceService {
   }
 }
 
-function issuesAt(error: z.ZodError, root: string): FieldError[] {
-  return error.issues.map((i) => ({ path: formatPath(root, i.path), message: i.message }));
-}
 

@@ -2,6 +2,7 @@ import { PRESET_NAMES } from '../../bearers/rnode/radio.ts';
 import { parsePortValue } from '../../bearers/serial/port-value.ts';
 import { StartupError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
+import { DEFAULT_RETRY_POLICY } from '../deliveries/backoff.ts';
 import type { InterfaceService } from '../interfaces/service.ts';
 
 // First-instance seeding (SPEC 4.8): on a fresh database only, SERVICE_RNODE_PORT and
@@ -41,7 +42,7 @@ export async function seedRNode(seed: RNodeSeed, freshDatabase: boolean, interfa
     device: seed.port,
     settings: { preset: seed.preset ?? 'us-915' },
     transforms: { inbound: [], outbound: [] },
-    retry: { base_s: 5, cap_s: 900, max_attempts: 5, ttl_s: 86400 },
+    retry: DEFAULT_RETRY_POLICY,
   });
   log.info('rnode_seeded', { interface_id: row.id, device: seed.port, preset: seed.preset ?? 'us-915' });
 }

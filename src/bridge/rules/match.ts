@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { checkSafeRegex, compileSafeRegex } from '../../lib/safe-regex.ts';
+import { checkSafeRegex, compileSafeRegex, SAFE_REGEX_MAX_LENGTH } from '../../lib/safe-regex.ts';
 import { isScheduleActive, type Schedule } from './schedule.ts';
 
 // Access rule filters, actions and first-match evaluation (SPEC 4.5, DESIGN.md section 6,
@@ -44,6 +44,7 @@ const TextFilter = z
     regex: z
       .string({ error: 'text.regex must be a string' })
       .min(1, { error: 'text.regex must not be empty' })
+      .max(SAFE_REGEX_MAX_LENGTH, { error: `text.regex must be at most ${SAFE_REGEX_MAX_LENGTH} characters` })
       .superRefine((pattern, ctx) => {
         const problem = checkSafeRegex(pattern);
         if (problem) ctx.addIssue({ code: 'custom', message: `text.regex ${problem}` });

@@ -1,4 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
+import { StatementCache } from '../../db/statement-cache.ts';
 import type { UplinkEventKind } from '../../lib/topics.ts';
 
 // SQL for the uplink tables, nothing else (schema.ts).
@@ -11,9 +12,10 @@ export interface OutboxRow {
 }
 
 export class UplinkOutbox {
-  readonly #db: DatabaseSync;
+  // insert runs inside the router's transaction for every message and delivery: compiled once.
+  readonly #db: StatementCache;
   constructor(db: DatabaseSync) {
-    this.#db = db;
+    this.#db = new StatementCache(db);
   }
   /** Runs on the caller's connection: inside the caller's open transaction, if there is one. */
   insert(eventId: string, kind: UplinkEventKind, payload: string, createdAt: string): void {

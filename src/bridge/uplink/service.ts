@@ -1,6 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import type { Clock } from '../../lib/clock.ts';
 import { StartupError } from '../../lib/errors.ts';
+import { TOPIC_SEGMENT, type UplinkEventKind } from '../../lib/topics.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/log.ts';
 import { brokerUrlProblem } from '../config/sections.ts';
@@ -18,15 +19,14 @@ export interface UplinkEnv {
   tenant?: string;
 }
 
-export type UplinkEventKind = 'message' | 'delivery' | 'telemetry' | 'position';
 
 export function uplinkEnv(env: NodeJS.ProcessEnv): UplinkEnv {
   const mqttUrl = env.SERVICE_HUB_MQTT_URL?.trim() || undefined;
   const tenant = env.SERVICE_HUB_TENANT?.trim() || undefined;
   const problem = mqttUrl && mqttUrl !== 'none' ? brokerUrlProblem(mqttUrl) : null;
   if (problem) throw new StartupError(`SERVICE_HUB_MQTT_URL: expected mqtt://host[:port] or mqtts://host[:port], or "none": ${problem}`);
-  if (tenant && tenant !== 'none' && !/^[A-Za-z0-9_.-]{1,64}$/.test(tenant)) {
-    throw new StartupError(`SERVICE_HUB_TENANT: expected 1 to 64 letters, digits, "_", "." or "-", or "none", got ${JSON.stringify(tenant)}`);
+  if (tenant && tenant !== 'none' && !TOPIC_SEGMENT.test(tenant)) {
+    throw new StartupError(`SERVICE_HUB_TENANT: expected 1 to 64 letters, digits, "_", "." or "-" starting with a letter or digit, or "none", got ${JSON.stringify(tenant)}`);
   }
   return { mqttUrl, tenant };
 }

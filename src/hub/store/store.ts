@@ -1,4 +1,5 @@
 import type { Role } from '../../http/route.ts';
+import type { UplinkEventKind } from '../../lib/topics.ts';
 import type { Migration } from '../../db/migrate.ts';
 import { hubMigrations } from '../migrations.ts';
 import { type TenantTable, tenantTables } from './catalogue.ts';
@@ -15,7 +16,8 @@ import { SqliteDriver } from './sqlite-driver.ts';
 
 /** The hub's roles are the bridge's (DESIGN.md section 5). */
 export type HubRole = Role;
-export type EventKind = 'message' | 'delivery' | 'telemetry' | 'position';
+/** The bridges' event kinds (lib/topics.ts), each stored in its own table. */
+export type EventKind = UplinkEventKind;
 
 /** Event kind -> its table (migration 3). */
 export const EVENT_TABLES: Record<EventKind, string> = {
