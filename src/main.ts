@@ -4,11 +4,11 @@ import { bridgeOpenApi, openBridgeDatabase, openMigrated, startBridge } from './
 import { currentSchemaVersion } from './db/migrate.ts';
 import { KeyService } from './bridge/keys/service.ts';
 import { KeyStore } from './bridge/keys/store.ts';
-import { listSerialPorts } from './bearers/serial/list-ports.ts';
-import { checkSerialPaths } from './bearers/serial/port-check.ts';
-import { checkRNodeSeed } from './bridge/routing/seed.ts';
+import { listSerialPorts } from './bearers/links/list-ports.ts';
+import { checkSerialPaths } from './bearers/links/port-check.ts';
+import { checkRNodeSeed } from './bridge/interfaces/seed-rnode.ts';
 import { uplinkEnv } from './bridge/uplink/service.ts';
-import { SIM_COMMAND_OPTIONS, SIM_USAGE } from './bearers/sim/cli.ts';
+import { SIM_COMMAND_OPTIONS, SIM_USAGE } from './bearers/simulators/rnode/cli.ts';
 import { systemClock } from './lib/clock.ts';
 import { envInt, envListen, envLogLevel, envString } from './lib/env.ts';
 import { StartupError } from './lib/errors.ts';
@@ -47,7 +47,7 @@ const commands: Record<string, Command> = {
     usage: SIM_USAGE,
     options: SIM_COMMAND_OPTIONS,
     positionals: 1,
-    run: async (values, positionals) => (await import('./bearers/sim/cli.ts')).runSimCommand(values, positionals),
+    run: async (values, positionals) => (await import('./bearers/simulators/rnode/cli.ts')).runSimCommand(values, positionals),
   },
   version: {
     summary: 'print fieldbridge, Node and SQLite versions and the CPU architecture',

@@ -5,7 +5,7 @@ import { isBusyError } from '../db/sqlite.ts';
 import { AppError, type FieldError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
-import { bearerToken } from './auth.ts';
+import { bearerToken } from '../auth/secrets.ts';
 import { DEFAULT_BODY_LIMIT, isJsonContentType, readBody } from './body.ts';
 import type { HttpMetrics } from './metrics.ts';
 import { problem } from './problem.ts';

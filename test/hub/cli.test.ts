@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { keyLookup } from '../../src/http/auth.ts';
+import { keyLookup } from '../../src/auth/secrets.ts';
 
 // `fieldbridge hub ...` as a real process, the way an operator runs it.
 

@@ -1,10 +1,10 @@
 import type { Bearer, BearerContext, BearerState, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
-import { DeviceSupervisor } from '../serial/device-supervisor.ts';
-import type { Link } from '../serial/link.ts';
+import { DeviceSupervisor } from '../links/device-supervisor.ts';
+import type { Link } from '../links/link.ts';
 import { TxQueue } from './flow.ts';
-import { encodeFrame, KISS_MAX_PAYLOAD, KissDecoder } from './kiss.ts';
+import { encodeFrame, KISS_MAX_PAYLOAD, KissDecoder } from '../codec/kiss.ts';
 import {
   CMD, decodeDeviceFrame, DETECT_BURST, DETECT_REQUEST, encodeConfiguration, firmwareAtLeast, formatFirmware,
   LEAVE, RADIO_OFF, READY_QUERY, REQUIRED_FW_VERSION, type DeviceMessage,
@@ -15,7 +15,7 @@ import { reportedStats, type Reported } from './stats.ts';
 import { checkEchoes, describeMismatches, expectedEchoes, type Echoes } from './verify.ts';
 
 // The RNode bearer (interface kind `rnode`; SPEC 2.7, protocols.md 1). The device supervisor
-// (serial/device-supervisor.ts) opens the link and owns the opening/online/backoff cycle;
+// (links/device-supervisor.ts) opens the link and owns the opening/online/backoff cycle;
 // this driver runs the bring-up on each fresh link (detecting -> configuring -> verifying,
 // protocols.md 1.4) and, once online, carries DATA frames both ways with READY flow control,
 // channel statistics, the TCP keep-alive and the callsign beacon.

@@ -1,5 +1,5 @@
-import type { Link } from '../serial/link.ts';
-import { KissDecoder } from './kiss.ts';
+import type { Link } from '../links/link.ts';
+import { KissDecoder } from '../codec/kiss.ts';
 import { CMD, DETECT_REQUEST, DETECT_RESP } from './protocol.ts';
 
 // The probe the device supervisor runs for the `auto` port value (SPEC 2.7; protocols.md 5:

@@ -1,4 +1,4 @@
-import { encodeFrame, encodeFrames, type KissFrame } from './kiss.ts';
+import { encodeFrame, encodeFrames, type KissFrame } from '../codec/kiss.ts';
 
 // RNode commands and their payloads (protocols.md 1.3). Names are the firmware's own
 // (RF:Framing.h) so a reader can grep both. Pure functions: bytes in, values out.

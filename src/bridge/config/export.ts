@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PortValueSchema } from '../../bearers/serial/port-value.ts';
+import { PortValueSchema } from '../../bearers/links/port-value.ts';
 import { ContactAddressesSchema, GroupMembersSchema } from '../contacts/routes.ts';
 import type { BookRow } from '../contacts/store.ts';
 import { DEFAULT_RETRY_POLICY, RetryPolicy } from '../deliveries/backoff.ts';

@@ -3,8 +3,8 @@ import type { BearerFactory } from '../../bearers/bearer.ts';
 import { createRNodeBearer } from '../../bearers/rnode/driver.ts';
 import { rnodeProbe } from '../../bearers/rnode/probe.ts';
 import { crossFieldErrors, rnodeSettingsSchema } from '../../bearers/rnode/radio.ts';
-import { openLink } from '../../bearers/serial/supervisor.ts';
-import { openRNodeSimLink } from '../../bearers/sim/rnode-link.ts';
+import { openLink } from '../../bearers/links/open-link.ts';
+import { openRNodeSimLink } from '../../bearers/simulators/rnode/link.ts';
 import { createSimBearer, SimSettings } from '../../bearers/sim/sim-bearer.ts';
 
 // Interface kinds (DESIGN.md section 6): each names its settings schema and, when this

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PortValueSchema } from '../../bearers/serial/port-value.ts';
+import { PortValueSchema } from '../../bearers/links/port-value.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
 import { DEFAULT_RETRY_POLICY, RetryPolicy } from '../deliveries/backoff.ts';
 import { INTERFACE_KINDS } from './kinds.ts';

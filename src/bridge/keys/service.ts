@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { hashesEqual, keyLookup, mintKey } from '../../http/auth.ts';
+import { hashesEqual, keyLookup, mintKey } from '../../auth/secrets.ts';
 import { type CreatedKey, type PublicKey, TouchThrottle } from '../../http/keys.ts';
 import type { Principal, Role } from '../../http/route.ts';
 import type { Clock } from '../../lib/clock.ts';

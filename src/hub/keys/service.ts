@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { hashesEqual, hashKey, keyLookup, mintKey } from '../../http/auth.ts';
+import { hashesEqual, hashKey, keyLookup, mintKey } from '../../auth/secrets.ts';
 import { type CreatedKey, type PublicKey, TouchThrottle } from '../../http/keys.ts';
 import type { Principal } from '../../http/route.ts';
 import type { Clock } from '../../lib/clock.ts';

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { hashKey } from '../../../src/http/auth.ts';
+import { hashKey } from '../../../src/auth/secrets.ts';
 import { startTestHub, type TestHub } from '../helper.ts';
 
 let h: TestHub;

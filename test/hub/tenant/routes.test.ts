@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { hashKey, keyLookup } from '../../../src/http/auth.ts';
+import { hashKey, keyLookup } from '../../../src/auth/secrets.ts';
 import { hubMigrations } from '../../../src/hub/migrations.ts';
 import { HUB_KEY_PREFIX } from '../../../src/hub/keys/service.ts';
 import { PURGE_CHECK_MS, SOFT_DELETE_MS } from '../../../src/hub/tenant/service.ts';

@@ -1,0 +1,142 @@
+import { z } from 'zod';
+import { RNODE_PRESETS, bitrateBps, resolveRadioSettings, rnodeSettingsSchema } from './radio.ts';
+import { listSerialPorts } from '../links/list-ports.ts';
+import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
+import { notFound } from '../../lib/errors.ts';
+import type { BearerHost } from '../../bridge/interfaces/bearer-host.ts';
+import type { InterfaceService } from '../../bridge/interfaces/service.ts';
+import type { InterfaceRow } from '../../bridge/interfaces/store.ts';
+
+// The long-range radio node endpoints (SPEC 4.8): presets, serial ports (listed from udev;
+// nothing is probed), the RNode interfaces' radio settings, and every reported value of
+// SPEC 2.7 with its unit in the field name and the schema.
+
+const Preset = z.object({
+  name: z.string(),
+  frequency_hz: z.number().int().describe('Hz'),
+  bandwidth_hz: z.number().int().describe('Hz'),
+  sf: z.number().int().describe('Spreading factor'),
+  cr: z.number().int().describe('Coding rate 4/cr'),
+  tx_power_dbm: z.number().int().describe('dBm'),
+});
+
+const Port = z.object({
+  path: z.string().describe('Kernel device node'),
+  by_id: z.string().nullable().describe('/dev/serial/by-id link, stable across replugging'),
+  serial_number: z.string().nullable().describe('USB serial number'),
+  vid_pid: z.string().nullable().describe('USB vendor:product id, lower-case hex'),
+  manufacturer: z.string().nullable(),
+  product: z.string().nullable(),
+  port: z.string().describe('The port value to bind an interface with'),
+  label: z.string(),
+});
+
+const num = (unit: string) => z.number().nullable().describe(unit);
+const Stats = z.object({
+  id: z.string(),
+  name: z.string(),
+  connected: z.boolean(),
+  phase: z.string(),
+  last_error: z.string().nullable(),
+  frequency_hz: num('Frequency the radio reports, Hz'),
+  bandwidth_hz: num('Bandwidth the radio reports, Hz'),
+  sf: num('Spreading factor the radio reports'),
+  cr: num('Coding rate the radio reports (5..8 = 4/5..4/8)'),
+  tx_power_dbm: num('Transmit power the radio reports, dBm'),
+  radio_on: z.boolean().describe('Radio state the radio reports'),
+  st_alock_pct: num('Short-term airtime limit the radio took, percent'),
+  lt_alock_pct: num('Long-term airtime limit the radio took, percent'),
+  last_rssi_dbm: num('RSSI of the last received frame, dBm'),
+  last_snr_db: num('SNR of the last received frame, dB'),
+  airtime_short_pct: num('Own airtime over the last ~15 s, percent (firmware)'),
+  airtime_long_pct: num('Own airtime over the last hour, percent (firmware)'),
+  channel_load_short_pct: num('Channel load over the last ~15 s, percent'),
+  channel_load_long_pct: num('Channel load over the last hour, percent'),
+  bitrate_bps: z.number().describe('Derived bit rate used for the announce budget, bit/s (SF x 4/CR / (2^SF / BW kHz) x 1000)'),
+});
+
+const RNodeInterface = z.object({
+  id: z.string(),
+  name: z.string(),
+  enabled: z.boolean(),
+  device: z.string().nullable(),
+  settings: rnodeSettingsSchema,
+  effective: z
+    .object({ frequency_hz: z.number(), bandwidth_hz: z.number(), sf: z.number(), cr: z.number(), tx_power_dbm: z.number(), bitrate_bps: z.number().describe('bit/s') })
+    .nullable()
+    .describe('The five radio fields after the preset filled them (null when the settings are incomplete)'),
+});
+
+const Ref = z.object({ id: z.string().min(1).describe('Interface id or name') });
+
+export function routingRoutes(interfaces: InterfaceService, host: BearerHost): Route[] {
+  const tags = ['routing'];
+  const rnode = (ref: string): InterfaceRow => {
+    const row = interfaces.get(ref);
+    if (row.kind !== 'rnode') throw notFound('RNode interface', ref);
+    return row;
+  };
+  const view = (row: InterfaceRow) => {
+    const r = resolveRadioSettings(row.settings);
+    return {
+      id: row.id,
+      name: row.name,
+      enabled: row.enabled,
+      device: row.device,
+      settings: row.settings,
+      effective: r.ok
+        ? { frequency_hz: r.settings.frequency_hz, bandwidth_hz: r.settings.bandwidth_hz, sf: r.settings.sf, cr: r.settings.cr, tx_power_dbm: r.settings.tx_power_dbm, bitrate_bps: bitrateBps(r.settings.sf, r.settings.bandwidth_hz, r.settings.cr) }
+        : null,
+    };
+  };
+  return [
+    route({
+      method: 'GET', path: '/api/routing/rnode/presets', summary: 'The RNode radio presets (SPEC 2.7)', tags, roles: ANY_KEY,
+      response: z.object({ items: z.array(Preset) }), responseName: 'RNodePresetList',
+      handler: () => ({ items: RNODE_PRESETS.map((p) => ({ name: p.name, frequency_hz: p.frequency_hz, bandwidth_hz: p.bandwidth_hz, sf: p.sf, cr: p.cr, tx_power_dbm: p.tx_power_dbm })) }),
+    }),
+    route({
+      method: 'GET', path: '/api/routing/rnode/ports', summary: 'Serial ports with labels and the port value to use; probes nothing', tags, roles: ANY_KEY,
+      response: z.object({ items: z.array(Port) }), responseName: 'SerialPortList',
+      handler: async () => ({ items: await listSerialPorts() }),
+    }),
+    route({
+      method: 'GET', path: '/api/routing/ifaces', summary: 'RNode interfaces and their radio settings', tags, roles: ANY_KEY,
+      response: z.object({ items: z.array(RNodeInterface) }), responseName: 'RNodeInterfaceList',
+      handler: () => ({ items: interfaces.list().filter((r) => r.kind === 'rnode').map(view) }),
+    }),
+    route({
+      method: 'GET', path: '/api/routing/ifaces/{id}', summary: 'One RNode interface', tags, roles: ANY_KEY, params: Ref,
+      response: RNodeInterface, responseName: 'RNodeInterface',
+      handler: ({ params }) => view(rnode(params.id)),
+    }),
+    route({
+      method: 'PUT', path: '/api/routing/ifaces/{id}', summary: 'Replace an RNode interface\'s radio settings; the radio is configured again', tags, roles: ADMIN, params: Ref,
+      body: z.strictObject({ settings: rnodeSettingsSchema }), bodyName: 'ReplaceRNodeSettings', response: RNodeInterface, responseName: 'RNodeInterface',
+      handler: async ({ params, body }) => {
+        const row = rnode(params.id);
+        return view(await interfaces.update(row.id, { name: row.name, settings: body.settings, transforms: row.transforms as never, retry: row.retry as never }));
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/routing/ifaces/{id}/stats', summary: 'Every reported value of SPEC 2.7, as the radio reported it', tags, roles: ANY_KEY, params: Ref,
+      response: Stats, responseName: 'RNodeStats',
+      handler: ({ params }) => {
+        const row = rnode(params.id);
+        const rt = host.runtime(row.id);
+        const s = host.stats(row.id) as Record<string, unknown>;
+        const r = resolveRadioSettings(row.settings);
+        const pick = (k: string) => (typeof s[k] === 'number' ? (s[k] as number) : null);
+        return {
+          id: row.id, name: row.name, connected: rt.connected, phase: rt.phase, last_error: rt.last_error,
+          frequency_hz: pick('frequency_hz'), bandwidth_hz: pick('bandwidth_hz'), sf: pick('sf'), cr: pick('cr'), tx_power_dbm: pick('tx_power_dbm'),
+          radio_on: s.radio_on === true, st_alock_pct: pick('st_alock_pct'), lt_alock_pct: pick('lt_alock_pct'),
+          last_rssi_dbm: pick('last_rssi_dbm'), last_snr_db: pick('last_snr_db'),
+          airtime_short_pct: pick('airtime_short_pct'), airtime_long_pct: pick('airtime_long_pct'),
+          channel_load_short_pct: pick('channel_load_short_pct'), channel_load_long_pct: pick('channel_load_long_pct'),
+          bitrate_bps: pick('bitrate_bps') ?? (r.ok ? bitrateBps(r.settings.sf, r.settings.bandwidth_hz, r.settings.cr) : 0),
+        };
+      },
+    }),
+  ];
+}

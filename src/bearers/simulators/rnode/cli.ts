@@ -1,0 +1,170 @@
+import type { ParseArgsConfig } from 'node:util';
+import { RNodeChannel } from './channel.ts';
+import { serveRNodePty, serveRNodeTcp, type SimTransport } from './serve.ts';
+import { RNodeSimulator, type EchoField } from './simulator.ts';
+import { commandName } from '../../rnode/protocol.ts';
+import { ECHO_TYPES } from '../../rnode/verify.ts';
+
+// `fieldbridge sim rnode --tcp 127.0.0.1:7633 | --pty PATH ...`: runs simulated RNodes by
+// hand, for trying the bridge without a radio (DESIGN.md section 7). Each --tcp or --pty is
+// one radio; all of them share one simulated channel, so two of them make a link. Runs until
+// SIGINT/SIGTERM (or the abort signal); SIGUSR1 drops every radio's link, SIGUSR2 sends
+// garbage, to watch the bridge recover.
+
+export const SIM_COMMAND_OPTIONS: ParseArgsConfig['options'] = {
+  tcp: { type: 'string', multiple: true },
+  pty: { type: 'string', multiple: true },
+  fw: { type: 'string' },
+  'max-tx-power': { type: 'string' },
+  'withhold-ready': { type: 'boolean' },
+  'wrong-echo': { type: 'string' },
+  rssi: { type: 'string' },
+  snr: { type: 'string' },
+  verbose: { type: 'boolean' },
+};
+
+export const SIM_USAGE =
+  'fieldbridge sim rnode (--tcp HOST:PORT | --pty PATH)... [--fw 1.86] [--max-tx-power 22]\n' +
+  '       [--withhold-ready] [--wrong-echo frequency|bandwidth|txpower|sf|cr|radio_state|st_alock|lt_alock]\n' +
+  '       [--rssi=DBM --snr=DB] [--verbose]\n' +
+  '  Each --tcp/--pty is one simulated RNode; all share one channel. SIGUSR1 drops the links,\n' +
+  '  SIGUSR2 sends garbage. Stops on Ctrl-C.';
+
+const ECHO_FIELDS: readonly EchoField[] = ECHO_TYPES;
+
+export class SimUsageError extends Error {}
+
+export interface SimRunOptions {
+  /** Stops the simulators (tests); without it SIGINT/SIGTERM do. */
+  signal?: AbortSignal;
+  write?: (line: string) => void;
+  /** Called once every radio is listening, with the port values to give the bridge. */
+  onReady?: (devices: string[]) => void;
+}
+
+type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+/** Returns the exit code: 0 after a clean stop, 2 for a usage error (message written). */
+export async function runSimCommand(values: Values, positionals: string[], options: SimRunOptions = {}): Promise<number> {
+  const write = options.write ?? ((line: string) => process.stdout.write(line + '\n'));
+  let plan: ReturnType<typeof parsePlan>;
+  try {
+    plan = parsePlan(values, positionals);
+  } catch (e) {
+    if (!(e instanceof SimUsageError)) throw e;
+    write(`sim: ${e.message}\n${SIM_USAGE}`);
+    return 2;
+  }
+  const channel = new RNodeChannel(plan.quality ? { linkQuality: () => plan.quality! } : {});
+  const radios: { sim: RNodeSimulator; transport: SimTransport }[] = [];
+  try {
+    for (const [i, target] of plan.targets.entries()) {
+      const sim = new RNodeSimulator({
+        name: `rnode${i + 1}`,
+        channel,
+        firmware: plan.firmware,
+        maxTxPowerDbm: plan.maxTxPower,
+        faults: { withholdReady: plan.withholdReady, wrongEcho: plan.wrongEcho },
+      });
+      watch(sim, write, plan.verbose);
+      const transport = target.kind === 'tcp' ? await serveRNodeTcp(sim, { host: target.host, port: target.port }) : await serveRNodePty(sim, { path: target.path });
+      radios.push({ sim, transport });
+      write(`${sim.name}: listening on ${transport.device}`);
+    }
+  } catch (e) {
+    for (const r of radios) {
+      await r.transport.close();
+      r.sim.close();
+    }
+    write(`sim: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+  options.onReady?.(radios.map((r) => r.transport.device));
+
+  const drop = () => {
+    write('dropping every link (SIGUSR1)');
+    for (const r of radios) void r.transport.dropLink();
+  };
+  const garbage = () => {
+    write('sending garbage (SIGUSR2)');
+    for (const r of radios) r.sim.sendGarbage();
+  };
+  let stop = () => {};
+  await new Promise<void>((resolve) => {
+    stop = resolve;
+    if (options.signal) {
+      if (options.signal.aborted) return resolve();
+      options.signal.addEventListener('abort', stop, { once: true });
+      return;
+    }
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    process.on('SIGUSR1', drop);
+    process.on('SIGUSR2', garbage);
+  });
+  for (const [name, listener] of [['SIGINT', stop], ['SIGTERM', stop], ['SIGUSR1', drop], ['SIGUSR2', garbage]] as const) process.off(name, listener);
+  for (const r of radios) {
+    await r.transport.close();
+    r.sim.close();
+  }
+  write('stopped');
+  return 0;
+}
+
+function watch(sim: RNodeSimulator, write: (line: string) => void, verbose: boolean): void {
+  sim.on('config', (c) => {
+    if (c.radio_on) write(`${sim.name}: radio on ${c.frequency_hz} Hz, ${c.bandwidth_hz} Hz, SF${c.sf}, CR4/${c.cr}, ${c.tx_power_dbm} dBm`);
+  });
+  sim.on('transmitted', (p: Uint8Array, ms: number) => write(`${sim.name}: sent ${p.length} bytes (${ms.toFixed(1)} ms on air)`));
+  sim.on('received', (p: Uint8Array, q: { rssi_dbm: number; snr_db: number }) => write(`${sim.name}: heard ${p.length} bytes at ${q.rssi_dbm} dBm, SNR ${q.snr_db} dB`));
+  sim.on('leave', () => write(`${sim.name}: host left`));
+  if (verbose) sim.on('host-frame', (f: { command: number; payload: Uint8Array }) => write(`${sim.name}: host sent ${commandName(f.command)} (${f.payload.length} bytes)`));
+}
+
+type Target = { kind: 'tcp'; host: string; port: number } | { kind: 'pty'; path: string };
+
+function parsePlan(values: Values, positionals: string[]) {
+  if (positionals[0] !== 'rnode' || positionals.length !== 1) {
+    throw new SimUsageError(`unknown simulator ${JSON.stringify(positionals.join(' '))}; expected "rnode"`);
+  }
+  const list = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v]).map(String);
+  const targets: Target[] = [];
+  for (const t of list(values.tcp)) {
+    const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(t);
+    if (!m || Number(m[3]) > 65535) throw new SimUsageError(`--tcp ${JSON.stringify(t)}: expected HOST:PORT, for example 127.0.0.1:7633`);
+    targets.push({ kind: 'tcp', host: m[1] ?? m[2], port: Number(m[3]) });
+  }
+  for (const p of list(values.pty)) {
+    if (!p.startsWith('/')) throw new SimUsageError(`--pty ${JSON.stringify(p)}: expected an absolute path for the link, for example /tmp/rnode0`);
+    targets.push({ kind: 'pty', path: p });
+  }
+  if (targets.length === 0) throw new SimUsageError('give at least one --tcp HOST:PORT or --pty PATH');
+  let firmware: { major: number; minor: number } | undefined;
+  if (values.fw !== undefined) {
+    const m = /^(\d{1,3})\.(\d{1,3})$/.exec(String(values.fw));
+    if (!m || Number(m[1]) > 255 || Number(m[2]) > 255) throw new SimUsageError(`--fw ${JSON.stringify(values.fw)}: expected MAJOR.MINOR, for example 1.86`);
+    firmware = { major: Number(m[1]), minor: Number(m[2]) };
+  }
+  const num = (name: string, min: number, max: number) => {
+    const raw = values[name];
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < min || n > max) throw new SimUsageError(`--${name} ${JSON.stringify(raw)}: expected a number from ${min} to ${max}`);
+    return n;
+  };
+  const maxTxPower = num('max-tx-power', 0, 37);
+  const rssi = num('rssi', -150, -20);
+  const snr = num('snr', -30, 30);
+  if ((rssi === undefined) !== (snr === undefined)) throw new SimUsageError('--rssi and --snr go together');
+  const wrongEcho = values['wrong-echo'] === undefined ? null : (String(values['wrong-echo']) as EchoField);
+  if (wrongEcho !== null && !ECHO_FIELDS.includes(wrongEcho)) throw new SimUsageError(`--wrong-echo ${JSON.stringify(wrongEcho)}: expected one of ${ECHO_FIELDS.join(', ')}`);
+  return {
+    targets,
+    firmware,
+    maxTxPower,
+    quality: rssi !== undefined && snr !== undefined ? { rssi_dbm: rssi, snr_db: snr } : null,
+    withholdReady: values['withhold-ready'] === true,
+    wrongEcho,
+    verbose: values.verbose === true,
+  };
+}
