@@ -1,24 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import type { Logger } from '../lib/log.ts';
+import type { Principal, Role } from '../auth/roles.ts';
+
+export { ADMIN, ANY_KEY, OWNER, type Principal, type Role } from '../auth/roles.ts';
 
 // Routes are plain data (STYLE.md habit 10): the router matches them, the server validates
 // against their schemas, the OpenAPI generator documents them. One declaration, three uses.
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-export type Role = 'owner' | 'admin' | 'viewer';
-
-/** Who may call a route (DESIGN.md section 5). */
-export const ANY_KEY: readonly Role[] = ['owner', 'admin', 'viewer'];
-export const ADMIN: readonly Role[] = ['owner', 'admin'];
-export const OWNER: readonly Role[] = ['owner'];
-
-export interface Principal {
-  keyId: string;
-  role: Role;
-  tenantId?: string;
-}
-
 export interface RequestContext<P = unknown, Q = unknown, B = unknown> {
   params: P;
   query: Q;

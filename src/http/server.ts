@@ -8,6 +8,7 @@ import type { Logger } from '../lib/log.ts';
 import { bearerToken } from '../auth/secrets.ts';
 import { DEFAULT_BODY_LIMIT, isJsonContentType, readBody } from './body.ts';
 import type { HttpMetrics } from './metrics.ts';
+import { zodErrors } from '../lib/validation.ts';
 import { problem } from './problem.ts';
 import { HANDLED, Reply, type Principal, type RequestContext, type Route } from './route.ts';
 import { compileRoutes, matchRoute } from './router.ts';
@@ -176,16 +177,6 @@ function validate(schema: z.ZodType | undefined, input: unknown, where: string, 
   if (result.success) return result.data;
   errors.push(...zodErrors(result.error, where));
   return undefined;
-}
-
-export function zodErrors(error: z.ZodError, where: string): FieldError[] {
-  return error.issues.map((issue) => ({ path: formatPath(where, issue.path), message: issue.message }));
-}
-
-export function formatPath(root: string, path: ReadonlyArray<PropertyKey>): string {
-  let out = root;
-  for (const p of path) out += typeof p === 'number' ? `[${p}]` : out === '' ? String(p) : `.${String(p)}`;
-  return out;
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { VERSION } from '../lib/version.ts';
-import type { MetricsRegistry } from './metrics.ts';
+import type { MetricsRegistry } from '../lib/metrics.ts';
 import { ANY_KEY, HANDLED, Reply, route, type Route } from './route.ts';
 
 // Health, the OpenAPI document and Prometheus metrics: the same three routes on the bridge

@@ -1,4 +1,5 @@
-import { httpMetrics, MetricsRegistry } from '../http/metrics.ts';
+import { httpMetrics } from '../http/metrics.ts';
+import { MetricsRegistry } from '../lib/metrics.ts';
 import { buildOpenApi } from '../http/openapi.ts';
 import type { Route } from '../http/route.ts';
 import { createRequestHandler, listen, type RunningServer } from '../http/server.ts';

@@ -1,3 +1,4 @@
+import { jsonEqual } from '../../lib/json.ts';
 // What an import would change (SPEC 4.4 POST /api/config/diff), as a pure function over two
 // JSON documents: no database, no I/O. Decisions (docs/config.md, "Diff"):
 // - Paths: object keys joined by "." (keys that are not plain identifiers as ["key"]); items of
@@ -103,16 +104,4 @@ function isNamedArray(items: unknown[]): items is Named[] {
     names.add(item.name);
   }
   return true;
-}
-
-/** Deep equality of JSON values; object key order does not matter, array order does. */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
-  }
-  if (!isObject(a) || !isObject(b)) return false;
-  const keysA = Object.keys(a).filter((k) => a[k] !== undefined);
-  const keysB = Object.keys(b).filter((k) => b[k] !== undefined);
-  return keysA.length === keysB.length && keysA.every((k) => b[k] !== undefined && jsonEqual(a[k], b[k]));
 }

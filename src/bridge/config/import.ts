@@ -1,7 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { z } from 'zod';
 import { transaction } from '../../db/sqlite.ts';
-import { formatPath } from '../../http/server.ts';
+import { formatPath } from '../../lib/validation.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { badRequest, type FieldError } from '../../lib/errors.ts';
 import { silentLogger, type Logger } from '../../lib/log.ts';

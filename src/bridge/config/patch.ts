@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isJsonObject } from '../json.ts';
+import { isJsonObject } from '../../lib/json.ts';
 
 // Settings writes are patches: the fields sent replace the stored ones, the rest stay, and
 // the merged section is then validated whole by its schema. A patch schema is the section

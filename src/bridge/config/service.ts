@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { z } from 'zod';
-import { zodErrors } from '../../http/server.ts';
+import { zodErrors } from '../../lib/validation.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, badRequest, type FieldError } from '../../lib/errors.ts';
 import { silentLogger, type Logger } from '../../lib/log.ts';

@@ -1,7 +1,7 @@
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, conflict, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { jsonEqual } from '../config/diff.ts';
+import { jsonEqual } from '../../lib/json.ts';
 import type { RuleRef } from '../rules/store.ts';
 import type { BookRow, BookStore } from './store.ts';
 

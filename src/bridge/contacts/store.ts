@@ -1,6 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { StatementCache } from '../../db/statement-cache.ts';
-import { fromJson, toJson } from '../json.ts';
+import { fromJson, toJson } from '../../lib/json.ts';
 
 // Contacts and object groups are the same shape of thing: a named value that rules refer to
 // as "@name". One store class serves both tables.

@@ -5,41 +5,9 @@ import { AppError, notFound } from '../../lib/errors.ts';
 import type { InterfaceService } from '../interfaces/service.ts';
 import { retryPolicyOf } from './backoff.ts';
 import type { Dispatcher } from './dispatcher.ts';
-import { DELIVERY_STATES, type DeliveryRow, type DeliveryStore } from './store.ts';
+import { DELIVERY_STATES, type DeliveryStore } from './store.ts';
+import { DeliveryView, deliveryView } from './view.ts';
 import type { Clock } from '../../lib/clock.ts';
-
-export const DeliveryView = z.object({
-  id: z.string(),
-  message_id: z.string(),
-  interface_id: z.string(),
-  to: z.string(),
-  state: z.enum(DELIVERY_STATES).describe('pending, sending, retrying, delivered, dead (retries exhausted: a dead letter), cancelled, expired (message TTL passed)'),
-  attempts: z.number().int(),
-  max_attempts: z.number().int(),
-  next_attempt_at: z.iso.datetime().nullable().describe('When the next attempt is due; null once finished'),
-  last_error: z.string().nullable(),
-  created_at: z.iso.datetime(),
-  updated_at: z.iso.datetime(),
-  finished_at: z.iso.datetime().nullable(),
-});
-
-export function deliveryView(d: DeliveryRow) {
-  const waiting = d.state === 'pending' || d.state === 'retrying';
-  return {
-    id: d.id,
-    message_id: d.message_id,
-    interface_id: d.interface_id,
-    to: d.to,
-    state: d.state,
-    attempts: d.attempts,
-    max_attempts: d.max_attempts,
-    next_attempt_at: waiting ? new Date(d.front_ms ?? d.next_attempt_ms).toISOString() : null,
-    last_error: d.last_error,
-    created_at: d.created_at,
-    updated_at: d.updated_at,
-    finished_at: d.finished_at,
-  };
-}
 
 const Ref = z.object({ id: z.string().min(1) });
 

@@ -1,8 +1,8 @@
-import { zodErrors } from '../../http/server.ts';
+import { zodErrors } from '../../lib/validation.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { badRequest, conflict, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { jsonEqual } from '../config/diff.ts';
+import { jsonEqual } from '../../lib/json.ts';
 import { RetryPolicy } from '../deliveries/backoff.ts';
 import type { BearerHost } from './bearer-host.ts';
 import { kinds, type InterfaceKind } from './kinds.ts';

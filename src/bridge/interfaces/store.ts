@@ -1,6 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { StatementCache } from '../../db/statement-cache.ts';
-import { fromJson, toJson } from '../json.ts';
+import { fromJson, toJson } from '../../lib/json.ts';
 
 export interface InterfaceRow {
   id: string;

@@ -1,4 +1,4 @@
-import { keyRoutes as sharedKeyRoutes } from '../../http/keys.ts';
+import { keyRoutes as sharedKeyRoutes } from '../../http/key-routes.ts';
 import type { Route } from '../../http/route.ts';
 import type { KeyService } from './service.ts';
 

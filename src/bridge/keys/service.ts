@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { hashesEqual, keyLookup, mintKey } from '../../auth/secrets.ts';
-import { type CreatedKey, type PublicKey, TouchThrottle } from '../../http/keys.ts';
-import type { Principal, Role } from '../../http/route.ts';
+import { type CreatedKey, type PublicKey, TouchThrottle } from '../../auth/keys.ts';
+import type { Principal, Role } from '../../auth/roles.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';

@@ -1,5 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
-import type { Role } from '../../http/route.ts';
+import type { Role } from '../../auth/roles.ts';
 
 export interface KeyRow {
   id: string;

@@ -3,34 +3,16 @@ import { decodeCursor, PageQuery, pageReply, pageSchema } from '../../http/pagin
 import { ADMIN, ANY_KEY, Reply, route, type Route } from '../../http/route.ts';
 import { badRequest, notFound } from '../../lib/errors.ts';
 import type { BookService } from '../contacts/service.ts';
-import { DeliveryView, deliveryView } from '../deliveries/routes.ts';
+import { DeliveryView, deliveryView } from '../deliveries/view.ts';
 import type { InterfaceService } from '../interfaces/service.ts';
 import type { IngestResult, Pipeline } from '../pipeline.ts';
 import type { SendRateLimiter } from './rate-limit.ts';
-import type { MessageRow, MessageStore } from './store.ts';
+import type { MessageStore } from './store.ts';
+import { MessageKind, MessageView, messageView } from './view.ts';
 
 // Messages (SPEC 4.6). send, send-to-contact and simulate-mesh-rx all enter the one pipeline:
 // there is no dry run, and a matching forward rule to a paid bearer really sends.
 
-const Kind = z.enum(['text', 'position', 'telemetry', 'data']);
-
-export const MessageView = z.object({
-  id: z.string(),
-  direction: z.enum(['inbound', 'outbound']),
-  interface_id: z.string().nullable(),
-  from: z.string(),
-  to: z.string(),
-  channel: z.number().int().nullable(),
-  kind: Kind,
-  text: z.string().nullable(),
-  payload_b64: z.string().nullable().describe('Raw payload (base64) of non-text messages'),
-  size: z.number().int().describe('Bytes'),
-  rule_id: z.string().nullable(),
-  action: z.string().nullable(),
-  decision: z.object({ rule_id: z.string().nullable(), action: z.string(), reason: z.string() }).nullable().describe('Which rule decided and why'),
-  meta: z.record(z.string(), z.unknown()).describe('Link facts such as rssi_dbm and snr_db of a received frame'),
-  created_at: z.iso.datetime(),
-});
 
 const Accepted = z.object({ message: MessageView, deliveries: z.array(DeliveryView) });
 
@@ -41,11 +23,6 @@ const base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64').refi
 const SendBody = z
   .strictObject({ to: Address, text: z.string().min(1).max(65536).optional(), payload_b64: base64.optional(), channel: Channel })
   .refine((b) => (b.text === undefined) !== (b.payload_b64 === undefined), { message: 'give exactly one of text or payload_b64', path: ['text'] });
-
-export function messageView(m: MessageRow) {
-  const { payload, ...rest } = m;
-  return { ...rest, payload_b64: payload ? Buffer.from(payload).toString('base64') : null };
-}
 
 const accepted = (r: IngestResult) => ({ message: messageView(r.message), deliveries: r.deliveries.map(deliveryView) });
 
@@ -60,7 +37,7 @@ export function messageRoutes(deps: { store: MessageStore; pipeline: Pipeline; i
         ...PageQuery,
         direction: z.enum(['inbound', 'outbound']).optional(),
         interface: z.string().min(1).optional().describe('Interface id or name'),
-        kind: Kind.optional(),
+        kind: MessageKind.optional(),
         since: z.iso.datetime().optional(),
         until: z.iso.datetime().optional(),
         q: z.string().min(1).max(200).optional().describe('Text contains (case-insensitive for ASCII)'),

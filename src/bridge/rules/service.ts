@@ -1,7 +1,7 @@
 import type { Clock } from '../../lib/clock.ts';
 import { badRequest, conflict, notFound, type FieldError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { jsonEqual } from '../config/diff.ts';
+import { jsonEqual } from '../../lib/json.ts';
 import type { BookService } from '../contacts/service.ts';
 import type { InterfaceService } from '../interfaces/service.ts';
 import { type AddressResolver, type Decision, type DefaultAction, type Destination, evaluateRules, isReference, type RoutableMessage, type RuleActionKind, type RuleMatch } from './match.ts';

@@ -1,7 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { transaction } from '../../db/sqlite.ts';
 import { StatementCache } from '../../db/statement-cache.ts';
-import { fromJson, toJson } from '../json.ts';
+import { fromJson, toJson } from '../../lib/json.ts';
 import type { EvaluableRule } from './match.ts';
 
 /** A stored rule: what evaluation needs, plus its stats and times. */

@@ -1,5 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
-import type { MetricsRegistry } from '../../http/metrics.ts';
+import type { MetricsRegistry } from '../../lib/metrics.ts';
 import type { Route } from '../../http/route.ts';
 import { systemRoutes as sharedSystemRoutes } from '../../http/system-routes.ts';
 

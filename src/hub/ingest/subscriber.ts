@@ -1,5 +1,5 @@
 import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
-import type { Counter, MetricsRegistry } from '../../http/metrics.ts';
+import type { Counter, MetricsRegistry } from '../../lib/metrics.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { HubStore } from '../store/store.ts';

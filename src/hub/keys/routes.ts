@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { route, type Route, type Principal } from '../../http/route.ts';
 import type { HubKeyService } from './service.ts';
-import { KeyCreated, keyRoutes } from '../../http/keys.ts';
+import { KeyCreated } from '../../auth/keys.ts';
+import { keyRoutes } from '../../http/key-routes.ts';
 
 // SPEC section 4.1, plus the setup route the web page uses for the very first owner key.
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hashesEqual, hashKey, keyLookup, mintKey } from '../../auth/secrets.ts';
-import { type CreatedKey, type PublicKey, TouchThrottle } from '../../http/keys.ts';
-import type { Principal } from '../../http/route.ts';
+import { type CreatedKey, type PublicKey, TouchThrottle } from '../../auth/keys.ts';
+import type { Principal } from '../../auth/roles.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';

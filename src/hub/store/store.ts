@@ -1,4 +1,4 @@
-import type { Role } from '../../http/route.ts';
+import type { Role } from '../../auth/roles.ts';
 import type { UplinkEventKind } from '../../lib/topics.ts';
 import type { Migration } from '../../db/migrate.ts';
 import { hubMigrations } from '../migrations.ts';

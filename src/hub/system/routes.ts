@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { MetricsRegistry } from '../../http/metrics.ts';
+import type { MetricsRegistry } from '../../lib/metrics.ts';
 import type { Route } from '../../http/route.ts';
 import { systemRoutes } from '../../http/system-routes.ts';
 import type { HubStore } from '../store/store.ts';

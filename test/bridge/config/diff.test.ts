@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { diffConfig, jsonEqual } from '../../../src/bridge/config/diff.ts';
+import { diffConfig } from '../../../src/bridge/config/diff.ts';
+import { jsonEqual } from '../../../src/lib/json.ts';
 
 // The pure diff engine behind POST /api/config/diff (SPEC 4.4): paths, ops and order.
 

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConfigSections, defaultSection, MODULE_NAMES, ModulesSettings, SECTION_NAMES, SECTION_SCHEMAS } from '../../../src/bridge/config/sections.ts';
-import { zodErrors } from '../../../src/http/server.ts';
+import { zodErrors } from '../../../src/lib/validation.ts';
 
 // The section schemas: every field has a default, and bad values are each reported.
 

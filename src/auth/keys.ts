@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { OWNER, route, type Principal, type Role, type Route } from './route.ts';
+import type { Principal, Role } from './roles.ts';
 
-// The key management routes of SPEC 4.1, shared by the bridge and the hub: one definition of
-// the request and response shapes, whatever store keeps the keys. Each side passes a
-// KeyManager that scopes the calls (the hub by the caller's tenant).
+// API keys as the bridge and the hub both see them: one definition of the request and response
+// shapes, whatever store keeps the keys. Each side implements KeyManager, scoped as it needs
+// (the hub by the caller's tenant); http/key-routes.ts serves it.
 
 export const KeyRole = z.enum(['owner', 'admin', 'viewer']).describe('owner: everything; admin: everything but key management; viewer: read-only');
 
@@ -21,7 +21,6 @@ export const KeyCreated = z.object({
 });
 
 export const KeyInfo = z.object({ id: z.string(), label: z.string(), role: KeyRole, created_at: z.iso.datetime(), last_used_at: z.iso.datetime().nullable() });
-const KeyList = z.object({ items: z.array(KeyInfo) });
 
 /** A key as listed: never its secret. */
 export type PublicKey = z.infer<typeof KeyInfo>;
@@ -45,7 +44,6 @@ export class TouchThrottle {
     this.#last.delete(keyId);
   }
 }
-const KeyParams = z.object({ id: z.string().min(1).max(100) });
 
 export interface KeyManager {
   create(principal: Principal | null, label: string, role: Role): unknown | Promise<unknown>;
@@ -53,25 +51,3 @@ export interface KeyManager {
   delete(principal: Principal | null, id: string): void | Promise<void>;
 }
 
-export function keyRoutes(keys: KeyManager, scope: string): Route[] {
-  return [
-    route({
-      method: 'POST', path: '/api/auth/keys', summary: `Create an API key${scope}; the secret is returned only here`, tags: ['keys'], roles: OWNER,
-      body: CreateKeyRequest, bodyName: 'CreateKeyRequest', response: KeyCreated, responseName: 'KeyCreated', status: 201,
-      handler: ({ body, principal }) => keys.create(principal, body.label, body.role),
-    }),
-    route({
-      method: 'GET', path: '/api/auth/keys', summary: `List the API keys${scope} (never their secrets); owner only`, tags: ['keys'], roles: OWNER,
-      response: KeyList, responseName: 'KeyList',
-      handler: async ({ principal }) => ({ items: await keys.list(principal) }),
-    }),
-    route({
-      method: 'DELETE', path: '/api/auth/keys/{id}', summary: 'Delete an API key; it stops working at once', tags: ['keys'], roles: OWNER,
-      params: KeyParams, status: 204, errors: [409],
-      handler: async ({ params, principal }) => {
-        await keys.delete(principal, params.id);
-        return undefined;
-      },
-    }),
-  ];
-}
