@@ -8,7 +8,7 @@ import { listSerialPorts } from './bearers/links/list-ports.ts';
 import { checkSerialPaths } from './bearers/links/port-check.ts';
 import { checkRNodeSeed } from './bridge/interfaces/seed-rnode.ts';
 import { uplinkEnv } from './bridge/uplink/service.ts';
-import { SIM_COMMAND_OPTIONS, SIM_USAGE } from './bearers/simulators/rnode/cli.ts';
+import { SIM_COMMAND_OPTIONS, SIM_SUMMARY, SIM_USAGE } from './bearers/simulators/cli.ts';
 import { systemClock } from './lib/clock.ts';
 import { envInt, envListen, envLogLevel, envString } from './lib/env.ts';
 import { StartupError } from './lib/errors.ts';
@@ -43,11 +43,11 @@ const commands: Record<string, Command> = {
     run: async (values, positionals, env) => (await import('./hub/cli.ts')).runHubCommand(values, positionals, env),
   },
   sim: {
-    summary: 'run simulated devices: sim rnode --tcp HOST:PORT | --pty PATH (repeatable; one shared channel)',
+    summary: SIM_SUMMARY,
     usage: SIM_USAGE,
     options: SIM_COMMAND_OPTIONS,
     positionals: 1,
-    run: async (values, positionals) => (await import('./bearers/simulators/rnode/cli.ts')).runSimCommand(values, positionals),
+    run: async (values, positionals) => (await import('./bearers/simulators/cli.ts')).runSimCommand(values, positionals),
   },
   version: {
     summary: 'print fieldbridge, Node and SQLite versions and the CPU architecture',

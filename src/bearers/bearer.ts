@@ -1,7 +1,8 @@
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
+import type { Link } from './links/link.ts';
 
-// The one contract every device driver meets (DESIGN.md section 7). The dispatcher hands a
+// The one contract every device driver meets (docs/architecture.md, "Bearers"). The dispatcher hands a
 // bearer one outbound frame at a time and gets back a verdict; the bearer reports what it
 // hears and how its link is through the events it was given. Nothing in bearers/ imports
 // bridge/: a bearer knows frames and devices, not rules, messages or databases.
@@ -49,6 +50,27 @@ export interface BearerEvents {
   state(state: BearerState): void;
 }
 
+/** Bridge-wide configuration sections a device can hold (a Meshtastic radio stores its LoRa
+ *  region, owner name and module settings itself). A driver declares the ones it applies. */
+export type DeviceSection = 'radio' | 'owner' | 'modules';
+
+/**
+ * The device-configuration channel (docs/architecture.md, "Device configuration"): the
+ * configuration service decides what the bridge wants, the driver applies it to its device and
+ * reports what the device holds. Values are the sections' JSON objects; a driver reads the
+ * fields it knows and leaves the rest.
+ */
+export interface DeviceConfig {
+  /** The sections this driver declared, as configured now (defaults until written). */
+  desired(section: DeviceSection): Record<string, unknown>;
+  /** Called after each committed change of a declared section; returns the unsubscribe. The
+   *  bridge unsubscribes by itself when the bearer stops. */
+  onChange(listener: (section: DeviceSection, value: Record<string, unknown>) => void): () => void;
+  /** What the device reports it holds (null: nothing known, e.g. the device went away). The
+   *  bridge compares it with what is configured (radio warnings) and shows it. */
+  report(section: DeviceSection, values: Record<string, unknown> | null): void;
+}
+
 export interface BearerContext {
   interfaceId: string;
   interfaceName: string;
@@ -57,6 +79,11 @@ export interface BearerContext {
   log: Logger;
   clock: Clock;
   events: BearerEvents;
+  /** Opens a port value for this interface (serial, TCP, BLE, auto with the driver's probe,
+   *  sim:// with the driver's simulator), claiming the device for it. Rejects with the reason. */
+  openLink(device: string): Promise<Link>;
+  /** Bridge-wide sections the driver applies to its device; see DeviceConfig. */
+  deviceConfig: DeviceConfig;
 }
 
 export interface Bearer {

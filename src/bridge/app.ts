@@ -1,16 +1,18 @@
 import type { DatabaseSync } from 'node:sqlite';
+import { DRIVERS } from '../bearers/drivers.ts';
 import { migrate } from '../db/migrate.ts';
 import { openSqlite } from '../db/sqlite.ts';
 import { httpMetrics } from '../http/metrics.ts';
-import { MetricsRegistry } from '../lib/metrics.ts';
 import { buildOpenApi } from '../http/openapi.ts';
 import type { Route } from '../http/route.ts';
 import { createRequestHandler, listen, type RunningServer } from '../http/server.ts';
 import { type Clock, systemClock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
+import { MetricsRegistry } from '../lib/metrics.ts';
 import { VERSION } from '../lib/version.ts';
-import { AuditStore } from './audit/store.ts';
 import { auditRoutes } from './audit/routes.ts';
+import { AuditStore } from './audit/store.ts';
+import { deviceConfigSource } from './config/device-config.ts';
 import { ConfigFileService } from './config/import.ts';
 import { configExportRoutes, configRoutes } from './config/routes.ts';
 import { ConfigService } from './config/service.ts';
@@ -18,31 +20,33 @@ import { ConfigStore } from './config/store.ts';
 import { contactRoutes } from './contacts/routes.ts';
 import { BookService } from './contacts/service.ts';
 import { BookStore } from './contacts/store.ts';
-import { Dispatcher } from './deliveries/dispatcher.ts';
+import type { Dispatcher } from './deliveries/dispatcher.ts';
 import { deliveryRoutes } from './deliveries/routes.ts';
-import { DELIVERY_STATES, DeliveryStore } from './deliveries/store.ts';
-import { BearerHost } from './interfaces/bearer-host.ts';
+import type { DeliveryStore } from './deliveries/store.ts';
+import type { WriteBehind } from './deliveries/write-behind.ts';
+import type { BearerHost } from './interfaces/bearer-host.ts';
+import { driverApi } from './interfaces/driver-api.ts';
 import { interfaceRoutes } from './interfaces/routes.ts';
+import { type RNodeSeed, seedRNode } from './interfaces/seed-rnode.ts';
 import { InterfaceService } from './interfaces/service.ts';
 import { InterfaceStore } from './interfaces/store.ts';
 import { keyRoutes } from './keys/routes.ts';
-import { messageView } from './messages/view.ts';
-import { deliveryView } from './deliveries/view.ts';
-import { type UplinkEnv, UplinkService } from './uplink/service.ts';
-import { RetentionWorker } from './messages/retention.ts';
-import { SendRateLimiter } from './messages/rate-limit.ts';
-import { messageRoutes } from './messages/routes.ts';
-import { MessageStore } from './messages/store.ts';
-import { Pipeline } from './pipeline.ts';
-import { routingRoutes } from '../bearers/rnode/routes.ts';
-import { type RNodeSeed, seedRNode } from './interfaces/seed-rnode.ts';
-import { ruleRoutes } from './rules/routes.ts';
-import { RuleService } from './rules/service.ts';
-import { RuleStore } from './rules/store.ts';
 import { KeyService } from './keys/service.ts';
 import { KeyStore } from './keys/store.ts';
+import { SendRateLimiter } from './messages/rate-limit.ts';
+import { RetentionWorker } from './messages/retention.ts';
+import { messageRoutes } from './messages/routes.ts';
+import type { MessageStore } from './messages/store.ts';
 import { bridgeMigrations } from './migrations.ts';
+import { RoutingCore } from './router/core.ts';
+import { routerMetrics } from './router/metrics.ts';
+import type { Pipeline } from './router/pipeline.ts';
+import { ruleRoutes } from './rules/routes.ts';
+import { RuleService } from './rules/service.ts';
+import { RuleStore, type RuleRef } from './rules/store.ts';
 import { systemRoutes } from './system/routes.ts';
+import { followRouter } from './uplink/router-events.ts';
+import { type UplinkEnv, UplinkService } from './uplink/service.ts';
 
 // Wires the bridge together: database, services, routes, HTTP. main.ts starts it for the
 // `bridge` subcommand; tests start it in-process on port 0.
@@ -74,7 +78,10 @@ export interface BridgeServices {
   contacts: BookService<Record<string, string>>;
   groups: BookService<string[]>;
   messages: MessageStore;
+  /** The routing core: the parts a message passes through (router/core.ts). */
+  core: RoutingCore;
   deliveries: DeliveryStore;
+  writeBehind: WriteBehind;
   dispatcher: Dispatcher;
   pipeline: Pipeline;
   audit: AuditStore;
@@ -115,7 +122,7 @@ export function bridgeRoutes(services: BridgeServices, extra: { startedAt: numbe
     ...auditRoutes(services.audit),
     ...configRoutes(services.config),
     ...configExportRoutes(services.configFiles),
-    ...routingRoutes(services.interfaces, services.host),
+    ...DRIVERS.flatMap((d) => d.routes?.(driverApi(d, services.interfaces, services.host)) ?? []),
   );
   return routes;
 }
@@ -180,7 +187,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     throw error;
   }
   await services.interfaces.startAll();
-  services.dispatcher.start();
+  services.core.start();
   retention.start();
   services.uplink.start();
   log.info('bridge_listening', { url: server.url, db: options.dbPath, version: VERSION });
@@ -197,11 +204,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
         const keepAlive = setInterval(() => {}, 1000);
         await server.close(graceMs);
         retention.stop();
-        // No new sends; stopping the bearers ends the ones on the air, which go back to their
-        // queue without spending an attempt; then every state change is committed.
-        services.dispatcher.pause();
-        await services.host.stopAll();
-        await services.dispatcher.drain(Math.min(graceMs, 5000));
+        await services.core.stop(graceMs);
         await services.uplink.close();
         services.audit.flush();
         clearInterval(keepAlive);
@@ -212,87 +215,37 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   };
 }
 
-/** Builds every service of the bridge on an open, migrated database. */
+/** Builds every service of the bridge on an open, migrated database, in the order data flows:
+ *  configuration and books, the routing core, then what follows the core (uplink, metrics). */
 export function createServices(db: DatabaseSync, clock: Clock, log: Logger, random?: () => number, uplinkEnv: UplinkEnv = {}): BridgeServices {
   const metrics = new MetricsRegistry();
   const keys = new KeyService(new KeyStore(db), clock);
-  const interfaceStore = new InterfaceStore(db);
-  const messages = new MessageStore(db);
-  const deliveries = new DeliveryStore(db);
-  const ruleStore = new RuleStore(db);
-  const contacts = new BookService<Record<string, string>>(new BookStore(db, 'contacts', 'addresses'), {
-    what: 'contact', refKind: 'contact', prefix: 'ctc', expand: (v) => Object.values(v as Record<string, string>),
-  }, clock);
-  const groups = new BookService<string[]>(new BookStore(db, 'object_groups', 'members'), {
-    what: 'object group', refKind: 'group', prefix: 'grp', expand: (v) => v as string[],
-  }, clock);
-  contacts.setReferenceCheck({ rulesReferring: (k, id) => ruleStore.rulesReferring(k, id), nameUsedElsewhere: (n) => !!groups.store.find(n) });
-  groups.setReferenceCheck({ rulesReferring: (k, id) => ruleStore.rulesReferring(k, id), nameUsedElsewhere: (n) => !!contacts.store.find(n) });
-
-  // The bearer host and the dispatcher need each other (a link coming up wakes its queue), so
-  // they are joined through these late-bound calls.
-  let dispatcher!: Dispatcher;
-  let pipeline!: Pipeline;
-  const host = new BearerHost(log, clock, {
-    receive: (interfaceId, frame) => {
-      try {
-        pipeline.receive(interfaceId, frame);
-      } catch (error) {
-        log.error('receive_failed', { interface_id: interfaceId, error: (error as Error).message });
-      }
-    },
-    stateChanged: (interfaceId, connected) => {
-      if (connected) dispatcher.kick(interfaceId);
-    },
-  });
   const config = new ConfigService(new ConfigStore(db), clock, log);
+  const interfaceStore = new InterfaceStore(db);
+  const ruleStore = new RuleStore(db);
+  const books = (other: () => BookService<unknown>) => ({ rulesReferring: (k: RuleRef['kind'], id: string) => ruleStore.rulesReferring(k, id), nameUsedElsewhere: (n: string) => !!other().store.find(n) });
+  const contacts: BookService<Record<string, string>> = new BookService<Record<string, string>>(new BookStore(db, 'contacts', 'addresses'), {
+    what: 'contact', refKind: 'contact', prefix: 'ctc', expand: (v) => Object.values(v as Record<string, string>),
+  }, clock, books(() => groups));
+  const groups: BookService<string[]> = new BookService<string[]>(new BookStore(db, 'object_groups', 'members'), {
+    what: 'object group', refKind: 'group', prefix: 'grp', expand: (v) => v as string[],
+  }, clock, books(() => contacts));
+  const rules = new RuleService(ruleStore, { interfaces: interfaceStore, contacts, groups, clock, defaultAction: () => config.section('routing').default_action });
+
+  const core = new RoutingCore({ db, clock, log, random, interfaceStore, rules, contacts, groups, deviceConfig: deviceConfigSource(config) });
+  const { host, deliveries, messages, pipeline, dispatcher, writeBehind, events } = core;
+  const interfaces = new InterfaceService(interfaceStore, host, { rules, deliveries, clock });
+
   const uplink = new UplinkService({
     db, config, env: uplinkEnv, log, clock, version: VERSION,
     interfaces: () => interfaceStore.list().map((i) => ({ id: i.id, name: i.name, kind: i.kind, enabled: i.enabled, bound: i.device !== null })),
   });
-  const interfaces = new InterfaceService(interfaceStore, host, clock);
-  const rules = new RuleService(ruleStore, { interfaces, contacts, groups, clock, defaultAction: () => config.section('routing').default_action });
-  const sentMessages = metrics.counter('fieldbridge_messages_total', 'Messages that entered the router, by direction and the action decided.');
-  const bearerErrors = metrics.counter('fieldbridge_bearer_errors_total', 'Failed send attempts, by interface.');
-  // State changes outside the dispatcher (API retry and cancel, expiry, an interface removed)
-  // reach the hub too; a failed write-behind flush is logged and retried.
-  deliveries.onStateChange = (rows) => rows.forEach((d) => uplink.enqueue('delivery', deliveryView(d)));
-  deliveries.onFlushError = (error) => log.error('delivery_state_write_failed', { error: error.message, action: 'kept in memory; retrying in 1 s' });
-  dispatcher = new Dispatcher({
-    store: deliveries, host, clock, log, random,
-    findInterface: (id) => interfaceStore.find(id),
-    onChange: (d) => {
-      // An interrupted send (interface stopped) is no bearer error.
-      if ((d.state === 'retrying' || d.state === 'dead') && !d.last_error?.startsWith('interrupted')) bearerErrors.inc({ interface: d.interface_id });
-      uplink.enqueue('delivery', deliveryView(d));
-    },
-  });
-  pipeline = new Pipeline({
-    db, clock, log, messages, deliveries, interfaces, rules, contacts, groups,
-    dispatch: (interfaceId, expires) => dispatcher.added(interfaceId, expires),
-    record: ({ message, deliveries: created }) => {
-      uplink.enqueue(message.kind === 'telemetry' || message.kind === 'position' ? message.kind : 'message', messageView(message));
-      for (const d of created) uplink.enqueue('delivery', deliveryView(d));
-    },
-    onIngested: (r) => sentMessages.inc({ direction: r.message.direction, action: r.message.action ?? 'none' }),
-  });
-  interfaces.setHooks({
-    deleteRulesNaming: (id) => rules.deleteNaming(id),
-    cancelDeliveriesFor: (id, reason) => deliveries.cancelWaitingFor(id, reason, clock.now()),
-    kick: (id) => dispatcher.kick(id),
-    queueDepth: (id) => deliveries.queueDepth(id),
-  });
-  metrics.gauge('fieldbridge_deliveries', 'Deliveries by state.', () => {
-    const counts = deliveries.countByState();
-    return DELIVERY_STATES.map((state) => ({ labels: { state }, value: counts[state] ?? 0 }));
-  });
-  metrics.gauge('fieldbridge_queue_depth', 'Deliveries waiting per interface.', () =>
-    deliveries.countByInterfaceWaiting().map((r) => ({ labels: { interface: r.interface_id }, value: r.n })),
-  );
-  const audit = new AuditStore(db);
-  audit.onFlushError = (error) => log.error('audit_write_failed', { error: error.message, action: 'kept in memory; retrying in 1 s' });
+  followRouter(uplink, events);
+  routerMetrics(metrics, events, deliveries);
+  const audit = new AuditStore(db, log);
   const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, deliveries, clock, log });
-  return { db, keys, metrics, interfaces, host, rules, contacts, groups, messages, deliveries, dispatcher, pipeline, audit, config, configFiles, clock,
-    uplink,
-    sendLimiter: new SendRateLimiter(clock, () => config.section('routing').rate_limit) };
+  return {
+    db, keys, metrics, interfaces, core, host, rules, contacts, groups, messages, deliveries, writeBehind, dispatcher, pipeline, audit, config, configFiles, clock, uplink,
+    sendLimiter: new SendRateLimiter(clock, () => config.section('routing').rate_limit),
+  };
 }

@@ -2,12 +2,9 @@ import { z } from 'zod';
 import { RNODE_PRESETS, bitrateBps, resolveRadioSettings, rnodeSettingsSchema } from './radio.ts';
 import { listSerialPorts } from '../links/list-ports.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
-import { notFound } from '../../lib/errors.ts';
-import type { BearerHost } from '../../bridge/interfaces/bearer-host.ts';
-import type { InterfaceService } from '../../bridge/interfaces/service.ts';
-import type { InterfaceRow } from '../../bridge/interfaces/store.ts';
+import type { DriverApi, DriverInterface, StatsView } from '../driver-module.ts';
 
-// The long-range radio node endpoints (SPEC 4.8): presets, serial ports (listed from udev;
+// The long-range radio node endpoints (SPEC 4.8), served by the RNode driver module: presets, serial ports (listed from udev;
 // nothing is probed), the RNode interfaces' radio settings, and every reported value of
 // SPEC 2.7 with its unit in the field name and the schema.
 
@@ -32,12 +29,7 @@ const Port = z.object({
 });
 
 const num = (unit: string) => z.number().nullable().describe(unit);
-const Stats = z.object({
-  id: z.string(),
-  name: z.string(),
-  connected: z.boolean(),
-  phase: z.string(),
-  last_error: z.string().nullable(),
+const RNodeReported = z.object({
   frequency_hz: num('Frequency the radio reports, Hz'),
   bandwidth_hz: num('Bandwidth the radio reports, Hz'),
   sf: num('Spreading factor the radio reports'),
@@ -55,6 +47,33 @@ const Stats = z.object({
   bitrate_bps: z.number().describe('Derived bit rate used for the announce budget, bit/s (SF x 4/CR / (2^SF / BW kHz) x 1000)'),
 });
 
+/** Every reported value of an RNode interface (docs/api.md, "RNode endpoints"), as the radio
+ *  reported it; null until it has. */
+export const rnodeStats: StatsView<z.infer<typeof RNodeReported>> = {
+  schema: RNodeReported,
+  read(s, settings) {
+    const r = resolveRadioSettings(settings);
+    const pick = (k: string) => (typeof s[k] === 'number' ? (s[k] as number) : null);
+    return {
+      frequency_hz: pick('frequency_hz'), bandwidth_hz: pick('bandwidth_hz'), sf: pick('sf'), cr: pick('cr'), tx_power_dbm: pick('tx_power_dbm'),
+      radio_on: s.radio_on === true, st_alock_pct: pick('st_alock_pct'), lt_alock_pct: pick('lt_alock_pct'),
+      last_rssi_dbm: pick('last_rssi_dbm'), last_snr_db: pick('last_snr_db'),
+      airtime_short_pct: pick('airtime_short_pct'), airtime_long_pct: pick('airtime_long_pct'),
+      channel_load_short_pct: pick('channel_load_short_pct'), channel_load_long_pct: pick('channel_load_long_pct'),
+      bitrate_bps: pick('bitrate_bps') ?? (r.ok ? bitrateBps(r.settings.sf, r.settings.bandwidth_hz, r.settings.cr) : 0),
+    };
+  },
+};
+
+const Stats = z.object({
+  id: z.string(),
+  name: z.string(),
+  connected: z.boolean(),
+  phase: z.string(),
+  last_error: z.string().nullable(),
+  ...RNodeReported.shape,
+});
+
 const RNodeInterface = z.object({
   id: z.string(),
   name: z.string(),
@@ -69,14 +88,9 @@ const RNodeInterface = z.object({
 
 const Ref = z.object({ id: z.string().min(1).describe('Interface id or name') });
 
-export function routingRoutes(interfaces: InterfaceService, host: BearerHost): Route[] {
+export function rnodeRoutes(interfaces: DriverApi): Route[] {
   const tags = ['routing'];
-  const rnode = (ref: string): InterfaceRow => {
-    const row = interfaces.get(ref);
-    if (row.kind !== 'rnode') throw notFound('RNode interface', ref);
-    return row;
-  };
-  const view = (row: InterfaceRow) => {
+  const view = (row: DriverInterface) => {
     const r = resolveRadioSettings(row.settings);
     return {
       id: row.id,
@@ -103,39 +117,25 @@ export function routingRoutes(interfaces: InterfaceService, host: BearerHost): R
     route({
       method: 'GET', path: '/api/routing/ifaces', summary: 'RNode interfaces and their radio settings', tags, roles: ANY_KEY,
       response: z.object({ items: z.array(RNodeInterface) }), responseName: 'RNodeInterfaceList',
-      handler: () => ({ items: interfaces.list().filter((r) => r.kind === 'rnode').map(view) }),
+      handler: () => ({ items: interfaces.list().map(view) }),
     }),
     route({
       method: 'GET', path: '/api/routing/ifaces/{id}', summary: 'One RNode interface', tags, roles: ANY_KEY, params: Ref,
       response: RNodeInterface, responseName: 'RNodeInterface',
-      handler: ({ params }) => view(rnode(params.id)),
+      handler: ({ params }) => view(interfaces.get(params.id)),
     }),
     route({
       method: 'PUT', path: '/api/routing/ifaces/{id}', summary: 'Replace an RNode interface\'s radio settings; the radio is configured again', tags, roles: ADMIN, params: Ref,
       body: z.strictObject({ settings: rnodeSettingsSchema }), bodyName: 'ReplaceRNodeSettings', response: RNodeInterface, responseName: 'RNodeInterface',
-      handler: async ({ params, body }) => {
-        const row = rnode(params.id);
-        return view(await interfaces.update(row.id, { name: row.name, settings: body.settings, transforms: row.transforms as never, retry: row.retry as never }));
-      },
+      handler: async ({ params, body }) => view(await interfaces.replaceSettings(params.id, body.settings)),
     }),
     route({
       method: 'GET', path: '/api/routing/ifaces/{id}/stats', summary: 'Every reported value of SPEC 2.7, as the radio reported it', tags, roles: ANY_KEY, params: Ref,
       response: Stats, responseName: 'RNodeStats',
       handler: ({ params }) => {
-        const row = rnode(params.id);
-        const rt = host.runtime(row.id);
-        const s = host.stats(row.id) as Record<string, unknown>;
-        const r = resolveRadioSettings(row.settings);
-        const pick = (k: string) => (typeof s[k] === 'number' ? (s[k] as number) : null);
-        return {
-          id: row.id, name: row.name, connected: rt.connected, phase: rt.phase, last_error: rt.last_error,
-          frequency_hz: pick('frequency_hz'), bandwidth_hz: pick('bandwidth_hz'), sf: pick('sf'), cr: pick('cr'), tx_power_dbm: pick('tx_power_dbm'),
-          radio_on: s.radio_on === true, st_alock_pct: pick('st_alock_pct'), lt_alock_pct: pick('lt_alock_pct'),
-          last_rssi_dbm: pick('last_rssi_dbm'), last_snr_db: pick('last_snr_db'),
-          airtime_short_pct: pick('airtime_short_pct'), airtime_long_pct: pick('airtime_long_pct'),
-          channel_load_short_pct: pick('channel_load_short_pct'), channel_load_long_pct: pick('channel_load_long_pct'),
-          bitrate_bps: pick('bitrate_bps') ?? (r.ok ? bitrateBps(r.settings.sf, r.settings.bandwidth_hz, r.settings.cr) : 0),
-        };
+        const row = interfaces.get(params.id);
+        const link = interfaces.link(row.id);
+        return { id: row.id, name: row.name, connected: link.connected, phase: link.phase, last_error: link.last_error, ...rnodeStats.read(interfaces.stats(row.id), row.settings) };
       },
     }),
   ];

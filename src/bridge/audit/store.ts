@@ -1,5 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { transaction } from '../../db/sqlite.ts';
+import { silentLogger, type Logger } from '../../lib/log.ts';
 
 export interface AuditEntry {
   id: number;
@@ -22,11 +23,11 @@ export class AuditStore {
   readonly #db: DatabaseSync;
   readonly #queue: Array<Omit<AuditEntry, 'id'>> = [];
   #scheduled: { cancel(): void } | undefined;
-  /** Called when a commit failed (the entries are kept and retried). */
-  onFlushError: ((error: Error) => void) | undefined;
+  readonly #log: Logger;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: DatabaseSync, log: Logger = silentLogger) {
     this.#db = db;
+    this.#log = log;
   }
 
   insert(e: Omit<AuditEntry, 'id'>): void {
@@ -63,7 +64,7 @@ export class AuditStore {
     } catch (error) {
       // Busy past 5 s: keep them, in order, and try again in a second.
       this.#queue.unshift(...entries);
-      this.onFlushError?.(error as Error);
+      this.#log.error('audit_write_failed', { error: (error as Error).message, action: 'kept in memory; retrying in 1 s' });
       this.#schedule(1000);
     }
   }

@@ -3,7 +3,7 @@ import { PortValueSchema } from '../../bearers/links/port-value.ts';
 import { ContactAddressesSchema, GroupMembersSchema } from '../contacts/routes.ts';
 import type { BookRow } from '../contacts/store.ts';
 import { DEFAULT_RETRY_POLICY, RetryPolicy } from '../deliveries/backoff.ts';
-import { INTERFACE_KINDS, kinds, type InterfaceKind } from '../interfaces/kinds.ts';
+import { driverFor, INTERFACE_KINDS, type InterfaceKind } from '../../bearers/drivers.ts';
 import { InterfaceName } from '../interfaces/routes.ts';
 import type { InterfaceRow } from '../interfaces/store.ts';
 import { TransformPipeline } from '../interfaces/transforms.ts';
@@ -111,7 +111,7 @@ export function serializeConfigFile(file: ConfigFile): string {
 
 function canonicalInterface(entry: InterfaceEntry): InterfaceEntry {
   const out = canonical(InterfaceEntry, entry);
-  const schema = kinds[out.kind as InterfaceKind]?.settings;
+  const schema = driverFor(out.kind)?.settings;
   if (schema instanceof z.ZodRecord) return { ...out, settings: sortKeysDeep(out.settings) as Record<string, unknown> };
   return { ...out, settings: schema ? canonical(schema, out.settings) : out.settings };
 }

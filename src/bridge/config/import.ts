@@ -6,7 +6,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { badRequest, type FieldError } from '../../lib/errors.ts';
 import { silentLogger, type Logger } from '../../lib/log.ts';
 import type { BookService } from '../contacts/service.ts';
-import { kinds, type InterfaceKind } from '../interfaces/kinds.ts';
+import { driverFor, type InterfaceKind } from '../../bearers/drivers.ts';
 import type { InterfaceService, ReplacedInterfaces } from '../interfaces/service.ts';
 import { isReference } from '../rules/match.ts';
 import type { RuleService } from '../rules/service.ts';
@@ -75,8 +75,8 @@ export function checkConfigFile(raw: unknown, config: Pick<ConfigService, 'check
   // field still has its settings checked in the same answer.
   const settings = new Map<number, Record<string, unknown>>();
   (Array.isArray(raw.interfaces) ? raw.interfaces : []).forEach((item: unknown, index: number) => {
-    if (!isObject(item) || !Object.hasOwn(kinds, item.kind as string) || !isObject(item.settings ?? {})) return;
-    const result = kinds[item.kind as InterfaceKind].settings.safeParse(item.settings ?? {});
+    if (!isObject(item) || typeof item.kind !== 'string' || !driverFor(item.kind) || !isObject(item.settings ?? {})) return;
+    const result = driverFor(item.kind)!.settings.safeParse(item.settings ?? {});
     if (result.success) settings.set(index, result.data);
     else for (const issue of result.error.issues) fail(at('interfaces', index, 'settings', ...issue.path), issue.message);
   });

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import type { DeviceSection } from '../../bearers/bearer.ts';
 import type { z } from 'zod';
 import { zodErrors } from '../../lib/validation.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -46,7 +47,8 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
   readonly #store: ConfigStore;
   readonly #clock: Clock;
   readonly #log: Logger;
-  #reportedRadio: Partial<RadioValues> | null = null;
+  /** What devices report they hold, by device section (the mesh radio's LoRa settings...). */
+  readonly #reported = new Map<DeviceSection, Record<string, unknown>>();
 
   constructor(store: ConfigStore, clock: Clock, log: Logger = silentLogger) {
     super();
@@ -116,16 +118,28 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
   writeRadio(patch: unknown, errorRoot: string): RadioWriteResult {
     const before = this.#read('radio');
     const radio = this.write('radio', patch, errorRoot) as RadioValues;
-    return { radio, warnings: radioWarnings(radio, before, this.#reportedRadio) };
+    return { radio, warnings: radioWarnings(radio, before, this.reportedRadio()) };
+  }
+
+  /** A driver reports what its device holds for a section (null: nothing known, e.g. unbound);
+   *  through the device-configuration channel (device-config.ts). */
+  setReported(section: DeviceSection, values: Record<string, unknown> | null): void {
+    if (values) this.#reported.set(section, { ...values });
+    else this.#reported.delete(section);
+  }
+
+  reported(section: DeviceSection): Record<string, unknown> | null {
+    const values = this.#reported.get(section);
+    return values ? { ...values } : null;
   }
 
   /** The mesh driver reports the LoRa settings the radio runs with (null: no radio bound). */
   setReportedRadio(values: Partial<RadioValues> | null): void {
-    this.#reportedRadio = values ? { ...values } : null;
+    this.setReported('radio', values);
   }
 
   reportedRadio(): Partial<RadioValues> | null {
-    return this.#reportedRadio ? { ...this.#reportedRadio } : null;
+    return this.reported('radio') as Partial<RadioValues> | null;
   }
 
   /**

@@ -1,18 +1,18 @@
 import { z } from 'zod';
+import { contactAddressFields } from '../../bearers/drivers.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
 import { InterfaceName } from '../interfaces/routes.ts';
 import type { BookService } from './service.ts';
 
 const Address = z.string().trim().min(1).max(200);
 
+// One optional address per address family the drivers declare (bearers/drivers.ts).
+const ADDRESS_FIELDS = contactAddressFields();
+const fieldList = ADDRESS_FIELDS.map((f) => f.field);
+
 export const ContactAddressesSchema = z
-  .strictObject({
-    mesh: Address.optional().describe('Meshtastic node id, e.g. !a1b2c3d4'),
-    sms: z.string().regex(/^\+?[0-9]{3,20}$/, 'must be a phone number: digits, optionally starting with +').optional(),
-    iridium: Address.optional().describe('Iridium/RockBLOCK destination'),
-    rnode: Address.optional().describe('Address on the RNode link'),
-  })
-  .refine((a) => Object.values(a).some((v) => v !== undefined), { message: 'a contact needs at least one address (mesh, sms, iridium or rnode)' });
+  .strictObject(Object.fromEntries(ADDRESS_FIELDS.map((f) => [f.field, f.schema])))
+  .refine((a) => Object.values(a).some((v) => v !== undefined), { message: `a contact needs at least one address (${fieldList.slice(0, -1).join(', ')} or ${fieldList.at(-1)})` });
 
 export const GroupMembersSchema = z.array(Address).min(1, 'a group needs at least one member').max(1000);
 

@@ -5,7 +5,8 @@ import { jsonEqual } from '../../lib/json.ts';
 import type { RuleRef } from '../rules/store.ts';
 import type { BookRow, BookStore } from './store.ts';
 
-export type ContactAddresses = { mesh?: string; sms?: string; iridium?: string; rnode?: string };
+/** A contact's addresses: one per address family the drivers declare (bearers/drivers.ts). */
+export type ContactAddresses = Record<string, string>;
 export type GroupMembers = string[];
 
 export interface BookOptions {
@@ -27,14 +28,12 @@ export class BookService<V> {
   readonly store: BookStore<V>;
   readonly options: BookOptions;
   readonly #clock: Clock;
-  #refs: ReferenceCheck | undefined;
+  readonly #refs: ReferenceCheck;
 
-  constructor(store: BookStore<V>, options: BookOptions, clock: Clock) {
+  constructor(store: BookStore<V>, options: BookOptions, clock: Clock, refs: ReferenceCheck) {
     this.store = store;
     this.options = options;
     this.#clock = clock;
-  }
-  setReferenceCheck(refs: ReferenceCheck): void {
     this.#refs = refs;
   }
   list(): BookRow<V>[] {
@@ -56,7 +55,7 @@ export class BookService<V> {
   update(ref: string, name: string, value: V): BookRow<V> {
     const row = this.get(ref);
     if (name !== row.name) {
-      const users = this.#refs?.rulesReferring(this.options.refKind, row.id) ?? [];
+      const users = this.#refs.rulesReferring(this.options.refKind, row.id) ?? [];
       if (users.length > 0) throw conflict('ERR_IN_USE', `${this.options.what} '${row.name}' cannot be renamed while rules refer to it as @${row.name}: ${names(users)}`);
       this.#checkName(name, row.id);
     }
@@ -66,7 +65,7 @@ export class BookService<V> {
   }
   delete(ref: string): void {
     const row = this.get(ref);
-    const users = this.#refs?.rulesReferring(this.options.refKind, row.id) ?? [];
+    const users = this.#refs.rulesReferring(this.options.refKind, row.id) ?? [];
     if (users.length > 0) {
       throw new AppError('ERR_IN_USE', 409, `${this.options.what} '${row.name}' is used by rules ${names(users)}; change or delete them first`);
     }
@@ -94,7 +93,7 @@ export class BookService<V> {
   }
   #checkName(name: string, exceptId = ''): void {
     const existing = this.store.find(name);
-    if ((existing && existing.id !== exceptId) || this.#refs?.nameUsedElsewhere(name)) {
+    if ((existing && existing.id !== exceptId) || this.#refs.nameUsedElsewhere(name)) {
       throw conflict('ERR_NAME_TAKEN', `the name '${name}' is already used by a contact or object group ("@${name}" must name one thing)`);
     }
   }

@@ -1,13 +1,16 @@
 import type { Bearer, OutboundFrame, SendResult } from '../../bearers/bearer.ts';
 import type { Clock, TimerHandle } from '../../lib/clock.ts';
+import type { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';
+import type { RouterEvent } from '../router/events.ts';
 import type { BearerHost } from '../interfaces/bearer-host.ts';
 import type { InterfaceRow } from '../interfaces/store.ts';
 import { applyTransforms, type TransformStep } from '../interfaces/transforms.ts';
 import { nextRetryDelayMs, retryPolicyOf } from './backoff.ts';
 import type { DeliveryRow, DeliveryStore } from './store.ts';
+import type { WriteBehind } from './write-behind.ts';
 
-// One queue per interface (DESIGN.md section 6): each interface sends one delivery at a time,
+// One queue per interface (docs/routing.md): each interface sends one delivery at a time,
 // and interfaces run independently, so a slow or failing bearer never holds up another.
 // Timers, not polling: an interface with nothing due sleeps until its earliest retry, and an
 // idle bridge schedules nothing but the next expiry.
@@ -19,13 +22,15 @@ const SEND_TIMEOUT_MS = 120_000;
 
 export interface DispatcherDeps {
   store: DeliveryStore;
+  writeBehind: WriteBehind;
   host: BearerHost;
+  /** The router's events: new deliveries and links coming up wake queues; every state change
+   *  the dispatcher makes is told here (uplink, metrics). */
+  events: EventStream<RouterEvent>;
+  interfaces: { find(id: string): InterfaceRow | undefined };
   clock: Clock;
   log: Logger;
-  findInterface(id: string): InterfaceRow | undefined;
   random?: () => number;
-  /** Called after every state change of a delivery (uplink events, metrics). */
-  onChange?(delivery: DeliveryRow): void;
 }
 
 export class Dispatcher {
@@ -47,15 +52,18 @@ export class Dispatcher {
 
   constructor(deps: DispatcherDeps) {
     this.#d = deps;
+    deps.events.subscribe((event) => {
+      if (event.type === 'queued') this.added(event.interfaceId, event.earliestExpiryMs);
+      else if (event.type === 'link' && event.connected) this.kick(event.interfaceId);
+    });
     // A delivery is waiting again: its queue needs a timer for it, and its TTL a timer too.
-    deps.store.onFlushed = (interfaceIds) => {
-      if (interfaceIds.length === 0) return;
+    deps.writeBehind.flushed.subscribe((interfaceIds) => {
       this.#scheduleExpiry();
       for (const id of interfaceIds) {
         this.#due.delete(id); // the delivery back in the queue may belong before the batch read
         this.kick(id);
       }
-    };
+    });
   }
 
   /** Recovers deliveries interrupted by a crash and starts every queue with work. */
@@ -106,7 +114,7 @@ export class Dispatcher {
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([Promise.allSettled([...this.#inFlight]), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
     clearTimeout(timer);
-    this.#d.store.flush();
+    this.#d.writeBehind.flush();
   }
 
   /** pause() then drain(). */
@@ -131,7 +139,7 @@ export class Dispatcher {
     const { store, clock, host } = this.#d;
     for (;;) {
       if (this.#stopped) return;
-      const row = this.#d.findInterface(interfaceId);
+      const row = this.#d.interfaces.find(interfaceId);
       // Disabled, unbound or disconnected: deliveries wait without spending attempts; the
       // interface's enable/bind/connect kicks the queue again.
       if (!row || !row.enabled || row.device === null || !host.runtime(interfaceId).connected) return;
@@ -147,7 +155,7 @@ export class Dispatcher {
         this.#record(delivery, 'expired', 'message TTL passed before delivery', () => store.expire(delivery.id, now));
         continue;
       }
-      store.deferSending(delivery.id, interfaceId, now);
+      this.#d.writeBehind.deferSending(delivery.id, interfaceId, now, () => store.markSending(delivery.id, now));
       const bearerAtStart = host.bearer(interfaceId);
       // A driver or transform that throws (the contract says send never throws) is a retryable
       // failure, never a delivery left in 'sending'.
@@ -215,11 +223,11 @@ export class Dispatcher {
       const policy = retryPolicyOf(row.retry);
       if (!outcome.retryable || attempts >= d.max_attempts) {
         const why = outcome.retryable ? `${outcome.error} (gave up after ${attempts} attempts)` : `${outcome.error} (not retryable)`;
-        this.#record(sent, 'dead', why, (w) => store.settle(d.id, 'dead', why, now, w));
+        this.#record(sent, 'dead', why, (w) => store.settle(d.id, 'dead', why, now, w), true);
         this.#d.log.warn('delivery_dead', { delivery_id: d.id, interface: row.name, attempts, error: outcome.error });
       } else {
         const next = now + nextRetryDelayMs(attempts, policy, this.#d.random);
-        this.#record({ ...sent, next_attempt_ms: next }, 'retrying', outcome.error, (w) => store.scheduleRetry(d.id, next, outcome.error, now, w));
+        this.#record({ ...sent, next_attempt_ms: next }, 'retrying', outcome.error, (w) => store.scheduleRetry(d.id, next, outcome.error, now, w), true);
       }
     }
   }
@@ -263,20 +271,20 @@ export class Dispatcher {
   }
 
   /**
-   * Queues a delivery's new state (written behind, see DeliveryStore) and, in the same
-   * transaction, tells onChange (the uplink outbox), so the event exists exactly when the
-   * state does.
+   * Queues a delivery's new state (written behind, see write-behind.ts) and, in the same
+   * transaction, tells the event stream (the uplink outbox), so the event exists exactly when
+   * the state does. `failedAttempt`: the bearer failed this attempt (the bearer-error metric).
    */
-  #record(d: DeliveryRow, state: DeliveryRow['state'], error: string | null, write: (fromWaiting: boolean) => boolean): void {
+  #record(d: DeliveryRow, state: DeliveryRow['state'], error: string | null, write: (fromWaiting: boolean) => boolean, failedAttempt = false): void {
     const at = new Date(this.#d.clock.now()).toISOString();
     const final = state === 'delivered' || state === 'dead' || state === 'cancelled' || state === 'expired';
     const row: DeliveryRow = { ...d, state, last_error: error ?? d.last_error, front_ms: null, updated_at: at, finished_at: final ? at : null };
-    this.#d.store.defer(
+    this.#d.writeBehind.defer(
       d.id,
       d.interface_id,
       (fromWaiting) => {
         // A cancellation that landed meanwhile wins: nothing changed, nothing to tell.
-        if (write(fromWaiting)) this.#d.onChange?.(row);
+        if (write(fromWaiting)) this.#d.events.emit({ type: 'delivery', delivery: row, failedAttempt });
       },
       !final,
     );

@@ -1,6 +1,8 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
-import { transaction } from '../../db/sqlite.ts';
 import { StatementCache } from '../../db/statement-cache.ts';
+import type { EventStream } from '../../lib/events.ts';
+import type { RouterEvent } from '../router/events.ts';
+import type { WriteBehind } from './write-behind.ts';
 
 export const DELIVERY_STATES = ['pending', 'sending', 'retrying', 'delivered', 'dead', 'cancelled', 'expired'] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
@@ -45,116 +47,35 @@ const decode = (r: Raw): DeliveryRow => {
 };
 
 const iso = (ms: number) => new Date(ms).toISOString();
-const FLUSH_RETRY_MS = 1000;
-
 /**
  * SQL for the deliveries table: the queue, the dead letters and the history of attempts.
- *
- * The dispatcher's state changes (sending, delivered, retrying, dead) are written behind:
- * queued with defer() and committed together once per turn of the event loop, so three
- * interfaces finishing a send each cost one commit, not six. A crash can lose at most the
- * last turn's changes, which leaves those deliveries pending or sending: they are sent again
- * after the restart (at least once, never lost). Every other read or write flushes first,
- * so the API never sees a state older than the dispatcher's.
+ * The dispatcher's own writes go through the write-behind queue (write-behind.ts); every
+ * read and every other write here flushes it first, so nobody sees a state older than the
+ * dispatcher's. State changes made here (API, expiry, interface removal, recovery) are told
+ * on the router's event stream.
  */
 export class DeliveryStore {
-  readonly #db: DatabaseSync;
   readonly #statements: StatementCache;
-  readonly #deferred: Array<() => void> = [];
-  /** Deliveries with deferred changes, by id, with their interface. */
-  readonly #dirty = new Map<string, string>();
-  /** 'sending' marks still queued, by delivery id. */
-  readonly #sendingAt = new Map<string, number>();
-  /** Interfaces to wake after the next flush. */
-  readonly #wake = new Set<string>();
-  #flushScheduled: ReturnType<typeof setImmediate> | undefined;
-  /** Called when a flush failed (its writes are kept and retried). */
-  onFlushError: ((error: Error) => void) | undefined;
+  readonly #writeBehind: WriteBehind;
+  readonly #events: EventStream<RouterEvent>;
   /** Bumped by every write that does not come from the dispatcher (API, expiry, interface
    *  removal, recovery): rows the dispatcher read earlier may be stale once it moved. */
   generation = 0;
-  /** Called with rows whose state changed outside the dispatcher (API, expiry, interface removal). */
-  onStateChange: ((rows: DeliveryRow[]) => void) | undefined;
-  /** Called after a flush with the interfaces that have a delivery waiting again. */
-  onFlushed: ((interfaceIds: string[]) => void) | undefined;
 
-  constructor(db: DatabaseSync) {
-    this.#db = db;
+  constructor(db: DatabaseSync, writeBehind: WriteBehind, events: EventStream<RouterEvent>) {
     this.#statements = new StatementCache(db);
+    this.#writeBehind = writeBehind;
+    this.#events = events;
   }
 
-  /**
-   * Queues a write for one delivery; it is committed with the others of this turn. `wakes`:
-   * the write leaves the delivery waiting again (a retry), so its queue must look again once
-   * it is committed.
-   */
-  defer(deliveryId: string, interfaceId: string, write: (fromWaiting: boolean) => void, wakes = false): void {
-    // When the delivery's 'sending' mark is still queued, this write replaces it: one UPDATE
-    // from waiting straight to the outcome instead of two (fromWaiting tells the write).
-    const fromWaiting = this.#sendingAt.delete(deliveryId);
-    this.#deferred.push(() => write(fromWaiting));
-    this.#dirty.set(deliveryId, interfaceId);
-    if (wakes) this.#wake.add(interfaceId);
-    this.#flushScheduled ??= setImmediate(() => this.flush());
-  }
-
-  /** Queues the 'sending' mark of a delivery the dispatcher is about to send. */
-  deferSending(deliveryId: string, interfaceId: string, nowMs: number): void {
-    this.#sendingAt.set(deliveryId, nowMs);
-    this.#deferred.push(() => {
-      if (this.#sendingAt.delete(deliveryId)) this.markSending(deliveryId, nowMs);
-    });
-    this.#dirty.set(deliveryId, interfaceId);
-    this.#flushScheduled ??= setImmediate(() => this.flush());
-  }
-
-  /**
-   * Commits every deferred write in one transaction. Inside a transaction someone else
-   * opened it does nothing: their rollback must not take the dispatcher's writes with it
-   * (the scheduled flush commits them after).
-   */
+  /** Commits the dispatcher's deferred writes now. */
   flush(): void {
-    if (this.#deferred.length === 0) return;
-    // A send that outlived the shutdown grace settles after the database closed: its state
-    // is lost and the delivery is sent again after the restart (at least once).
-    if (!this.#db.isOpen) {
-      this.#deferred.length = 0;
-      this.#dirty.clear();
-      this.#wake.clear();
-      this.#sendingAt.clear();
-      return;
-    }
-    if (this.#db.isTransaction) return;
-    if (this.#flushScheduled) {
-      clearImmediate(this.#flushScheduled);
-      clearTimeout(this.#flushScheduled as unknown as ReturnType<typeof setTimeout>);
-    }
-    this.#flushScheduled = undefined;
-    const writes = this.#deferred.splice(0);
-    // The 'sending' marks the writes consume: restored if the transaction rolls back.
-    const marks = new Map(this.#sendingAt);
-    try {
-      transaction(this.#db, () => writes.forEach((w) => w()));
-    } catch (error) {
-      // Busy past 5 s or a full disk: keep every write and mark, in order, and try again
-      // shortly. Never throw from here: a flush usually runs from setImmediate.
-      this.#deferred.unshift(...writes);
-      for (const [id, at] of marks) this.#sendingAt.set(id, at);
-      this.onFlushError?.(error as Error);
-      this.#flushScheduled ??= setTimeout(() => this.flush(), FLUSH_RETRY_MS) as unknown as ReturnType<typeof setImmediate>;
-      return;
-    }
-    const interfaces = [...this.#wake];
-    this.#wake.clear();
-    this.#dirty.clear();
-    this.onFlushed?.(interfaces);
+    this.#writeBehind.flush();
   }
 
   /** Ids with deferred changes (on one interface, or all), as JSON for json_each: the queue skips them. */
   #dirtyJson(interfaceId?: string): string {
-    const ids: string[] = [];
-    for (const [id, iface] of this.#dirty) if (interfaceId === undefined || iface === interfaceId) ids.push(id);
-    return JSON.stringify(ids);
+    return JSON.stringify(this.#writeBehind.dirtyIds(interfaceId));
   }
   #prepare(sql: string): StatementSync {
     return this.#statements.prepare(sql);
@@ -200,8 +121,7 @@ export class DeliveryStore {
    * deliveries_waiting). The rows stay valid while `generation` is unchanged.
    */
   dueRows(interfaceId: string, nowMs: number, limit: number): DeliveryRow[] {
-    const skip = new Set<string>();
-    for (const [id, iface] of this.#dirty) if (iface === interfaceId) skip.add(id);
+    const skip = new Set(this.#writeBehind.dirtyIds(interfaceId));
     // Ids first, from the covering indexes (the skipped ones are the first in order and are
     // not worth reading whole), then the chosen rows.
     const ids = (sql: string, ...args: Array<string | number>) => (this.#prepare(sql).all(...args) as Array<{ id: string }>).map((r) => r.id);
@@ -279,11 +199,11 @@ export class DeliveryStore {
   #changed(result: { changes: number | bigint }): boolean {
     return Number(result.changes) > 0;
   }
-  /** Decodes RETURNING rows and tells onStateChange. */
+  /** Decodes RETURNING rows and tells the event stream. */
   #returning(raw: unknown[]): DeliveryRow[] {
     this.generation++;
     const rows = (raw as Raw[]).map(decode);
-    if (rows.length > 0) this.onStateChange?.(rows);
+    for (const delivery of rows) this.#events.emit({ type: 'delivery', delivery, failedAttempt: false });
     return rows;
   }
   /**

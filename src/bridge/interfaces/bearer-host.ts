@@ -1,7 +1,12 @@
-import type { Bearer, BearerState, InboundFrame } from '../../bearers/bearer.ts';
+import type { Bearer, BearerState, DeviceConfig, DeviceSection, InboundFrame } from '../../bearers/bearer.ts';
+import type { DriverModule } from '../../bearers/driver-module.ts';
+import { driverFor } from '../../bearers/drivers.ts';
+import { openLink, type OpenLinkOptions } from '../../bearers/links/open-link.ts';
+import type { Link } from '../../bearers/links/link.ts';
 import type { Clock } from '../../lib/clock.ts';
+import type { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';
-import { kinds, type InterfaceKind } from './kinds.ts';
+import type { RouterEvent } from '../router/events.ts';
 import type { InterfaceRow } from './store.ts';
 
 // Keeps one bearer running for every interface that is enabled and bound, and none for the
@@ -21,25 +26,48 @@ export interface InterfaceRuntime {
 interface Running {
   bearer: Bearer;
   signature: string;
+  /** Ends the bearer's device-configuration subscriptions. */
+  unsubscribe: Array<() => void>;
 }
 
-export interface BearerHostEvents {
-  receive(interfaceId: string, frame: InboundFrame): void;
-  /** The link came up or went down: the dispatcher re-checks that interface's queue. */
-  stateChanged(interfaceId: string, connected: boolean): void;
+/** Where heard frames go: the pipeline. */
+export interface FrameSink {
+  receive(interfaceId: string, frame: InboundFrame): unknown;
+}
+
+/** The bridge side of the device-configuration channel (bridge/config/device-config.ts). */
+export interface DeviceConfigSource {
+  desired(section: DeviceSection): Record<string, unknown>;
+  /** Committed changes of any device section; returns the unsubscribe. */
+  subscribe(listener: (section: DeviceSection, value: Record<string, unknown>) => void): () => void;
+  report(interfaceId: string, section: DeviceSection, values: Record<string, unknown> | null): void;
+}
+
+export interface BearerHostDeps {
+  log: Logger;
+  clock: Clock;
+  /** Heard frames go here. */
+  sink: FrameSink;
+  /** Link changes are told here (the dispatcher wakes a queue whose link came up). */
+  events: EventStream<RouterEvent>;
+  deviceConfig: DeviceConfigSource;
+  /** The driver of a kind (default: the registered modules, bearers/drivers.ts). */
+  drivers?: (kind: string) => DriverModule | undefined;
+  /** Extra options for every openLink (tests give their own port lister or claims). */
+  linkOptions?: OpenLinkOptions;
 }
 
 export class BearerHost {
   readonly #running = new Map<string, Running>();
   readonly #runtime = new Map<string, InterfaceRuntime>();
+  readonly #d: BearerHostDeps;
   readonly #log: Logger;
   readonly #clock: Clock;
-  readonly #events: BearerHostEvents;
 
-  constructor(log: Logger, clock: Clock, events: BearerHostEvents) {
-    this.#log = log;
-    this.#clock = clock;
-    this.#events = events;
+  constructor(deps: BearerHostDeps) {
+    this.#d = deps;
+    this.#log = deps.log;
+    this.#clock = deps.clock;
   }
 
   runtime(id: string): InterfaceRuntime {
@@ -63,24 +91,30 @@ export class BearerHost {
   async apply(row: InterfaceRow): Promise<void> {
     const wanted = row.enabled && row.device !== null;
     const signature = JSON.stringify([row.kind, row.device, row.settings]);
-    const current = this.#running.get(row.id);
-    if (current && (!wanted || current.signature !== signature)) await this.stop(row.id);
+    const running = this.#running.get(row.id);
+    if (running && (!wanted || running.signature !== signature)) await this.stop(row.id);
     if (!wanted || this.#running.has(row.id)) {
       if (!wanted) this.#setState(row.id, { connected: false, lastError: null, phase: row.device === null ? 'unbound' : 'disabled' });
       return;
     }
-    const spec = kinds[row.kind as InterfaceKind];
-    if (!spec?.bearer) {
+    const driver = (this.#d.drivers ?? driverFor)(row.kind);
+    if (!driver?.create) {
       this.#setState(row.id, { connected: false, lastError: `no driver for interface kind '${row.kind}' in this release`, phase: 'closed' });
       return;
     }
     const log = this.#log.child({ interface: row.name });
-    const bearer = spec.bearer({
+    const unsubscribe: Array<() => void> = [];
+    // Set once create() returned: a driver that reports from its constructor is not current yet.
+    const created: { bearer?: Bearer } = {};
+    const isCurrent = () => created.bearer !== undefined && this.#running.get(row.id)?.bearer === created.bearer;
+    const bearer = driver.create({
       interfaceId: row.id,
       interfaceName: row.name,
       settings: row.settings,
       log,
       clock: this.#clock,
+      openLink: (device) => this.#openLink(driver, row.id, device, log),
+      deviceConfig: this.#deviceConfig(driver, row.id, unsubscribe, isCurrent),
       events: {
         receive: (frame) => {
           // A frame that arrives after the bearer was replaced or stopped is not accepted.
@@ -88,7 +122,11 @@ export class BearerHost {
           const rt = this.runtime(row.id);
           rt.counters.received++;
           rt.last_rx_at = new Date(this.#clock.now()).toISOString();
-          this.#events.receive(row.id, frame);
+          try {
+            this.#d.sink.receive(row.id, frame);
+          } catch (error) {
+            this.#log.error('receive_failed', { interface_id: row.id, error: (error as Error).message });
+          }
         },
         state: (state) => {
           if (this.#running.get(row.id)?.bearer !== bearer) return;
@@ -96,7 +134,8 @@ export class BearerHost {
         },
       },
     });
-    this.#running.set(row.id, { bearer, signature });
+    created.bearer = bearer;
+    this.#running.set(row.id, { bearer, signature, unsubscribe });
     try {
       await bearer.start(row.device!);
     } catch (error) {
@@ -109,6 +148,7 @@ export class BearerHost {
     const current = this.#running.get(id);
     if (!current) return;
     this.#running.delete(id);
+    for (const off of current.unsubscribe) off();
     try {
       await current.bearer.stop();
     } catch (error) {
@@ -142,6 +182,36 @@ export class BearerHost {
     rt.connected = state.connected;
     rt.last_error = state.lastError;
     rt.phase = state.phase ?? (state.connected ? 'online' : 'closed');
-    if (was !== state.connected) this.#events.stateChanged(id, state.connected);
+    if (was !== state.connected) this.#d.events.emit({ type: 'link', interfaceId: id, connected: state.connected });
+  }
+
+  /** The driver's probe serves `auto` and its simulator `sim://`; the interface claims the device. */
+  #openLink(driver: DriverModule, interfaceId: string, device: string, log: Logger): Promise<Link> {
+    return openLink(device, { clock: this.#clock, log, ...this.#d.linkOptions, owner: interfaceId, probe: driver.probe, openSim: driver.openSim });
+  }
+
+  /** The sections the driver declared, and nothing else; reports and listeners stop with the bearer. */
+  #deviceConfig(driver: DriverModule, interfaceId: string, unsubscribe: Array<() => void>, current: () => boolean): DeviceConfig {
+    const declared = new Set<DeviceSection>(driver.deviceSections ?? []);
+    const check = (section: DeviceSection) => {
+      if (!declared.has(section)) throw new Error(`driver ${driver.kind} did not declare the device section '${section}'`);
+    };
+    return {
+      desired: (section) => {
+        check(section);
+        return this.#d.deviceConfig.desired(section);
+      },
+      onChange: (listener) => {
+        const off = this.#d.deviceConfig.subscribe((section, value) => {
+          if (declared.has(section) && current()) listener(section, value);
+        });
+        unsubscribe.push(off);
+        return off;
+      },
+      report: (section, values) => {
+        check(section);
+        if (current()) this.#d.deviceConfig.report(interfaceId, section, values);
+      },
+    };
   }
 }

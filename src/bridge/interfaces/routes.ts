@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PortValueSchema } from '../../bearers/links/port-value.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
 import { DEFAULT_RETRY_POLICY, RetryPolicy } from '../deliveries/backoff.ts';
-import { INTERFACE_KINDS } from './kinds.ts';
+import { DRIVERS, INTERFACE_KINDS } from '../../bearers/drivers.ts';
 import type { InterfaceService } from './service.ts';
 import { TransformPipeline } from './transforms.ts';
 
@@ -72,6 +72,24 @@ const Health = z.object({
 
 const Ref = z.object({ id: z.string().min(1).describe('Interface id or name') });
 
+// One shape per kind: the link state every interface has, and the values its driver reports
+// (the driver module's stats schema; {} for a kind that reports none yet).
+const NoStats = z.object({}).describe('This kind reports no values yet');
+const InterfaceStats = z.discriminatedUnion(
+  'kind',
+  DRIVERS.map((d) =>
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      kind: z.literal(d.kind),
+      connected: z.boolean(),
+      phase: z.string(),
+      last_error: z.string().nullable(),
+      stats: d.stats?.schema ?? NoStats,
+    }),
+  ) as unknown as [z.ZodObject, ...z.ZodObject[]],
+);
+
 export function interfaceRoutes(service: InterfaceService): Route[] {
   const tags = ['interfaces'];
   const one = (summary: string, path: string, act: (ref: string) => Promise<Parameters<InterfaceService['view']>[0]>): Route =>
@@ -115,5 +133,10 @@ export function interfaceRoutes(service: InterfaceService): Route[] {
       handler: async ({ params, body }) => service.view(await service.bind(params.id, body.device)),
     }),
     one('Detach the device; the interface, its rules and pipeline stay', '/api/interfaces/{id}/unbind', (ref) => service.unbind(ref)),
+    route({
+      method: 'GET', path: '/api/interfaces/{id}/stats', summary: 'The values the interface\'s device reports, as its driver defines them, with the link state', tags, roles: ANY_KEY,
+      params: Ref, response: InterfaceStats, responseName: 'InterfaceStats',
+      handler: ({ params }) => service.stats(service.get(params.id)),
+    }),
   ];
 }

@@ -5,7 +5,7 @@ import { newId } from '../../lib/ids.ts';
 import { jsonEqual } from '../../lib/json.ts';
 import { RetryPolicy } from '../deliveries/backoff.ts';
 import type { BearerHost } from './bearer-host.ts';
-import { kinds, type InterfaceKind } from './kinds.ts';
+import { driverFor, type InterfaceKind } from '../../bearers/drivers.ts';
 import type { InterfaceRow, InterfaceStore } from './store.ts';
 import { TransformPipeline } from './transforms.ts';
 
@@ -20,14 +20,12 @@ export interface InterfaceInput {
   retry: RetryPolicy;
 }
 
-export interface InterfaceHooks {
-  /** Rules naming the interface: deleted with it; returns their ids. */
-  deleteRulesNaming(interfaceId: string): string[];
-  /** Deliveries still waiting for the interface when it is deleted: cancelled with a reason. */
-  cancelDeliveriesFor(interfaceId: string, reason: string): void;
-  /** The interface may now send (enabled, bound or reconnected): look at its queue. */
-  kick(interfaceId: string): void;
-  queueDepth(interfaceId: string): number;
+export interface InterfaceServiceDeps {
+  /** Rules naming an interface are deleted with it. */
+  rules: { deleteNaming(interfaceId: string): string[] };
+  /** Deliveries still waiting for a removed interface are cancelled with a reason. */
+  deliveries: { cancelWaitingFor(interfaceId: string, reason: string, nowMs: number): number; queueDepth(interfaceId: string): number };
+  clock: Clock;
 }
 
 /** What replaceAll did: every imported name's id, and the ids it removed. */
@@ -39,17 +37,16 @@ export interface ReplacedInterfaces {
 export class InterfaceService {
   readonly #store: InterfaceStore;
   readonly #host: BearerHost;
+  readonly #d: InterfaceServiceDeps;
   readonly #clock: Clock;
-  #hooks: InterfaceHooks | undefined;
 
-  constructor(store: InterfaceStore, host: BearerHost, clock: Clock) {
+  // A queue whose interface may send again (enabled, bound, reconnected) is woken by the link
+  // coming up: the bearer host tells the router's event stream, the dispatcher listens.
+  constructor(store: InterfaceStore, host: BearerHost, deps: InterfaceServiceDeps) {
     this.#store = store;
     this.#host = host;
-    this.#clock = clock;
-  }
-
-  setHooks(hooks: InterfaceHooks): void {
-    this.#hooks = hooks;
+    this.#d = deps;
+    this.#clock = deps.clock;
   }
 
   get(ref: string): InterfaceRow {
@@ -112,8 +109,8 @@ export class InterfaceService {
   async delete(ref: string): Promise<{ id: string; removed_rule_ids: string[] }> {
     const row = this.get(ref);
     await this.#host.stop(row.id);
-    const removed = this.#hooks?.deleteRulesNaming(row.id) ?? [];
-    this.#hooks?.cancelDeliveriesFor(row.id, `interface '${row.name}' was deleted`);
+    const removed = this.#d.rules.deleteNaming(row.id);
+    this.#cancelWaiting(row.id, `interface '${row.name}' was deleted`);
     this.#store.delete(row.id);
     this.#host.forget(row.id);
     return { id: row.id, removed_rule_ids: removed };
@@ -153,7 +150,7 @@ export class InterfaceService {
     const removed: string[] = [];
     for (const row of this.#store.list()) {
       if (wanted.get(row.name)?.kind === row.kind) continue;
-      this.#hooks?.cancelDeliveriesFor(row.id, `interface '${row.name}' was removed by a configuration import`);
+      this.#cancelWaiting(row.id, `interface '${row.name}' was removed by a configuration import`);
       this.#store.delete(row.id);
       removed.push(row.id);
     }
@@ -196,6 +193,16 @@ export class InterfaceService {
     };
   }
 
+  /** The link state and the values the driver reports (GET /api/interfaces/{id}/stats). */
+  stats(row: InterfaceRow) {
+    const rt = this.#host.runtime(row.id);
+    const view = driverFor(row.kind)?.stats;
+    return {
+      id: row.id, name: row.name, kind: row.kind, connected: rt.connected, phase: rt.phase, last_error: rt.last_error,
+      stats: view ? view.read(this.#host.stats(row.id), row.settings) : {},
+    };
+  }
+
   health(row: InterfaceRow) {
     const rt = this.#host.runtime(row.id);
     return {
@@ -209,18 +216,21 @@ export class InterfaceService {
       last_error: rt.last_error,
       last_rx_at: rt.last_rx_at,
       last_tx_at: rt.last_tx_at,
-      queue_depth: this.#hooks?.queueDepth(row.id) ?? 0,
+      queue_depth: this.#d.deliveries.queueDepth(row.id),
       counters: { ...rt.counters },
     };
   }
 
   async #apply(row: InterfaceRow): Promise<void> {
     await this.#host.apply(row);
-    this.#hooks?.kick(row.id);
+  }
+
+  #cancelWaiting(interfaceId: string, reason: string): void {
+    this.#d.deliveries.cancelWaitingFor(interfaceId, reason, this.#clock.now());
   }
 
   #checkSettings(kind: InterfaceKind, settings: Record<string, unknown>): Record<string, unknown> {
-    const result = kinds[kind].settings.safeParse(settings);
+    const result = driverFor(kind)!.settings.safeParse(settings);
     if (result.success) return result.data;
     throw badRequest(`invalid settings for a ${kind} interface`, zodErrors(result.error, 'body.settings'));
   }

@@ -4,8 +4,9 @@ import { ADMIN, ANY_KEY, Reply, route, type Route } from '../../http/route.ts';
 import { badRequest, notFound } from '../../lib/errors.ts';
 import type { BookService } from '../contacts/service.ts';
 import { DeliveryView, deliveryView } from '../deliveries/view.ts';
+import { driverFor } from '../../bearers/drivers.ts';
 import type { InterfaceService } from '../interfaces/service.ts';
-import type { IngestResult, Pipeline } from '../pipeline.ts';
+import type { IngestResult, Pipeline } from '../router/pipeline.ts';
 import type { SendRateLimiter } from './rate-limit.ts';
 import type { MessageStore } from './store.ts';
 import { MessageKind, MessageView, messageView } from './view.ts';
@@ -94,7 +95,7 @@ export function messageRoutes(deps: { store: MessageStore; pipeline: Pipeline; i
       handler: ({ body }) => {
         // It can really send to a paid bearer, so it spends the same budget as send.
         limiter.take();
-        const meshy = (k: string) => k === 'meshtastic' || k === 'sim';
+        const meshy = (k: string) => driverFor(k)?.meshTraffic === true;
         let iface = body.interface ? interfaces.find(body.interface) : interfaces.list().find((i) => meshy(i.kind));
         if (body.interface && !iface) throw badRequest(`no interface '${body.interface}'`, [{ path: 'body.interface', message: 'no such interface' }]);
         if (!iface) throw badRequest('there is no meshtastic or sim interface to receive on; create one first', [{ path: 'body.interface', message: 'no mesh interface exists' }]);

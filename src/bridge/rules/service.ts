@@ -3,10 +3,13 @@ import { badRequest, conflict, notFound, type FieldError } from '../../lib/error
 import { newId } from '../../lib/ids.ts';
 import { jsonEqual } from '../../lib/json.ts';
 import type { BookService } from '../contacts/service.ts';
-import type { InterfaceService } from '../interfaces/service.ts';
+import type { InterfaceRow } from '../interfaces/store.ts';
 import { type AddressResolver, type Decision, type DefaultAction, type Destination, evaluateRules, isReference, type RoutableMessage, type RuleActionKind, type RuleMatch } from './match.ts';
 import type { Schedule } from './schedule.ts';
 import type { RuleRef, RuleRow, RuleStore } from './store.ts';
+
+/** Finds an interface by id or name (the interface store). */
+export type InterfaceLookup = { find(ref: string): InterfaceRow | undefined };
 
 // Access rules: an ordered first-match policy (SPEC 4.5). Requests may name interfaces by id
 // or name; the stored rule holds interface ids, so renaming an interface never breaks a rule.
@@ -23,7 +26,7 @@ export interface RuleInput {
 
 export class RuleService {
   readonly #store: RuleStore;
-  readonly #interfaces: InterfaceService;
+  readonly #interfaces: InterfaceLookup;
   readonly #contacts: BookService<Record<string, string>>;
   readonly #groups: BookService<string[]>;
   readonly #clock: Clock;
@@ -32,7 +35,7 @@ export class RuleService {
 
   constructor(
     store: RuleStore,
-    deps: { interfaces: InterfaceService; contacts: BookService<Record<string, string>>; groups: BookService<string[]>; clock: Clock; defaultAction: () => DefaultAction },
+    deps: { interfaces: InterfaceLookup; contacts: BookService<Record<string, string>>; groups: BookService<string[]>; clock: Clock; defaultAction: () => DefaultAction },
   ) {
     this.#store = store;
     this.#interfaces = deps.interfaces;

@@ -7,6 +7,7 @@ import { openTcpLink } from '../../../src/bearers/links/tcp-link.ts';
 import type { Link } from '../../../src/bearers/links/link.ts';
 import type { Clock } from '../../../src/lib/clock.ts';
 import { createLogger } from '../../../src/lib/log.ts';
+import { bearerContext } from '../../helpers/bearer-context.ts';
 
 export interface Recorder {
   ctx: BearerContext;
@@ -22,14 +23,14 @@ export function recorder(settings: Record<string, unknown>, clock: Clock, name =
   const logs: string[] = [];
   const log = createLogger({ level: 'debug', format: 'json', write: (line) => logs.push(line) });
   return {
-    ctx: {
+    ctx: bearerContext({
       interfaceId: `ifc_${name}`,
       interfaceName: name,
       settings,
       log,
       clock,
       events: { receive: (f) => received.push(f), state: (s) => states.push(s) },
-    },
+    }),
     states,
     received,
     logs,

@@ -14,6 +14,7 @@ import {
 import { FakeClock } from '../../../src/lib/clock.ts';
 import { AppError } from '../../../src/lib/errors.ts';
 import { createLogger } from '../../../src/lib/log.ts';
+import { bearerContext } from '../../helpers/bearer-context.ts';
 
 interface Radio {
   bearer: SimBearer;
@@ -28,14 +29,14 @@ function radio(name: string, settings: Record<string, unknown> = {}, registry?: 
   const heard: InboundFrame[] = [];
   const states: BearerState[] = [];
   const logs: string[] = [];
-  const ctx = {
+  const ctx = bearerContext({
     interfaceId: `ifc_${name}`,
     interfaceName: name,
     settings,
     log: createLogger({ level: 'debug', format: 'json', write: (line) => logs.push(line) }),
     clock,
     events: { receive: (f: InboundFrame) => heard.push(f), state: (s: BearerState) => states.push(s) },
-  };
+  });
   return { bearer: registry ? new SimBearer(ctx, registry) : (createSimBearer(ctx) as SimBearer), heard, states, logs };
 }
 
@@ -183,14 +184,14 @@ test('a listener whose handler throws does not break the sender or the others', 
   const a = radio('a');
   const c = radio('c');
   const logs: string[] = [];
-  const broken = new SimBearer({
+  const broken = new SimBearer(bearerContext({
     interfaceId: 'ifc_x',
     interfaceName: 'x',
     settings: {},
     clock,
     log: createLogger({ format: 'json', write: (l) => logs.push(l) }),
     events: { receive: () => { throw new Error('handler bug'); }, state: () => {} },
-  });
+  }));
   await a.bearer.start('sim://lab');
   await broken.start('sim://lab');
   await c.bearer.start('sim://lab');

@@ -149,10 +149,10 @@ test('a state write that fails (disk full) is kept and retried: no delivery is l
     CREATE TRIGGER disk_full BEFORE UPDATE OF state ON deliveries WHEN NEW.state = 'delivered' AND (SELECT n FROM fail_once) > 0
     BEGIN SELECT RAISE(ABORT, 'database or disk is full (simulated)'); END;`);
   let failures = 0;
-  t.bridge.services.deliveries.onFlushError = () => {
+  t.bridge.services.writeBehind.failures.subscribe(() => {
     failures++;
     other.exec('UPDATE fail_once SET n = 0');
-  };
+  });
   try {
     const x = (await t.call('POST', '/api/messages/send', { body: { to: 'slow-dest', text: 'x' } })).body.deliveries[0].id;
     const y = (await t.call('POST', '/api/messages/send', { body: { to: 'fast-dest', text: 'y' } })).body.deliveries[0].id;

@@ -1,4 +1,4 @@
-import type { ParseArgsConfig } from 'node:util';
+import type { SimRunOptions, SimValues, SimulatorCommand } from '../../driver-module.ts';
 import { RNodeChannel } from './channel.ts';
 import { serveRNodePty, serveRNodeTcp, type SimTransport } from './serve.ts';
 import { RNodeSimulator, type EchoField } from './simulator.ts';
@@ -11,7 +11,7 @@ import { ECHO_TYPES } from '../../rnode/verify.ts';
 // SIGINT/SIGTERM (or the abort signal); SIGUSR1 drops every radio's link, SIGUSR2 sends
 // garbage, to watch the bridge recover.
 
-export const SIM_COMMAND_OPTIONS: ParseArgsConfig['options'] = {
+const OPTIONS: SimulatorCommand['options'] = {
   tcp: { type: 'string', multiple: true },
   pty: { type: 'string', multiple: true },
   fw: { type: 'string' },
@@ -23,7 +23,7 @@ export const SIM_COMMAND_OPTIONS: ParseArgsConfig['options'] = {
   verbose: { type: 'boolean' },
 };
 
-export const SIM_USAGE =
+const USAGE =
   'fieldbridge sim rnode (--tcp HOST:PORT | --pty PATH)... [--fw 1.86] [--max-tx-power 22]\n' +
   '       [--withhold-ready] [--wrong-echo frequency|bandwidth|txpower|sf|cr|radio_state|st_alock|lt_alock]\n' +
   '       [--rssi=DBM --snr=DB] [--verbose]\n' +
@@ -34,25 +34,15 @@ const ECHO_FIELDS: readonly EchoField[] = ECHO_TYPES;
 
 export class SimUsageError extends Error {}
 
-export interface SimRunOptions {
-  /** Stops the simulators (tests); without it SIGINT/SIGTERM do. */
-  signal?: AbortSignal;
-  write?: (line: string) => void;
-  /** Called once every radio is listening, with the port values to give the bridge. */
-  onReady?: (devices: string[]) => void;
-}
-
-type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
-
 /** Returns the exit code: 0 after a clean stop, 2 for a usage error (message written). */
-export async function runSimCommand(values: Values, positionals: string[], options: SimRunOptions = {}): Promise<number> {
+async function run(values: SimValues, options: SimRunOptions = {}): Promise<number> {
   const write = options.write ?? ((line: string) => process.stdout.write(line + '\n'));
   let plan: ReturnType<typeof parsePlan>;
   try {
-    plan = parsePlan(values, positionals);
+    plan = parsePlan(values);
   } catch (e) {
     if (!(e instanceof SimUsageError)) throw e;
-    write(`sim: ${e.message}\n${SIM_USAGE}`);
+    write(`sim: ${e.message}\n${USAGE}`);
     return 2;
   }
   const channel = new RNodeChannel(plan.quality ? { linkQuality: () => plan.quality! } : {});
@@ -123,10 +113,7 @@ function watch(sim: RNodeSimulator, write: (line: string) => void, verbose: bool
 
 type Target = { kind: 'tcp'; host: string; port: number } | { kind: 'pty'; path: string };
 
-function parsePlan(values: Values, positionals: string[]) {
-  if (positionals[0] !== 'rnode' || positionals.length !== 1) {
-    throw new SimUsageError(`unknown simulator ${JSON.stringify(positionals.join(' '))}; expected "rnode"`);
-  }
+function parsePlan(values: SimValues) {
   const list = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v]).map(String);
   const targets: Target[] = [];
   for (const t of list(values.tcp)) {
@@ -168,3 +155,5 @@ function parsePlan(values: Values, positionals: string[]) {
     verbose: values.verbose === true,
   };
 }
+
+export const rnodeSimulator: SimulatorCommand = { usage: USAGE, options: OPTIONS, run };

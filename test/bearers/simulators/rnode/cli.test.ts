@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RNodeBearer } from '../../../../src/bearers/rnode/driver.ts';
-import { runSimCommand, SIM_COMMAND_OPTIONS } from '../../../../src/bearers/simulators/rnode/cli.ts';
+import { runSimCommand, SIM_COMMAND_OPTIONS } from '../../../../src/bearers/simulators/cli.ts';
 import { systemClock } from '../../../../src/lib/clock.ts';
 import { openTestLink, recorder, waitFor } from '../../rnode/helpers.ts';
 

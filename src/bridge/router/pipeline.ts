@@ -1,19 +1,21 @@
 import type { DatabaseSync } from 'node:sqlite';
-import type { FrameKind, InboundFrame } from '../bearers/bearer.ts';
-import { transaction } from '../db/sqlite.ts';
-import type { Clock } from '../lib/clock.ts';
-import { newId } from '../lib/ids.ts';
-import type { Logger } from '../lib/log.ts';
-import type { BookService } from './contacts/service.ts';
-import { retryPolicyOf } from './deliveries/backoff.ts';
-import type { DeliveryRow, DeliveryStore } from './deliveries/store.ts';
-import { kinds, type InterfaceKind } from './interfaces/kinds.ts';
-import type { InterfaceService } from './interfaces/service.ts';
-import { applyTransforms, type TransformStep } from './interfaces/transforms.ts';
-import type { MessageRow, MessageStore } from './messages/store.ts';
-import type { RuleService } from './rules/service.ts';
+import type { FrameKind, InboundFrame } from '../../bearers/bearer.ts';
+import { transaction } from '../../db/sqlite.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { newId } from '../../lib/ids.ts';
+import type { EventStream } from '../../lib/events.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { BookService } from '../contacts/service.ts';
+import { retryPolicyOf } from '../deliveries/backoff.ts';
+import type { DeliveryRow, DeliveryStore } from '../deliveries/store.ts';
+import { driverFor } from '../../bearers/drivers.ts';
+import type { InterfaceLookup } from '../rules/service.ts';
+import { applyTransforms, type TransformStep } from '../interfaces/transforms.ts';
+import type { MessageRow, MessageStore } from '../messages/store.ts';
+import type { RuleService } from '../rules/service.ts';
+import type { RouterEvent } from './events.ts';
 
-// The one path every message takes (DESIGN.md section 6): received by a bearer, sent through
+// The one path every message takes (docs/architecture.md, "The message path"): received by a bearer, sent through
 // the API or injected by simulate-mesh-rx, it passes the inbound transforms of the interface
 // it came from, meets the rules, is stored with the decision and why, and becomes one
 // delivery per destination. The dispatcher takes it from there.
@@ -44,16 +46,14 @@ export interface PipelineDeps {
   log: Logger;
   messages: MessageStore;
   deliveries: DeliveryStore;
-  interfaces: InterfaceService;
+  interfaces: InterfaceLookup;
   rules: RuleService;
   contacts: BookService<Record<string, string>>;
   groups: BookService<string[]>;
-  /** After commit: wake the dispatcher for an interface with new deliveries (and the earliest of their expiries). */
-  dispatch(interfaceId: string, earliestExpiryMs: number): void;
-  /** Inside the transaction that stores the message (the uplink outbox), so both or neither happen. */
-  record?(result: IngestResult): void;
-  /** After commit: tell listeners (metrics). */
-  onIngested?(result: IngestResult): void;
+  /** Where the pipeline tells what it stored: 'message' inside the transaction that stores it
+   *  (the uplink outbox writes there, so both or neither happen), 'queued' after commit (the
+   *  dispatcher wakes the interface's queue). */
+  events: EventStream<RouterEvent>;
 }
 
 export class Pipeline {
@@ -84,9 +84,8 @@ export class Pipeline {
       // still dispatched.
       const touched = new Map<string, number>();
       for (const d of results.flatMap((r) => r.deliveries)) touched.set(d.interface_id, Math.min(d.expires_ms, touched.get(d.interface_id) ?? Infinity));
-      for (const [interfaceId, expires] of touched) this.#d.dispatch(interfaceId, expires);
+      for (const [interfaceId, earliestExpiryMs] of touched) this.#d.events.emit({ type: 'queued', interfaceId, earliestExpiryMs });
     }
-    for (const r of results) this.#d.onIngested?.(r);
     return results;
   }
 
@@ -131,7 +130,7 @@ export class Pipeline {
           continue;
         }
         const policy = retryPolicyOf(iface.retry);
-        for (const to of this.#addressesFor(dest.to, m, iface.kind as InterfaceKind, notes)) {
+        for (const to of this.#addressesFor(dest.to, m, iface.kind, notes)) {
           deliveries.push({
             id: newId('dlv', now),
             message_id: message.id,
@@ -159,12 +158,12 @@ export class Pipeline {
     }
     this.#d.messages.insert(message);
     for (const d of deliveries) this.#d.deliveries.insert(d);
-    this.#d.record?.({ message, deliveries });
+    this.#d.events.emit({ type: 'message', message, deliveries });
     return { message, deliveries };
   }
 
   /** Expands a destination address: "{to}", "@group" (every member), "@contact" (its address for this kind). */
-  #addressesFor(to: string, m: IngressMessage, kind: InterfaceKind, notes: string[]): string[] {
+  #addressesFor(to: string, m: IngressMessage, kind: string, notes: string[]): string[] {
     if (to === SAME_TO) return this.#addressesFor(m.to, m, kind, notes);
     if (!to.startsWith('@')) return [to];
     const name = to.slice(1);
@@ -172,7 +171,7 @@ export class Pipeline {
     if (group) return group.value;
     const contact = this.#d.contacts.store.find(name);
     if (contact) {
-      const field = kinds[kind]?.contactField ?? 'mesh';
+      const field = driverFor(kind)?.contact.field ?? 'mesh';
       const address = contact.value[field];
       if (address) return [address];
       notes.push(`contact '${name}' has no ${field} address, so nothing was sent to it on a ${kind} interface`);

@@ -1,0 +1,99 @@
+import type { ParseArgsConfig } from 'node:util';
+import { z } from 'zod';
+import type { Route } from '../http/route.ts';
+import type { BearerFactory, DeviceSection } from './bearer.ts';
+import type { Link } from './links/link.ts';
+import type { Probe } from './links/open-link.ts';
+
+// What one interface kind brings to the bridge (docs/architecture.md, "Adding a driver"). Each
+// bearers/<kind>/index.ts exports one DriverModule; bearers/drivers.ts lists them, and every
+// kind list in the bridge (the API's kind enum, contact address fields, `fieldbridge sim`, the
+// stats endpoint) is derived from that list. A module without `create` is a kind that can be
+// configured but has no driver in this release: binding it reports "no driver".
+
+/** `fieldbridge sim <kind>`: a byte-level simulator of the device, run by hand. */
+export interface SimulatorCommand {
+  /** Usage lines, starting with `fieldbridge sim <kind>`. */
+  usage: string;
+  options: NonNullable<ParseArgsConfig['options']>;
+  /** Returns the exit code (0 after a clean stop, 2 after a usage error it wrote). */
+  run(values: SimValues, options: SimRunOptions): Promise<number>;
+}
+
+export type SimValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+export interface SimRunOptions {
+  /** Stops the simulators (tests); without it SIGINT/SIGTERM do. */
+  signal?: AbortSignal;
+  write?: (line: string) => void;
+  /** Called once every device is listening, with the port values to give the bridge. */
+  onReady?: (devices: string[]) => void;
+}
+
+/** The fields of an interface a driver's own routes may read. */
+export interface DriverInterface {
+  id: string;
+  name: string;
+  kind: string;
+  enabled: boolean;
+  device: string | null;
+  settings: Record<string, unknown>;
+}
+
+/** What the bridge lends a driver's extra routes: its interfaces, their link state and stats. */
+export interface DriverApi {
+  /** Interfaces of this kind. */
+  list(): DriverInterface[];
+  /** One interface of this kind by id or name; 404 problem when there is none. */
+  get(ref: string): DriverInterface;
+  /** Replaces the interface's settings (validated against the module's schema); the bearer restarts. */
+  replaceSettings(ref: string, settings: Record<string, unknown>): Promise<DriverInterface>;
+  link(id: string): { connected: boolean; phase: string; last_error: string | null };
+  /** The running bearer's stats(), {} when none runs. */
+  stats(id: string): Record<string, unknown>;
+}
+
+/** A driver's reported values: their schema (documented in the OpenAPI document) and how a
+ *  bearer's stats() and the interface's settings become them. */
+export interface StatsView<T extends Record<string, unknown> = Record<string, unknown>> {
+  schema: z.ZodType<T>;
+  read(raw: Record<string, unknown>, settings: Record<string, unknown>): T;
+}
+
+/** Which contact address a destination `@contact` uses on this kind (docs/api.md, "Contacts").
+ *  Kinds that share an address family (Meshtastic and sim both use mesh node ids) name the same
+ *  field; the first module to give the field a schema defines it. */
+export interface ContactAddress {
+  field: string;
+  schema?: z.ZodType<string>;
+  description?: string;
+}
+
+export interface DriverModule<K extends string = string> {
+  kind: K;
+  /** The kind as people write it ("RNode", "Meshtastic"), for messages. */
+  title: string;
+  settings: z.ZodType<Record<string, unknown>>;
+  contact: ContactAddress;
+  /** simulate-mesh-rx may inject on interfaces of this kind (they carry mesh traffic). */
+  meshTraffic?: boolean;
+  create?: BearerFactory;
+  /** Recognises the device behind a freshly opened link, for the `auto` port value. */
+  probe?: Probe;
+  /** Opens sim://<channel>: a simulated device in this process. */
+  openSim?: (channel: string) => Promise<Link>;
+  simulator?: SimulatorCommand;
+  stats?: StatsView;
+  /** Bridge-wide sections the driver applies to its device (BearerContext.deviceConfig). */
+  deviceSections?: readonly DeviceSection[];
+  /** Extra routes the kind serves (the RNode's SPEC routes). */
+  routes?(api: DriverApi): Route[];
+}
+
+/** Keeps the kind's literal type, so the kind list is a union of literals. */
+export function defineDriver<const K extends string>(module: DriverModule<K>): DriverModule<K> {
+  return module;
+}
+
+/** Settings of a kind whose driver is not in this release yet: stored as given. */
+export const unspecifiedSettings = z.record(z.string(), z.unknown()).describe('Settings of a kind whose driver is not in this release yet: stored as given');

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import type { DriverModule } from './driver-module.ts';
+import { iridiumDriver } from './iridium/index.ts';
+import { meshtasticDriver } from './meshtastic/index.ts';
+import { rnodeDriver } from './rnode/index.ts';
+import { simDriver } from './sim/index.ts';
+import { smsDriver } from './sms/index.ts';
+
+// Every interface kind this release knows, one line each: adding a kind is its folder under
+// bearers/ plus one line here (docs/architecture.md, "Adding a driver"). Everything else that
+// lists kinds derives from this list.
+
+export const DRIVERS = [meshtasticDriver, rnodeDriver, iridiumDriver, smsDriver, simDriver] as const;
+
+export type InterfaceKind = (typeof DRIVERS)[number]['kind'];
+export const INTERFACE_KINDS = DRIVERS.map((d) => d.kind) as [InterfaceKind, ...InterfaceKind[]];
+
+const byKind = new Map<string, DriverModule>(DRIVERS.map((d) => [d.kind, d]));
+
+/** The module of a kind, or undefined for a kind this release does not know. */
+export function driverFor(kind: string): DriverModule | undefined {
+  return byKind.get(kind);
+}
+
+/** The contact address fields, one per address family, in the order the kinds are listed. */
+export function contactAddressFields(): Array<{ field: string; schema: z.ZodType<string | undefined> }> {
+  const fields = new Map<string, z.ZodType<string | undefined>>();
+  for (const { contact } of DRIVERS) {
+    if (!contact.schema || fields.has(contact.field)) continue;
+    const optional = contact.schema.optional();
+    fields.set(contact.field, contact.description ? optional.describe(contact.description) : optional);
+  }
+  for (const d of DRIVERS) if (!fields.has(d.contact.field)) throw new Error(`driver ${d.kind}: contact field '${d.contact.field}' has no schema in any module`);
+  return [...fields].map(([field, schema]) => ({ field, schema }));
+}

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { defineDriver } from '../driver-module.ts';
+import { openRNodeSimLink } from '../simulators/rnode/link.ts';
+import { rnodeSimulator } from '../simulators/rnode/cli.ts';
+import { createRNodeBearer } from './driver.ts';
+import { rnodeProbe } from './probe.ts';
+import { crossFieldErrors, rnodeSettingsSchema } from './radio.ts';
+import { rnodeRoutes, rnodeStats } from './routes.ts';
+
+// The RNode (LoRa, KISS framing; docs/protocols/rnode.md) as a driver module.
+
+// The schema's fields plus the cross-field rules (a preset or all five radio fields; a beacon
+// interval needs a callsign), every problem reported at once.
+const RNodeSettings = rnodeSettingsSchema.superRefine((value, ctx) => {
+  for (const e of crossFieldErrors(value)) ctx.addIssue({ code: 'custom', path: e.path.split('.'), message: e.message });
+});
+
+export const rnodeDriver = defineDriver({
+  kind: 'rnode',
+  title: 'RNode',
+  settings: RNodeSettings as unknown as z.ZodType<Record<string, unknown>>,
+  contact: { field: 'rnode', schema: z.string().trim().min(1).max(200), description: 'Address on the RNode link' },
+  create: (ctx) => createRNodeBearer(ctx, { openLink: ctx.openLink }),
+  probe: rnodeProbe,
+  openSim: (channel) => openRNodeSimLink(channel),
+  simulator: rnodeSimulator,
+  stats: rnodeStats,
+  routes: rnodeRoutes,
+});

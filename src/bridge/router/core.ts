@@ -1,0 +1,79 @@
+import type { DatabaseSync } from 'node:sqlite';
+import type { DriverModule } from '../../bearers/driver-module.ts';
+import type { OpenLinkOptions } from '../../bearers/links/open-link.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { EventStream } from '../../lib/events.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { BookService } from '../contacts/service.ts';
+import { Dispatcher } from '../deliveries/dispatcher.ts';
+import { DeliveryStore } from '../deliveries/store.ts';
+import { WriteBehind } from '../deliveries/write-behind.ts';
+import { BearerHost, type DeviceConfigSource } from '../interfaces/bearer-host.ts';
+import type { InterfaceStore } from '../interfaces/store.ts';
+import { MessageStore } from '../messages/store.ts';
+import type { RuleService } from '../rules/service.ts';
+import type { RouterEvent } from './events.ts';
+import { Pipeline } from './pipeline.ts';
+
+// The routing core (docs/architecture.md, "The message path"): the parts a message passes
+// through, built in the order it passes them, each given what it needs when it is made:
+//
+//   bearer --frame--> BearerHost --receive--> Pipeline --rows--> stores --'queued'--> Dispatcher --send--> BearerHost --> bearer
+//
+// Nothing is wired after construction. The parts tell each other, and the rest of the bridge
+// (uplink, metrics), through one event stream; the dispatcher listens for new deliveries and
+// for links coming up.
+
+export interface RoutingCoreDeps {
+  db: DatabaseSync;
+  clock: Clock;
+  log: Logger;
+  interfaceStore: InterfaceStore;
+  rules: RuleService;
+  contacts: BookService<Record<string, string>>;
+  groups: BookService<string[]>;
+  deviceConfig: DeviceConfigSource;
+  /** Random source for retry jitter (tests make it deterministic). */
+  random?: () => number;
+  /** The driver of a kind (default: bearers/drivers.ts); tests add their own. */
+  drivers?: (kind: string) => DriverModule | undefined;
+  linkOptions?: OpenLinkOptions;
+}
+
+export class RoutingCore {
+  readonly events = new EventStream<RouterEvent>();
+  readonly writeBehind: WriteBehind;
+  readonly messages: MessageStore;
+  readonly deliveries: DeliveryStore;
+  readonly pipeline: Pipeline;
+  readonly host: BearerHost;
+  readonly dispatcher: Dispatcher;
+
+  constructor(d: RoutingCoreDeps) {
+    const { db, clock, log, events } = { ...d, events: this.events };
+    this.writeBehind = new WriteBehind(db, log);
+    this.messages = new MessageStore(db);
+    this.deliveries = new DeliveryStore(db, this.writeBehind, events);
+    this.pipeline = new Pipeline({
+      db, clock, log, events, messages: this.messages, deliveries: this.deliveries,
+      interfaces: d.interfaceStore, rules: d.rules, contacts: d.contacts, groups: d.groups,
+    });
+    this.host = new BearerHost({ log, clock, events, sink: this.pipeline, deviceConfig: d.deviceConfig, drivers: d.drivers, linkOptions: d.linkOptions });
+    this.dispatcher = new Dispatcher({
+      store: this.deliveries, writeBehind: this.writeBehind, host: this.host, events, interfaces: d.interfaceStore, clock, log, random: d.random,
+    });
+  }
+
+  /** Recovers deliveries a crash left on the air and starts sending. Bearers may start before. */
+  start(): void {
+    this.dispatcher.start();
+  }
+
+  /** No new sends; bearers stop (sends on the air go back to their queue without spending an
+   *  attempt); then every state change is committed. */
+  async stop(graceMs: number): Promise<void> {
+    this.dispatcher.pause();
+    await this.host.stopAll();
+    await this.dispatcher.drain(Math.min(graceMs, 5000));
+  }
+}

@@ -1,0 +1,17 @@
+import type { DeliveryRow } from '../deliveries/store.ts';
+import type { MessageRow } from '../messages/store.ts';
+
+// What the routing core tells the rest of the bridge (docs/architecture.md, "The message
+// path"). The uplink and the metrics subscribe; the dispatcher subscribes to wake its queues.
+// Events about stored rows are emitted inside the transaction that writes them.
+
+export type RouterEvent =
+  /** A message was stored with its deliveries (inside the transaction that stores them). */
+  | { type: 'message'; message: MessageRow; deliveries: DeliveryRow[] }
+  /** After commit: new deliveries wait on this interface; the earliest of their expiries. */
+  | { type: 'queued'; interfaceId: string; earliestExpiryMs: number }
+  /** A delivery changed state (inside the transaction that writes it). `failedAttempt`: a
+   *  send attempt failed at the bearer (an interrupted send is not one). */
+  | { type: 'delivery'; delivery: DeliveryRow; failedAttempt: boolean }
+  /** An interface's link came up or went down. */
+  | { type: 'link'; interfaceId: string; connected: boolean };

@@ -1,0 +1,229 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DatabaseSync } from 'node:sqlite';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { Bearer, BearerContext, InboundFrame, OutboundFrame, SendResult } from '../../../src/bearers/bearer.ts';
+import { defineDriver, unspecifiedSettings, type DriverModule } from '../../../src/bearers/driver-module.ts';
+import { driverFor } from '../../../src/bearers/drivers.ts';
+import { openBridgeDatabase } from '../../../src/bridge/app.ts';
+import { deviceConfigSource } from '../../../src/bridge/config/device-config.ts';
+import { ConfigService } from '../../../src/bridge/config/service.ts';
+import { ConfigStore } from '../../../src/bridge/config/store.ts';
+import { BookService } from '../../../src/bridge/contacts/service.ts';
+import { BookStore } from '../../../src/bridge/contacts/store.ts';
+import { DEFAULT_RETRY_POLICY } from '../../../src/bridge/deliveries/backoff.ts';
+import { InterfaceService } from '../../../src/bridge/interfaces/service.ts';
+import { InterfaceStore } from '../../../src/bridge/interfaces/store.ts';
+import { RoutingCore } from '../../../src/bridge/router/core.ts';
+import type { RouterEvent } from '../../../src/bridge/router/events.ts';
+import { RuleService } from '../../../src/bridge/rules/service.ts';
+import { RuleStore } from '../../../src/bridge/rules/store.ts';
+import { FakeClock } from '../../../src/lib/clock.ts';
+import { silentLogger } from '../../../src/lib/log.ts';
+
+// The routing core built directly, without HTTP (bridge/router/core.ts): a message goes
+// bearer -> host -> pipeline -> stores -> dispatcher -> bearer, and every step is seen on the
+// event stream. The bearers are a scripted test driver registered as the `meshtastic` kind,
+// so the test decides what each send answers and what the radio hears.
+
+class ScriptedBearer implements Bearer {
+  readonly kind = 'meshtastic';
+  readonly mtu = 200;
+  readonly sent: OutboundFrame[] = [];
+  /** What the next sends answer, in order; then ok. */
+  readonly answers: SendResult[] = [];
+  readonly ctx: BearerContext;
+  constructor(ctx: BearerContext) {
+    this.ctx = ctx;
+  }
+  async start(): Promise<void> {
+    this.ctx.events.state({ connected: true, lastError: null });
+  }
+  async stop(): Promise<void> {
+    this.ctx.events.state({ connected: false, lastError: null });
+  }
+  async send(frame: OutboundFrame): Promise<SendResult> {
+    this.sent.push(frame);
+    return this.answers.shift() ?? { ok: true };
+  }
+  stats(): Record<string, unknown> {
+    return { sent: this.sent.length };
+  }
+  /** The radio heard a frame. */
+  hear(frame: Partial<InboundFrame> & { text: string }): void {
+    this.ctx.events.receive({ from: '!00000001', to: null, channel: 0, kind: 'text', payload: null, meta: {}, ...frame });
+  }
+  drop(): void {
+    this.ctx.events.state({ connected: false, lastError: 'unplugged' });
+  }
+}
+
+interface Harness {
+  db: DatabaseSync;
+  clock: FakeClock;
+  core: RoutingCore;
+  config: ConfigService;
+  interfaces: InterfaceService;
+  rules: RuleService;
+  bearers: Map<string, ScriptedBearer>;
+  events: RouterEvent[];
+  close(): Promise<void>;
+}
+
+function build(): Harness {
+  const dir = mkdtempSync(join(tmpdir(), 'fb-core-'));
+  const db = openBridgeDatabase(join(dir, 'bridge.db'));
+  const clock = new FakeClock();
+  const log = silentLogger;
+  const config = new ConfigService(new ConfigStore(db), clock, log);
+  const interfaceStore = new InterfaceStore(db);
+  const ruleStore = new RuleStore(db);
+  const refs = { rulesReferring: () => [], nameUsedElsewhere: () => false };
+  const contacts = new BookService<Record<string, string>>(new BookStore(db, 'contacts', 'addresses'), { what: 'contact', refKind: 'contact', prefix: 'ctc', expand: (v) => Object.values(v as Record<string, string>) }, clock, refs);
+  const groups = new BookService<string[]>(new BookStore(db, 'object_groups', 'members'), { what: 'object group', refKind: 'group', prefix: 'grp', expand: (v) => v as string[] }, clock, refs);
+  const rules = new RuleService(ruleStore, { interfaces: interfaceStore, contacts, groups, clock, defaultAction: () => 'store' });
+  const bearers = new Map<string, ScriptedBearer>();
+  const scripted: DriverModule = defineDriver({
+    kind: 'meshtastic', title: 'scripted', settings: unspecifiedSettings, contact: { field: 'mesh' }, deviceSections: ['radio'],
+    create: (ctx) => {
+      const b = new ScriptedBearer(ctx);
+      bearers.set(ctx.interfaceId, b);
+      return b;
+    },
+  });
+  const core = new RoutingCore({
+    db, clock, log, interfaceStore, rules, contacts, groups, deviceConfig: deviceConfigSource(config), random: () => 0.5,
+    drivers: (kind) => (kind === 'meshtastic' ? scripted : driverFor(kind)),
+  });
+  const interfaces = new InterfaceService(interfaceStore, core.host, { rules, deliveries: core.deliveries, clock });
+  const events: RouterEvent[] = [];
+  core.events.subscribe((e) => events.push(e));
+  return {
+    db, clock, core, config, interfaces, rules, bearers, events,
+    close: async () => {
+      await core.stop(1000);
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const mesh = (h: Harness, name: string, device: string | null = `tcp://127.0.0.1:${name.length}`) =>
+  h.interfaces.create({ name, kind: 'meshtastic', enabled: true, device, settings: {}, transforms: { inbound: [], outbound: [] }, retry: { ...DEFAULT_RETRY_POLICY, max_attempts: 3 } });
+
+const forwardAllTo = (h: Harness, interfaceId: string) =>
+  h.rules.create({ name: `to-${interfaceId}`, match: {}, schedule: null, action: 'forward', destinations: [{ interface: interfaceId, to: '{to}' }] });
+
+/** Lets the dispatcher and the write-behind run (bounded). */
+async function until(what: string, cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (cond()) return;
+    await new Promise((r) => setImmediate(r));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const deliveryStates = (h: Harness) => h.events.flatMap((e) => (e.type === 'delivery' ? [`${e.delivery.state}${e.failedAttempt ? ' (failed attempt)' : ''}`] : []));
+
+test('a frame heard on one radio is stored, forwarded and sent on the other, every step on the event stream', async () => {
+  const h = build();
+  try {
+    const a = await mesh(h, 'a');
+    const b = await mesh(h, 'b');
+    forwardAllTo(h, b.id);
+    h.core.start();
+    let inTransaction: boolean | undefined;
+    h.core.events.subscribe((e) => {
+      if (e.type === 'message') inTransaction = h.db.isTransaction;
+    });
+    h.bearers.get(a.id)!.hear({ from: '!0000abcd', to: '!0000beef', text: 'ridge camp' });
+    await until('the send on b', () => h.bearers.get(b.id)!.sent.length === 1);
+    const frame = h.bearers.get(b.id)!.sent[0];
+    assert.is(frame.text, 'ridge camp');
+    assert.is(frame.to, '!0000beef', '{to} keeps the message\'s own destination');
+    await until('the delivered event', () => deliveryStates(h).includes('delivered'));
+    assert.is(inTransaction, true, 'the message event is told inside the transaction that stores it');
+    const types = h.events.map((e) => e.type);
+    assert.equal(types.filter((t) => t !== 'link'), ['message', 'queued', 'delivery']);
+    const message = h.events.find((e) => e.type === 'message')!;
+    assert.ok(message.type === 'message' && message.message.direction === 'inbound' && message.message.interface_id === a.id);
+    assert.is(message.type === 'message' && message.deliveries.length, 1);
+    assert.is(h.core.deliveries.get(frame.deliveryId)?.state, 'delivered');
+  } finally {
+    await h.close();
+  }
+});
+
+test('failed attempts are marked as such, retried on the clock, then dead-lettered', async () => {
+  const h = build();
+  try {
+    const b = await mesh(h, 'b');
+    forwardAllTo(h, b.id);
+    h.core.start();
+    const bearer = h.bearers.get(b.id)!;
+    bearer.answers.push({ ok: false, error: 'no ack', retryable: true }, { ok: false, error: 'no ack', retryable: true }, { ok: false, error: 'no ack', retryable: true });
+    const [result] = h.core.pipeline.ingest({ direction: 'outbound', interfaceId: null, from: 'local', to: '!0000beef', channel: null, kind: 'text', text: 'x', payload: null });
+    await until('first attempt', () => bearer.sent.length === 1);
+    await until('its retrying event', () => deliveryStates(h).length === 1);
+    for (let i = 0; i < 2; i++) {
+      h.clock.advance(DEFAULT_RETRY_POLICY.cap_s * 1000);
+      await until(`attempt ${i + 2}`, () => bearer.sent.length === i + 2);
+      await until(`its event`, () => deliveryStates(h).length === i + 2);
+    }
+    assert.equal(deliveryStates(h), ['retrying (failed attempt)', 'retrying (failed attempt)', 'dead (failed attempt)']);
+    const dead = h.core.deliveries.get(result.deliveries[0].id)!;
+    assert.is(dead.state, 'dead');
+    assert.is(dead.attempts, 3);
+    assert.match(dead.last_error ?? '', /no ack \(gave up after 3 attempts\)/);
+  } finally {
+    await h.close();
+  }
+});
+
+test('while the link is down deliveries wait without spending attempts; the link coming up sends them', async () => {
+  const h = build();
+  try {
+    const b = await mesh(h, 'b');
+    forwardAllTo(h, b.id);
+    h.core.start();
+    const bearer = h.bearers.get(b.id)!;
+    bearer.drop();
+    const [result] = h.core.pipeline.ingest({ direction: 'outbound', interfaceId: null, from: 'local', to: '!0000beef', channel: null, kind: 'text', text: 'wait', payload: null });
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    assert.is(bearer.sent.length, 0, 'nothing is sent on a link that is down');
+    assert.is(h.core.deliveries.get(result.deliveries[0].id)?.attempts, 0);
+    bearer.ctx.events.state({ connected: true, lastError: null });
+    await until('the send after the link came up', () => bearer.sent.length === 1);
+    assert.ok(h.events.some((e) => e.type === 'link' && e.interfaceId === b.id && e.connected));
+  } finally {
+    await h.close();
+  }
+});
+
+test('device configuration: the driver reads its declared section, hears committed changes, reports back, and stops hearing when stopped', async () => {
+  const h = build();
+  try {
+    const a = await mesh(h, 'a');
+    const ctx = h.bearers.get(a.id)!.ctx;
+    assert.is(ctx.deviceConfig.desired('radio').region, h.config.section('radio').region, 'desired values are the configured ones');
+    assert.throws(() => ctx.deviceConfig.desired('owner'), /did not declare the device section 'owner'/);
+    const heard: Array<[string, Record<string, unknown>]> = [];
+    ctx.deviceConfig.onChange((section, value) => heard.push([section, value]));
+    h.config.write('radio', { hop_limit: 5 }, 'body');
+    h.config.write('owner', { long_name: 'Ridge gateway' }, 'body');
+    assert.equal(heard.map(([s, v]) => [s, v.hop_limit]), [['radio', 5]], 'only the declared section, after the write');
+    ctx.deviceConfig.report('radio', { region: 'EU_868', modem_preset: 'LONG_FAST', channel_num: 0 });
+    assert.equal(h.config.reportedRadio(), { region: 'EU_868', modem_preset: 'LONG_FAST', channel_num: 0 }, 'the report reaches the configuration service (radio warnings compare with it)');
+    await h.interfaces.setEnabled(a.id, false);
+    h.config.write('radio', { hop_limit: 6 }, 'body');
+    assert.is(heard.length, 1, 'a stopped bearer hears no more changes');
+    ctx.deviceConfig.report('radio', null);
+    assert.ok(h.config.reportedRadio(), 'a stopped bearer\'s report is ignored');
+  } finally {
+    await h.close();
+  }
+});
+
+test.run();

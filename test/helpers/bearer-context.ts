@@ -1,0 +1,20 @@
+import type { BearerContext, DeviceConfig } from '../../src/bearers/bearer.ts';
+
+// A BearerContext for driver tests that run a bearer without a bridge: no device sections to
+// apply, and no port values to open unless the test gives its own openLink.
+
+export const noDeviceConfig: DeviceConfig = {
+  desired: (section) => {
+    throw new Error(`this test's driver asked for the device section '${section}'`);
+  },
+  onChange: () => () => {},
+  report: () => {},
+};
+
+export function bearerContext(ctx: Omit<BearerContext, 'openLink' | 'deviceConfig'> & Partial<Pick<BearerContext, 'openLink' | 'deviceConfig'>>): BearerContext {
+  return {
+    openLink: (device) => Promise.reject(new Error(`this test opens no port value (${device})`)),
+    deviceConfig: noDeviceConfig,
+    ...ctx,
+  };
+}
