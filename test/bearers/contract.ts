@@ -359,6 +359,12 @@ export function bearerContract(name: string, harness: ContractHarness) {
     }
     // The refusal does not hurt the link: a normal frame still goes.
     assert.is((await sendNoThrow(bearer, textFrame('still fine'), 'after an oversize frame')).ok, true, 'a normal frame still goes after an oversize one');
+    // Size is judged before link state: a frame that can never fit is not kept for a retry
+    // just because the interface happens to be down.
+    await bearer.stop();
+    const stopped = await sendNoThrow(bearer, dataFrame(mtu + 1), 'oversize after stop');
+    if (!stopped.ok) assert.is(stopped.retryable, false, `oversize to a stopped bearer: ${stopped.error}`);
+    else assert.unreachable('an oversize frame was sent by a stopped bearer');
   });
 
   it('(3) a normal frame returns ok:true when connected and reaches a peer', async (kit) => {

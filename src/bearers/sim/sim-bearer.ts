@@ -159,10 +159,11 @@ export class SimBearer implements Bearer {
   }
 
   async #attempt(frame: OutboundFrame): Promise<SendResult> {
-    if (this.#channel === null) return { ok: false, retryable: true, error: 'not started' };
+    // Size first: a frame that can never fit fails for good, whether or not the bearer runs.
     if (frame.payload.length > this.mtu) {
       return { ok: false, retryable: false, error: `frame of ${frame.payload.length} bytes exceeds the sim mtu of ${this.mtu} bytes` };
     }
+    if (this.#channel === null) return { ok: false, retryable: true, error: 'not started' };
     // Counted when the send begins, so concurrent sends fail in the order they were made.
     const nth = ++this.#sendsSinceStart;
     if (this.#settings.latency_ms > 0 && (await this.#wait(this.#settings.latency_ms))) {

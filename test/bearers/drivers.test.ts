@@ -1,0 +1,52 @@
+import { readdirSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { contactAddressFields, DRIVERS, driverFor, INTERFACE_KINDS } from '../../src/bearers/drivers.ts';
+import { SIM_COMMAND_OPTIONS, SIM_USAGE } from '../../src/bearers/simulators/cli.ts';
+
+// The driver registry (bearers/drivers.ts): a kind is its folder's index.ts module plus one
+// line in the list, and every kind list the bridge shows is derived from that list.
+
+const bearersDir = join(import.meta.dirname, '..', '..', 'src', 'bearers');
+
+test('every bearers/<kind>/index.ts module is registered, under its folder name, and nothing else is', async () => {
+  const folders = readdirSync(bearersDir, { withFileTypes: true }).filter((d) => d.isDirectory() && existsSync(join(bearersDir, d.name, 'index.ts')));
+  const found: string[] = [];
+  for (const folder of folders) {
+    const exported = Object.values(await import(join(bearersDir, folder.name, 'index.ts'))) as Array<{ kind?: unknown }>;
+    const module = exported.find((e) => typeof e === 'object' && e !== null && typeof e.kind === 'string');
+    assert.ok(module, `${folder.name}/index.ts exports a driver module`);
+    assert.is(module!.kind, folder.name, 'the folder is named after the kind');
+    assert.is(driverFor(folder.name), module, `${folder.name} is in DRIVERS`);
+    found.push(folder.name);
+  }
+  assert.equal([...found].sort(), [...INTERFACE_KINDS].sort());
+  assert.equal(INTERFACE_KINDS, DRIVERS.map((d) => d.kind));
+  assert.is(driverFor('smoke-signal'), undefined);
+});
+
+test('the sim kind is a complete example: settings, contact field, factory and stats', () => {
+  const sim = driverFor('sim')!;
+  assert.ok(sim.create && sim.stats && sim.meshTraffic);
+  assert.equal(sim.settings.parse({}), { behaviour: 'deliver', fail_count: 1, latency_ms: 0, mtu: 230 });
+  assert.is(sim.contact.field, 'mesh');
+});
+
+test('contact address fields: one per address family, each with its schema, in registry order', () => {
+  const fields = contactAddressFields();
+  assert.equal(fields.map((f) => f.field), ['mesh', 'rnode', 'iridium', 'sms']);
+  const sms = fields.find((f) => f.field === 'sms')!;
+  assert.ok(sms.schema.safeParse('+4915112345678').success);
+  assert.not.ok(sms.schema.safeParse('call me').success);
+  assert.ok(sms.schema.safeParse(undefined).success, 'every address is optional');
+});
+
+test('fieldbridge sim: usage and options come from the modules that bring a simulator', () => {
+  for (const d of DRIVERS.filter((m) => m.simulator)) {
+    assert.ok(SIM_USAGE.includes(`fieldbridge sim ${d.kind}`), `usage names sim ${d.kind}`);
+    for (const option of Object.keys(d.simulator!.options)) assert.ok(option in SIM_COMMAND_OPTIONS, `--${option}`);
+  }
+});
+
+test.run();
