@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { toGsm7 } from '../../bearers/codec/gsm7.ts';
 import { checkSafeRegex, compileSafeRegex, SAFE_REGEX_MAX_LENGTH } from '../../lib/safe-regex.ts';
 
 // Transform pipelines (DESIGN.md section 6): ordered steps per interface and direction that
@@ -297,50 +298,4 @@ export function decodeBase64Strict(encoded: string): Uint8Array | string {
   if (body.length % 4 === 1) return 'text is not valid base64 (its length leaves a dangling character)';
   if (compact.length !== body.length && compact.length % 4 !== 0) return 'text is not valid base64 (wrong padding)';
   return new Uint8Array(Buffer.from(body, 'base64'));
-}
-
-// ---- GSM 03.38 ----
-
-// 3GPP TS 23.038 section 6.2.1: the default alphabet (ESC at 0x1B is not a character) and the
-// extension table reached through ESC (form feed, ^ { } \ [ ~ ] | and the euro sign).
-const GSM7_BASIC =
-  '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?' +
-  '¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà';
-const GSM7_EXTENSION = '\f^{}\\[~]|€';
-const GSM7 = new Set([...GSM7_BASIC, ...GSM7_EXTENSION]);
-
-// What phone keyboards and word processors produce most often, folded to a GSM look-alike
-// instead of "?": typographic quotes, dashes, ellipsis, non-breaking spaces, tab, backtick.
-const GSM7_FOLD: Record<string, string> = {
-  '\u2018': "'", '\u2019': "'", '\u201A': "'", '\u201B': "'", '\u2032': "'", '`': "'", '\u00B4': "'",
-  '\u201C': '"', '\u201D': '"', '\u201E': '"', '\u201F': '"', '\u2033': '"', '\u00AB': '"', '\u00BB': '"',
-  '\u2010': '-', '\u2011': '-', '\u2012': '-', '\u2013': '-', '\u2014': '-', '\u2015': '-', '\u2212': '-',
-  '\u2026': '...', '\u00A0': ' ', '\u2007': ' ', '\u202F': ' ', '\t': ' ', '\u2022': '*',
-};
-
-/** One character in GSM-7: itself, a fold, its unaccented base letter, or "?". */
-function gsm7Char(ch: string): string {
-  if (GSM7.has(ch)) return ch;
-  const folded = GSM7_FOLD[ch];
-  if (folded !== undefined) return folded;
-  // A combining mark left alone after NFC ("q" + U+0301): its base is already out; drop it.
-  if (/^[\u0300-\u036f]$/.test(ch)) return '';
-  // "á" is not GSM but "a" is: decompose (NFD) and keep the base when only combining marks
-  // (U+0300..U+036F) follow it.
-  const decomposed = ch.normalize('NFD');
-  const base = decomposed[0];
-  if (decomposed.length > 1 && GSM7.has(base) && /^[\u0300-\u036f]+$/.test(decomposed.slice(1))) return base;
-  return '?';
-}
-
-export function toGsm7(text: string): string {
-  let out = '';
-  // Compose first so a decomposed "é" (e + U+0301) meets the GSM "é" rather than two pieces.
-  for (const ch of text.normalize('NFC')) out += gsm7Char(ch);
-  return out;
-}
-
-export function isGsm7(text: string): boolean {
-  for (const ch of text) if (!GSM7.has(ch)) return false;
-  return true;
 }

@@ -3,8 +3,6 @@ import * as assert from 'uvu/assert';
 import {
   applyTransforms,
   decodeBase64Strict,
-  isGsm7,
-  toGsm7,
   TransformPipeline,
   TransformStep,
   truncateUtf8,
@@ -259,22 +257,11 @@ test('split parts keep the addresses, interface and channel', () => {
 });
 
 // ---- GSM-7 ----
+// The alphabet itself (isGsm7, toGsm7) is tested in test/bearers/codec/gsm7.test.ts.
 
 test('strip_non_gsm7 keeps the whole GSM basic set and extension table', () => {
   const gsm = '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà\f^{}\\[~]|€';
-  assert.ok(isGsm7(gsm));
   assert.equal(texts(run([{ type: 'strip_non_gsm7' }], msg({ text: gsm }))), [gsm]);
-});
-
-test('strip_non_gsm7 folds look-alikes and accents, and replaces the rest by "?"', () => {
-  assert.is(toGsm7('“Hi” it’s 5–6 km… `ok`'), '"Hi" it\'s 5-6 km... \'ok\'');
-  assert.is(toGsm7('á í ó ú ç Ł'), 'a i o u c ?'); // Ł has no decomposition
-  assert.is(toGsm7('e\u0301'), 'é'); // decomposed é composes to the GSM é
-  assert.is(toGsm7('q\u0301'), 'q'); // a stray combining mark goes
-  assert.is(toGsm7('SOS 😀 火 \u0000'), 'SOS ? ? ?');
-  assert.is(toGsm7('tab\there\u00a0nbsp'), 'tab here nbsp');
-  assert.ok(isGsm7(toGsm7('any ☃ text ✓ at all ∑')));
-  assert.not.ok(isGsm7('`'));
 });
 
 // ---- base64 ----
