@@ -1,6 +1,6 @@
 // Release build (issue 3): one executable per architecture, dist/fieldbridge-linux-x64 and
 // dist/fieldbridge-linux-arm64, made fully offline from the npm registry and Debian packages.
-// Facts behind each step: shared/packaging.md.
+// Facts behind each step: docs/packaging.md.
 //
 //   npm run build
 //
@@ -182,7 +182,7 @@ function strippedNode(target: Target): string {
 /**
  * Puts $HOME/.pkg-cache/sea/node-v<V>-linux-<arch>.tar.gz (holding
  * node-v<V>-linux-<arch>/bin/node) and its empty ".ok" sentinel where pkg 6.23.0 looks, so it
- * skips the download and checksum (packaging.md, "@yao-pkg/pkg offline").
+ * skips the download and checksum (docs/packaging.md, "@yao-pkg/pkg offline").
  */
 function seedPkgCache(target: Target, node: string): void {
   const name = `node-v${NODE_VERSION}-linux-${target.arch}`;
@@ -205,7 +205,7 @@ function seedPkgCache(target: Target, node: string): void {
 function runPkg(): Promise<void> {
   for (const t of TARGETS) rmSync(binaryPath(t.arch), { force: true });
   const pkgCli = join(root, 'node_modules', '@yao-pkg', 'pkg', 'lib-es5', 'bin.js');
-  // Full versions: "node24" alone would be resolved over the internet (packaging.md).
+  // Full versions: "node24" alone would be resolved over the internet (docs/packaging.md).
   const targets = TARGETS.map((t) => `node${NODE_VERSION}-linux-${t.arch}`).join(',');
   const args = [pkgCli, bundlePath, '--sea', '--config', join(root, 'build', 'pkg.config.json'), '--targets', targets, '--output', join(dist, 'fieldbridge-linux')];
   return new Promise((resolve, reject) => {

@@ -5,7 +5,7 @@
 //
 //   node scripts/bench-binary.ts [runs]        (after npm run build; default 7 runs each)
 //
-// Figures are medians. Not a test: a noisy machine moves them (shared packaging.md measured
+// Figures are medians. Not a test: a noisy machine moves them (docs/packaging.md measured
 // 60-114 ms startup here). `npm run bench` runs it after the routing benchmark.
 
 import { spawn } from 'node:child_process';

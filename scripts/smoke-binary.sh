@@ -36,7 +36,7 @@ die() { printf '[smoke] cannot run: %s\n' "$*" >&2; exit 2; }
 
 host_arch() { case "$(uname -m)" in x86_64) echo x64 ;; aarch64 | arm64) echo arm64 ;; *) uname -m ;; esac; }
 
-# Debian packages to run a foreign architecture (packaging.md, "Running arm64 here").
+# Debian packages to run a foreign architecture (docs/packaging.md, "Running arm64 here").
 declare -A qemu_bin=([arm64]=qemu-aarch64-static [x64]=qemu-x86_64-static)
 declare -A sysroot=([arm64]=/usr/aarch64-linux-gnu [x64]=/usr/x86_64-linux-gnu)
 declare -A cross_pkgs=([arm64]='libc6-arm64-cross libstdc++6-arm64-cross libgcc-s1-arm64-cross' [x64]='libc6-amd64-cross libstdc++6-amd64-cross libgcc-s1-amd64-cross')

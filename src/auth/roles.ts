@@ -3,7 +3,7 @@
 
 export type Role = 'owner' | 'admin' | 'viewer';
 
-/** Who may call a route (DESIGN.md section 5). */
+/** Who may call a route (docs/design.md section 5). */
 export const ANY_KEY: readonly Role[] = ['owner', 'admin', 'viewer'];
 export const ADMIN: readonly Role[] = ['owner', 'admin'];
 export const OWNER: readonly Role[] = ['owner'];

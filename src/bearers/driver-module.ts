@@ -86,7 +86,7 @@ export interface DriverModule<K extends string = string> {
   stats?: StatsView;
   /** Bridge-wide sections the driver applies to its device (BearerContext.deviceConfig). */
   deviceSections?: readonly DeviceSection[];
-  /** Extra routes the kind serves (the RNode's SPEC routes). */
+  /** Extra routes the kind serves (the RNode's routes (docs/api.md 4.8)). */
   routes?(api: DriverApi): Route[];
 }
 

@@ -1,6 +1,6 @@
 import type { Migration } from '../db/migrate.ts';
 
-// The bridge schema, append-only (SPEC section 9). Never edit an entry once it has shipped:
+// The bridge schema, append-only (docs/api.md section 9). Never edit an entry once it has shipped:
 // test/db/migrations.lock.json pins a checksum of each, and a change to an old one fails the
 // tests. Add a new entry instead.
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import { StartupError } from '../lib/errors.ts';
 
-// SPEC section 9: an append-only list of migrations; schema_version records the current
+// docs/api.md section 9: an append-only list of migrations; schema_version records the current
 // version; at start every migration above it runs, each in its own transaction. A database
 // newer than this binary is refused rather than guessed at.
 

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 
-// SPEC section 8: the bridge waits up to 5000 ms for a busy database before giving up.
+// docs/api.md section 8: the bridge waits up to 5000 ms for a busy database before giving up.
 export const BUSY_TIMEOUT_MS = 5000;
 
 /** Opens (creating parent folders) a SQLite file with the pragmas every store expects. */

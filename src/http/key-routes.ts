@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CreateKeyRequest, KeyCreated, KeyInfo, type KeyManager } from '../auth/keys.ts';
 import { OWNER, route, type Route } from './route.ts';
 
-// The key management routes (docs/api.md, "Keys"), shared by the bridge and the hub.
+// The key management routes (docs/api.md 4.1), shared by the bridge and the hub.
 
 const KeyParams = z.object({ id: z.string().min(1).max(100) });
 const KeyList = z.object({ items: z.array(KeyInfo) });

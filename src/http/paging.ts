@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { badRequest } from '../lib/errors.ts';
 import { Reply, type RequestContext } from './route.ts';
 
-// Keyset pagination (DESIGN.md section 5): `?limit=` (default 100, max 1000) and an opaque
+// Keyset pagination (docs/design.md section 5): `?limit=` (default 100, max 1000) and an opaque
 // `?cursor=`; the body is {items, next_cursor} and a Link rel="next" header points to the
 // next page. Ids are time-sortable, so the cursor is simply the last id seen.
 

@@ -1,6 +1,6 @@
 import type { FieldError } from '../lib/errors.ts';
 
-// RFC 9457 problem details (DESIGN.md section 5). "type" is a stable URI per kind of error so
+// RFC 9457 problem details (docs/design.md section 5). "type" is a stable URI per kind of error so
 // clients can switch on it; "detail" says what happened to this request. Never a stack trace.
 
 export interface Problem {

@@ -5,7 +5,7 @@ import type { Principal, Role } from '../auth/roles.ts';
 
 export { ADMIN, ANY_KEY, OWNER, type Principal, type Role } from '../auth/roles.ts';
 
-// Routes are plain data (STYLE.md habit 10): the router matches them, the server validates
+// Routes are plain data (docs/style.md habit 10): the router matches them, the server validates
 // against their schemas, the OpenAPI generator documents them. One declaration, three uses.
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

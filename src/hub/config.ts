@@ -4,7 +4,7 @@ import type { LogLevel } from '../lib/log.ts';
 import { parseMqttUrl } from '../lib/mqtt-options.ts';
 import type { HubStoreLocation } from './store/store.ts';
 
-// The hub's environment (DESIGN.md section 4). Every variable is checked before anything is
+// The hub's environment (docs/design.md section 4). Every variable is checked before anything is
 // opened; a bad one stops the start with one line naming it (src/lib/env.ts).
 
 export const DEFAULT_HUB_SQLITE_PATH = '/data/hub.db';

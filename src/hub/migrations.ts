@@ -1,6 +1,6 @@
 import type { Migration } from '../db/migrate.ts';
 
-// The hub schema, append-only (SPEC section 9). Each entry's checksum is recorded when it is
+// The hub schema, append-only (docs/api.md section 9). Each entry's checksum is recorded when it is
 // applied and verified at every start (src/hub/store/migrate.ts): never edit a shipped entry,
 // append a new one. The SQL is written once for both SQLite and PostgreSQL, so it keeps to
 // what both understand: TEXT ids and ISO 8601 timestamps, INTEGER counters, JSON as TEXT.

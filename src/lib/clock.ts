@@ -1,5 +1,5 @@
 // Time is passed in, not read from globals, so timers (retries, keep-alives, purges) can be
-// tested with a fake clock instead of by sleeping (STYLE.md habit 5).
+// tested with a fake clock instead of by sleeping (docs/style.md habit 5).
 
 export interface Clock {
   now(): number;

@@ -2,7 +2,7 @@ import { StartupError } from './errors.ts';
 import type { LogLevel } from './log.ts';
 
 // Environment parsing: a bad value stops the process at start with one line naming the
-// variable, what was expected and what was received (DESIGN.md section 4).
+// variable, what was expected and what was received (docs/design.md section 4).
 
 export function envString(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
   const value = env[name];

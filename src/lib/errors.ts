@@ -1,6 +1,6 @@
 // Errors that cross a module boundary carry a stable code and an HTTP status, so the HTTP
 // layer can answer them as problem+json without knowing where they came from
-// (STYLE.md habit 8; the list with causes and fixes is docs/errors.md).
+// (docs/style.md habit 8; the list with causes and fixes is docs/errors.md).
 
 export interface FieldError {
   path: string;

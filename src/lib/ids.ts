@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-// Prefixed, time-sortable ids (DESIGN.md section 5): "<prefix>_" + 10 Crockford base32
+// Prefixed, time-sortable ids (docs/design.md section 5): "<prefix>_" + 10 Crockford base32
 // characters of milliseconds since the epoch + 16 of randomness (ULID layout). Sorting ids as
 // strings sorts them by creation time, which keyset pagination relies on.
 

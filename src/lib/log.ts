@@ -1,4 +1,4 @@
-// One line per event. Three formats (DESIGN.md section 4):
+// One line per event. Three formats (docs/design.md section 4):
 //  - journald (JOURNAL_STREAM set): "<N>event key=value ..." with the syslog priority prefix
 //    and no timestamp, because journald stamps lines itself;
 //  - json (SERVICE_LOG_FORMAT=json / HUB_LOG_FORMAT=json): one JSON object per line;

@@ -1,4 +1,4 @@
-// Prometheus text exposition format 0.0.4, written by hand (DESIGN.md section 5). Counters and
+// Prometheus text exposition format 0.0.4, written by hand (docs/design.md section 5). Counters and
 // histograms are updated as things happen; gauges that mirror the database (queue depth,
 // deliveries by state) are read at scrape time through collectors.
 

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { Logger } from './log.ts';
 
-// systemd readiness and watchdog (DESIGN.md section 4). Node has no unix datagram sockets, so
+// systemd readiness and watchdog (docs/design.md section 4). Node has no unix datagram sockets, so
 // it cannot write to NOTIFY_SOCKET itself; `systemd-notify` does it for us, which is why the
 // units say NotifyAccess=all (the message comes from a child, not the main PID). Without
 // NOTIFY_SOCKET (a terminal, a test) this does nothing.

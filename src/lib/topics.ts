@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-// The uplink wire format (DESIGN.md section 8), shared by the hub's ingest and the bridge's
+// The uplink wire format (docs/design.md section 8), shared by the hub's ingest and the bridge's
 // publisher. Topics: fieldbridge/v1/<tenant>/<bridge_id>/<kind>. Payloads: UTF-8 JSON, QoS 1.
 //  hello    retained  {version, interfaces: [...], ts}
 //  status   retained  {state: 'online'|'offline', session, ts}; the last will is the offline

@@ -10,7 +10,7 @@ import { RNodeSimulator } from '../../src/bearers/simulators/rnode/simulator.ts'
 import { startTestBridge, type TestBridge } from '../helpers/bridge.ts';
 
 // Two bridges, each with an RNode interface over a real TCP byte stream to its own simulated
-// RNode; both simulated radios share one simulated LoRa channel (SPEC 2.7, issue 6).
+// RNode; both simulated radios share one simulated LoRa channel (docs/api.md 2.7, issue 6).
 
 const channel = new RNodeChannel({ linkQuality: () => ({ rssi_dbm: -87, snr_db: 6.25 }) });
 const simA = new RNodeSimulator({ name: 'radio-a', channel });
@@ -88,7 +88,7 @@ test('a message crosses from bridge A to bridge B through A\'s access rule; B st
   assert.is(d.attempts, 1);
 });
 
-test('the stats endpoint reports every SPEC 2.7 value as the radio reported it', async () => {
+test('the stats endpoint reports every docs/api.md 2.7 value as the radio reported it', async () => {
   const s = await until('channel stats', async () => {
     const r = await b.call('GET', '/api/routing/ifaces/lora/stats');
     return r.body.airtime_short_pct !== null && r.body.last_rssi_dbm !== null && r.body;
@@ -107,7 +107,7 @@ test('the stats endpoint reports every SPEC 2.7 value as the radio reported it',
   assert.match(doc.components.schemas.RNodeStats.properties.bitrate_bps.description, /bit\/s/);
 });
 
-test('presets endpoint is exactly the SPEC 2.7 table', async () => {
+test('presets endpoint is exactly the docs/api.md 2.7 table', async () => {
   const r = await a.call('GET', '/api/routing/rnode/presets');
   assert.equal(
     r.body.items.map((p: Record<string, number | string>) => [p.name, p.frequency_hz, p.bandwidth_hz, p.sf, p.cr, p.tx_power_dbm]),

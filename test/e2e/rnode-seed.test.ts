@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand, startProcess } from '../helpers/process.ts';
 
-// SPEC 4.8: SERVICE_RNODE_PORT and SERVICE_RNODE_PRESET seed the RNode interface on a fresh
+// docs/api.md 4.8: SERVICE_RNODE_PORT and SERVICE_RNODE_PRESET seed the RNode interface on a fresh
 // database only; afterwards the stored row is authoritative and the variables are ignored.
 
 const dir = mkdtempSync(join(tmpdir(), 'fb-seed-'));

@@ -7,7 +7,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { expectStatus, liftSendLimit, type RestartableBridge, startBridgeProcess, waitUntil } from '../helpers/api.ts';
 
 // Issue 4 acceptance: kill -9 the bridge with 1,000 deliveries pending, restart it on the same
-// database, and every delivery reaches a final state with none missing (DESIGN.md section 6:
+// database, and every delivery reaches a final state with none missing (docs/design.md section 6:
 // at least once, never lost). The deliveries are counted three ways: the ids the API gave
 // out when the messages were sent, the API after the restart, and the database file itself.
 

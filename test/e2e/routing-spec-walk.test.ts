@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expectStatus, liftSendLimit, type RestartableBridge, startBridgeProcess, waitUntil } from '../helpers/api.ts';
 
-// Issue 4 acceptance: every row of SPEC section 3 for interfaces, access rules and deliveries,
+// Issue 4 acceptance: every row of docs/api.md section 3 for interfaces, access rules and deliveries,
 // walked over HTTP against the real `fieldbridge` process, checking the "also happens" column.
 // Every rule here matches outbound messages to its own address only, so frames the sim
 // interfaces hear from each other (inbound) are stored and never forwarded again.

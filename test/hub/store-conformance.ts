@@ -6,7 +6,7 @@ import { hubMigrations } from '../../src/hub/migrations.ts';
 import { type EventRow, type HubKeyRow, type HubStore, openHubStore, openSqlDriver } from '../../src/hub/store/store.ts';
 import type { StoreHarness } from './store-harness.ts';
 
-// One contract for every hub store (STYLE.md habit 7): store.sqlite.test.ts and
+// One contract for every hub store (docs/style.md habit 7): store.sqlite.test.ts and
 // store.postgres.test.ts run exactly these tests, so both databases behave the same.
 
 const T0 = '2026-01-01T00:00:00.000Z';

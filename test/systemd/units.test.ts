@@ -87,7 +87,7 @@ test('modules-load.d loads usbserial and cdc_acm', () => {
   assert.equal(modules, ['usbserial', 'cdc_acm']);
 });
 
-test('the udev rule hides the LoRa boards of protocols.md section 5 from ModemManager, never a cellular modem', () => {
+test('the udev rule hides the LoRa boards of docs/protocols/usb-ids.md section 5 from ModemManager, never a cellular modem', () => {
   const rules = read('udev/70-fieldbridge-modemmanager.rules').split('\n').filter((l) => l.startsWith('ATTRS'));
   const ids = rules.map((l) => {
     const m = /^ATTRS\{idVendor\}=="([0-9a-f]{4})", ATTRS\{idProduct\}=="([0-9a-f]{4})", ENV\{ID_MM_DEVICE_IGNORE\}="1"$/.exec(l);

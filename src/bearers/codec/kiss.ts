@@ -1,5 +1,5 @@
-// KISS framing as the RNode firmware speaks it (protocols.md 1.2; RF:Framing.h). Pure: no
-// sockets, timers or logging (STYLE.md habit 1). The half-frame discard after silence
+// KISS framing as the RNode firmware speaks it (docs/protocols/rnode.md 1.2; RF:Framing.h). Pure: no
+// sockets, timers or logging (docs/style.md habit 1). The half-frame discard after silence
 // (100 ms serial, 1250 ms BLE, 1500 ms TCP) is the driver's job: it calls reset().
 
 export const FEND = 0xc0;
@@ -7,7 +7,7 @@ export const FESC = 0xdb;
 export const TFEND = 0xdc;
 export const TFESC = 0xdd;
 
-/** Largest payload one frame may carry: HW_MTU 508 (protocols.md 1.2). */
+/** Largest payload one frame may carry: HW_MTU 508 (docs/protocols/rnode.md 1.2). */
 export const KISS_MAX_PAYLOAD = 508;
 
 export interface KissFrame {
@@ -136,7 +136,7 @@ export class KissDecoder {
   }
 
   /** Throws away a half-received frame and waits for the next FEND (the driver calls this
-   *  after a silence; protocols.md 1.2). */
+   *  after a silence; docs/protocols/rnode.md 1.2). */
   reset(): void {
     if (this.#command !== null) this.errors.discardedPartial++;
     this.#clearFrame();

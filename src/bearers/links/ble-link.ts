@@ -4,7 +4,7 @@ import { LinkEvents } from './link-events.ts';
 import type { Link } from './link.ts';
 
 // A Link over Bluetooth LE through the Nordic UART service, spoken to BlueZ over the D-Bus
-// system bus (protocols.md 1.1 "BLE"; RT: BLEConnection). The host writes without response to
+// system bus (docs/protocols/rnode.md 1.1 "BLE"; RT: BLEConnection). The host writes without response to
 // the RX characteristic and takes notifications from the TX characteristic; the board must
 // already be bonded to the host (pairing needs a person at the board).
 //

@@ -3,7 +3,7 @@ import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Link } from './link.ts';
 
-// Keeps one interface's device link up (DESIGN.md section 7): open, hand the link to the
+// Keeps one interface's device link up (docs/design.md section 7): open, hand the link to the
 // driver's session, and when the link goes away or the session fails, report
 // `connected: false` with the reason and try again after an exponential backoff. A missing,
 // unplugged or garbage-speaking device is a state, never an exception out of here

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 
 // Serial ports of this machine with labels, for `fieldbridge ports` and
-// GET /api/routing/rnode/ports (SPEC 4.8: "lists ports with labels; probes nothing"). Nothing
+// GET /api/routing/rnode/ports (docs/api.md 4.8: "lists ports with labels; probes nothing"). Nothing
 // is opened: the data comes from udev's database, `udevadm info -e`, the same source
 // serialport's own Linux list() reads. A machine without udevadm (a minimal container) has no
 // ports to offer, so ENOENT gives an empty list rather than an error.
@@ -17,7 +17,7 @@ export interface SerialPortEntry {
   vid_pid: string | null;
   manufacturer: string | null;
   product: string | null;
-  /** The port value to store (SPEC 2.7): usb_serial:<sn>, else the by-id path, else the path. */
+  /** The port value to store (docs/api.md 2.7): usb_serial:<sn>, else the by-id path, else the path. */
   port: string;
   /** One line for a person choosing a port. */
   label: string;

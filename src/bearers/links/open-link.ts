@@ -11,11 +11,11 @@ import { DEFAULT_BAUD_RATE, openSerialLink } from './serial-link.ts';
 import { openTcpLink } from './tcp-link.ts';
 import { classifyPort, type SerialPortInfo } from './usb-ids.ts';
 
-// openLink: from a port value (SPEC 2.7) to an open Link. Called on every (re)connect, so
+// openLink: from a port value (docs/api.md 2.7) to an open Link. Called on every (re)connect, so
 // usb_serial:<sn> and auto look at the ports as they are now, after any re-enumeration.
 // DeviceSupervisor (device-supervisor.ts) keeps one interface's link up with it.
 
-// protocols.md 1.1: opening the port can reboot an ESP32; the host waits 2.0 s before detect.
+// docs/protocols/rnode.md 1.1: opening the port can reboot an ESP32; the host waits 2.0 s before detect.
 export const ESP32_RESET_WAIT_MS = 2_000;
 export const DEFAULT_PROBE_TIMEOUT_MS = 3_000;
 
@@ -30,7 +30,7 @@ export interface OpenLinkOptions {
   claims?: PortClaims;
   /** Lists serial ports (default: udev through list-ports.ts). Tests inject their own. */
   listPorts?: () => Promise<SerialPortEntry[]>;
-  /** Required for `auto`: the driver's detect exchange (RNode: protocols.md 1.4 detect burst). */
+  /** Required for `auto`: the driver's detect exchange (RNode: docs/protocols/rnode.md 1.4 detect burst). */
   probe?: Probe;
   probeTimeoutMs?: number;
   baudRate?: number;
@@ -133,7 +133,7 @@ async function findBySerialNumber(serialNumber: string, o: Resolved): Promise<st
 }
 
 /**
- * auto (SPEC 2.7): open each candidate board in path order, skipping never-claim ids and ports
+ * auto (docs/api.md 2.7): open each candidate board in path order, skipping never-claim ids and ports
  * another interface holds, wait out the ESP32 reset, run the probe, keep the first that answers.
  */
 async function openAuto(o: Resolved): Promise<Link> {

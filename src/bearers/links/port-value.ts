@@ -1,8 +1,8 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { z } from 'zod';
 
-// Port (connection) values: how an interface names its device (SPEC 2.7 "Port (connection)
-// values"; DESIGN.md section 6 adds sim:// for the built-in simulators). Parsing is pure: no
+// Port (connection) values: how an interface names its device (docs/api.md 2.7 "Port (connection)
+// values"; docs/design.md section 6 adds sim:// for the built-in simulators). Parsing is pure: no
 // file system, no DNS. Whether the device is there is the supervisor's business, at open time.
 //
 // Decisions (docs/ports.md says the same to users):
@@ -15,7 +15,7 @@ import { z } from 'zod';
 //  - Leading or trailing spaces are an error rather than trimmed: a value that would be
 //    stored differently from what was typed hides mistakes.
 
-export const RNODE_TCP_PORT = 7633; // protocols.md 1.1: the board listens on TCP 7633
+export const RNODE_TCP_PORT = 7633; // docs/protocols/rnode.md 1.1: the board listens on TCP 7633
 const MAX_VALUE_LENGTH = 512;
 // A USB string descriptor holds at most 126 UTF-16 characters (USB 2.0 section 9.6.7);
 // udev's ID_SERIAL_SHORT, which the port lister reports, has spaces replaced by '_'.
@@ -94,7 +94,7 @@ export function formatPortValue(value: PortValue): string {
 
 /**
  * The API and settings schema: a string that parsePortValue accepts. Transform-free so it
- * converts to JSON Schema (tooling.md, zod 4.6); callers parse again to get the structure.
+ * converts to JSON Schema (docs/tooling.md, zod 4.6); callers parse again to get the structure.
  */
 export const PortValueSchema = z
   .string()
@@ -103,7 +103,7 @@ export const PortValueSchema = z
     if (!result.ok) ctx.addIssue({ code: 'custom', message: `port value ${result.error}` });
   })
   .meta({
-    description: `Where the device is (SPEC 2.7 port values): ${EXPECTED}. tcp:// defaults to port ${RNODE_TCP_PORT}.`,
+    description: `Where the device is (docs/api.md 2.7 port values): ${EXPECTED}. tcp:// defaults to port ${RNODE_TCP_PORT}.`,
     examples: ['auto', 'usb_serial:0001A2B3', '/dev/serial/by-id/usb-Silicon_Labs_CP2102_0001-if00-port0', 'tcp://10.0.0.5', 'ble://RNode 3A4B', 'sim://lab'],
   });
 

@@ -6,11 +6,11 @@ import { LinkEvents } from './link-events.ts';
 import type { Link } from './link.ts';
 
 // A Link over a local serial port (USB CDC/UART, or a pty in tests and for the simulators).
-// 8N1 with no flow control of any kind (protocols.md 1.1: 115200 8N1, no XON/XOFF, no RTS/CTS,
+// 8N1 with no flow control of any kind (docs/protocols/rnode.md 1.1: 115200 8N1, no XON/XOFF, no RTS/CTS,
 // no DSR/DTR handshake). Every failure becomes a rejected open with a stable code or an
 // onClose reason; nothing here throws out of a stream callback.
 
-export const DEFAULT_BAUD_RATE = 115_200; // protocols.md 1.1; RF:Config.h serial_baudrate
+export const DEFAULT_BAUD_RATE = 115_200; // docs/protocols/rnode.md 1.1; RF:Config.h serial_baudrate
 // How often the device node is checked (see DeviceWatch below).
 export const DEVICE_CHECK_INTERVAL_MS = 1_000;
 
@@ -121,7 +121,7 @@ class SerialLink implements Link {
     return new Promise((resolve, reject) => {
       // Resolves once the bytes are handed to the kernel. tcdrain (port.drain) is not waited
       // for: on a pty it blocks until the other side reads, and flow control is the
-      // driver's business (RNode READY, protocols.md 1.5).
+      // driver's business (RNode READY, docs/protocols/rnode.md 1.5).
       this.#port.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength), (error) =>
         error ? reject(new AppError('ERR_LINK_WRITE', 503, `writing to ${this.description} failed: ${error.message}`)) : resolve(),
       );

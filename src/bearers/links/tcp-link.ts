@@ -4,12 +4,12 @@ import { AppError } from '../../lib/errors.ts';
 import { LinkEvents } from './link-events.ts';
 import type { Link } from './link.ts';
 
-// A Link over TCP to a WiFi board (RNode firmware listens on 7633, one client; protocols.md
+// A Link over TCP to a WiFi board (RNode firmware listens on 7633, one client; docs/protocols/rnode.md
 // 1.1). TCP_NODELAY because KISS frames are small and latency matters more than packing.
 // Keepalive starts probing after 5 s idle as Reticulum does; Node sets only the idle time, not
 // the 2 s interval, 12 probes or TCP_USER_TIMEOUT 24 s, so a silently dead peer is noticed by
 // the driver's own traffic: the RNode driver's detect request after 3.5 s of silence
-// (protocols.md 1.1 "TCP keep-alive") either gets an answer or fails the write.
+// (docs/protocols/rnode.md 1.1 "TCP keep-alive") either gets an answer or fails the write.
 
 export const KEEPALIVE_IDLE_MS = 5_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;

@@ -1,4 +1,4 @@
-// USB ids for `auto` (protocols.md section 5). A generic USB-UART bridge chip is shared by LoRa
+// USB ids for `auto` (docs/protocols/usb-ids.md section 5). A generic USB-UART bridge chip is shared by LoRa
 // boards and ZigBee/Z-Wave sticks, so a VID:PID alone never proves a device: the product
 // strings are checked first, then the caller's protocol probe confirms. Cellular modems and
 // known ZigBee/Z-Wave sticks are never opened by `auto` at all: a stray detect burst must not
@@ -6,7 +6,7 @@
 //
 // VID and PID are compared as separate fields, never as one string or against each other:
 // Telit (VID 1BC7) has a PID 0x10C4, the same number as Silicon Labs' VID
-// (protocols.md section 5; MM:src/plugins/telit/77-mm-telit-port-types.rules).
+// (docs/protocols/usb-ids.md section 5; MM:src/plugins/telit/77-mm-telit-port-types.rules).
 
 /** What a port lister reports about one port; every field but path may be missing. */
 export interface SerialPortInfo {
@@ -34,7 +34,7 @@ interface UsbId {
   label: string;
 }
 
-// Boards that may be an RNode or a Meshtastic node (protocols.md section 5 table).
+// Boards that may be an RNode or a Meshtastic node (docs/protocols/usb-ids.md section 5 table).
 export const CANDIDATE_IDS: readonly UsbId[] = [
   { vid: 0x10c4, pid: 0xea60, label: 'SiLabs CP210x (Heltec LoRa32, T-Lora v1.3)' },
   { vid: 0x1a86, pid: 0x55d4, label: 'WCH CH9102 (T-Beam, T-Lora v2, Nano G1)' },
@@ -60,7 +60,7 @@ export const NEVER_VENDORS: ReadonlyMap<number, string> = new Map([
   [0x1edd, 'Iridium-branded USB device'],
 ]);
 
-// ZigBee / Z-Wave sticks with ids of their own (protocols.md section 5; HA generated/usb.py).
+// ZigBee / Z-Wave sticks with ids of their own (docs/protocols/usb-ids.md section 5; HA generated/usb.py).
 // 0403:6015 (FTDI FT-X) is listed as the ConBee III: it is never auto-claimed, although an old
 // FTDI-based RNode may use it too; such a board is pinned with usb_serial: or its by-id path.
 export const NEVER_IDS: readonly UsbId[] = [
@@ -73,7 +73,7 @@ export const NEVER_IDS: readonly UsbId[] = [
 ];
 
 // Product/manufacturer strings that mark a shared bridge chip as a ZigBee or Z-Wave stick
-// (HA generated/usb.py "description" globs, plus protocols.md's zig-a-zig-ah, plus the plain
+// (HA generated/usb.py "description" globs, plus docs/protocols/usb-ids.md's zig-a-zig-ah, plus the plain
 // words). Matched case-insensitively with '_' read as a space, because the by-id name is the
 // udev string with spaces replaced by '_'.
 export const STICK_PATTERNS: readonly string[] = [

@@ -14,20 +14,20 @@ import { ReplyBook } from './replies.ts';
 import { reportedStats, type Reported } from './stats.ts';
 import { checkEchoes, describeMismatches, expectedEchoes, type Echoes } from './verify.ts';
 
-// The RNode bearer (interface kind `rnode`; SPEC 2.7, protocols.md 1). The device supervisor
+// The RNode bearer (interface kind `rnode`; docs/api.md 2.7, docs/protocols/rnode.md 1). The device supervisor
 // (links/device-supervisor.ts) opens the link and owns the opening/online/backoff cycle;
 // this driver runs the bring-up on each fresh link (detecting -> configuring -> verifying,
-// protocols.md 1.4) and, once online, carries DATA frames both ways with READY flow control,
+// docs/protocols/rnode.md 1.4) and, once online, carries DATA frames both ways with READY flow control,
 // channel statistics, the TCP keep-alive and the callsign beacon.
 
 export type RNodePhase = 'closed' | 'opening' | 'detecting' | 'configuring' | 'verifying' | 'online' | 'backoff';
 
 export interface RNodeTiming {
-  /** Reticulum polls up to 5 s for the detect response (protocols.md 1.4 step 3). */
+  /** Reticulum polls up to 5 s for the detect response (docs/protocols/rnode.md 1.4 step 3). */
   detectTimeoutMs: number;
   /** How long every configuration echo may take (Reticulum waits 1.5 s on TCP). */
   verifyTimeoutMs: number;
-  /** Detect request after this long without writing, on TCP (protocols.md 1.1). */
+  /** Detect request after this long without writing, on TCP (docs/protocols/rnode.md 1.1). */
   keepaliveMs: number;
   readyRetryMs: number;
   sendTimeoutMs: number;
@@ -45,7 +45,7 @@ export const DEFAULT_RNODE_TIMING: RNodeTiming = {
   backoffMaxMs: 60_000,
 };
 
-/** Silence after which a half-received frame is thrown away (protocols.md 1.2). */
+/** Silence after which a half-received frame is thrown away (docs/protocols/rnode.md 1.2). */
 const HALF_FRAME_MS = { serial: 100, ble: 1_250, tcp: 1_500 } as const;
 
 export interface RNodeDriverOptions {
@@ -110,7 +110,7 @@ export class RNodeBearer implements Bearer {
     this.#supervisor.start();
   }
 
-  /** Radio off, then LEAVE (protocols.md 1.4 step 7), then the link closes. */
+  /** Radio off, then LEAVE (docs/protocols/rnode.md 1.4 step 7), then the link closes. */
   async stop(): Promise<void> {
     const supervisor = this.#supervisor;
     if (!supervisor) return;
@@ -124,7 +124,7 @@ export class RNodeBearer implements Bearer {
 
   async send(frame: OutboundFrame): Promise<SendResult> {
     const n = frame.payload.length;
-    // An RNode frame carries 1–508 bytes (protocols.md 1.2, 1.3): longer messages must be
+    // An RNode frame carries 1–508 bytes (docs/protocols/rnode.md 1.2, 1.3): longer messages must be
     // split by the interface's transforms; retrying cannot help.
     if (n > KISS_MAX_PAYLOAD) {
       return { ok: false, retryable: false, error: `ERR_RNODE_FRAME_TOO_LONG: ${n} bytes is more than the ${KISS_MAX_PAYLOAD} bytes one RNode frame carries (add a split or truncate transform)` };
@@ -153,7 +153,7 @@ export class RNodeBearer implements Bearer {
     };
   }
 
-  // ---- bring-up (protocols.md 1.4) ------------------------------------------------------
+  // ---- bring-up (docs/protocols/rnode.md 1.4) ------------------------------------------------------
 
   async #session(link: Link): Promise<void> {
     this.#link = link;
@@ -244,7 +244,7 @@ export class RNodeBearer implements Bearer {
   }
 
   /** On TCP the device drops a client it has not heard from for 6.5 s; a detect request
-   *  after 3.5 s without writing keeps the link (protocols.md 1.1; SPEC 8). */
+   *  after 3.5 s without writing keeps the link (docs/protocols/rnode.md 1.1; docs/api.md 8). */
   #armKeepalive(link: Link): void {
     if (link.kind !== 'tcp') return;
     if (this.#timers.keepalive) this.#ctx.clock.clearTimeout(this.#timers.keepalive);
@@ -297,7 +297,7 @@ export class RNodeBearer implements Bearer {
     data: (payload: Uint8Array) => {
       this.#counters.rx_frames++;
       const meta: Record<string, unknown> = {};
-      // STAT_RSSI and STAT_SNR precede the packet they describe (protocols.md 1.3).
+      // STAT_RSSI and STAT_SNR precede the packet they describe (docs/protocols/rnode.md 1.3).
       if (this.#pendingRssi !== null) meta.rssi_dbm = this.#pendingRssi;
       if (this.#pendingSnr !== null) meta.snr_db = this.#pendingSnr;
       this.#pendingRssi = this.#pendingSnr = null;

@@ -1,7 +1,7 @@
 import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import type { SendResult } from '../bearer.ts';
 
-// The host's transmit queue and flow control (protocols.md 1.5; SPEC 2.7 "flow control waits
+// The host's transmit queue and flow control (docs/protocols/rnode.md 1.5; docs/api.md 2.7 "flow control waits
 // for the radio's READY signal before the next frame"). With flow control on, a DATA frame
 // goes out only after a READY 01 that came after the previous DATA frame. Current firmware
 // never volunteers READY, so the queue asks with a READY query (0F) whenever a frame waits

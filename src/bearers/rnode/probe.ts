@@ -2,7 +2,7 @@ import type { Link } from '../links/link.ts';
 import { KissDecoder } from '../codec/kiss.ts';
 import { CMD, DETECT_REQUEST, DETECT_RESP } from './protocol.ts';
 
-// The probe the device supervisor runs for the `auto` port value (SPEC 2.7; protocols.md 5:
+// The probe the device supervisor runs for the `auto` port value (docs/api.md 2.7; docs/protocols/usb-ids.md 5:
 // "C0 08 73 C0 -> C0 08 46 C0"): true once the device answers the detect request as an
 // RNode, false if it answers DETECT with another byte. Silence is the supervisor's timeout.
 

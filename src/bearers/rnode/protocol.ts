@@ -1,6 +1,6 @@
 import { encodeFrame, encodeFrames, type KissFrame } from '../codec/kiss.ts';
 
-// RNode commands and their payloads (protocols.md 1.3). Names are the firmware's own
+// RNode commands and their payloads (docs/protocols/rnode.md 1.3). Names are the firmware's own
 // (RF:Framing.h) so a reader can grep both. Pure functions: bytes in, values out.
 
 /** Command bytes, RF:Framing.h. One table: names for logs and dispatch both come from it. */
@@ -47,14 +47,14 @@ export function commandName(command: number): string {
 
 export const DETECT_REQ = 0x73;
 export const DETECT_RESP = 0x46;
-/** Payload of CMD_RESET: the device announces a reboot with C0 55 F8 C0 (protocols.md 1.1). */
+/** Payload of CMD_RESET: the device announces a reboot with C0 55 F8 C0 (docs/protocols/rnode.md 1.1). */
 export const CMD_RESET_BYTE = 0xf8;
 /** dBm = byte − 157 for RSSI values (RF RSSI_OFFSET). */
 export const RSSI_OFFSET = 157;
-/** Oldest firmware the host accepts (Reticulum REQUIRED_FW_VER, protocols.md 1.4 step 4). */
+/** Oldest firmware the host accepts (Reticulum REQUIRED_FW_VER, docs/protocols/rnode.md 1.4 step 4). */
 export const REQUIRED_FW_VERSION = { major: 1, minor: 52 } as const;
 
-/** ERROR codes (protocols.md 1.3). Fatal ones close the link and retry, as Reticulum does
+/** ERROR codes (docs/protocols/rnode.md 1.3). Fatal ones close the link and retry, as Reticulum does
  *  for 01, 02 and unknown codes; 03 (EEPROM locked) means the radio cannot start either. */
 export const ERRORS: Record<number, { name: string; meaning: string; fatal: boolean }> = {
   0x01: { name: 'ERROR_INITRADIO', meaning: 'the radio failed to initialise', fatal: true },
@@ -83,7 +83,7 @@ export function readU16be(p: Uint8Array, at = 0): number {
   return (p[at] << 8) | p[at + 1];
 }
 
-/** Airtime limit on the wire: u16 BE of percent × 100 (protocols.md 1.6). Rounded, not
+/** Airtime limit on the wire: u16 BE of percent × 100 (docs/protocols/rnode.md 1.6). Rounded, not
  *  truncated, so 0.29 % is 29 and not 28 (0.29 × 100 = 28.999… in binary floating point). */
 export function airtimeLimitValue(percent: number): number {
   return Math.max(0, Math.min(10000, Math.round(percent * 100)));
@@ -91,7 +91,7 @@ export function airtimeLimitValue(percent: number): number {
 
 // ---- host -> device frames ------------------------------------------------------------
 
-/** Detect, firmware version, platform and MCU in one write (protocols.md 1.4 step 2). */
+/** Detect, firmware version, platform and MCU in one write (docs/protocols/rnode.md 1.4 step 2). */
 export const DETECT_BURST = Uint8Array.of(0xc0, 0x08, 0x73, 0xc0, 0x50, 0x00, 0xc0, 0x48, 0x00, 0xc0, 0x49, 0x00, 0xc0);
 export const DETECT_REQUEST = encodeFrame(CMD.CMD_DETECT, Uint8Array.of(DETECT_REQ));
 /** The firmware acts on a command when a payload byte follows it, so even a query carries
@@ -111,7 +111,7 @@ export interface RadioConfig {
   lt_alock: number | null;
 }
 
-/** The configuration run of protocols.md 1.4 step 5, in Reticulum's order, ending with
+/** The configuration run of docs/protocols/rnode.md 1.4 step 5, in Reticulum's order, ending with
  *  RADIO_STATE on. */
 export function configurationFrames(c: RadioConfig): KissFrame[] {
   const frames: KissFrame[] = [
@@ -133,7 +133,7 @@ export function encodeConfiguration(c: RadioConfig): Uint8Array {
 
 // ---- device -> host frames ------------------------------------------------------------
 
-/** STAT_CHTM (protocols.md 1.6): percentages and dBm, already converted. */
+/** STAT_CHTM (docs/protocols/rnode.md 1.6): percentages and dBm, already converted. */
 export interface ChannelStats {
   airtime_short_pct: number;
   airtime_long_pct: number;
@@ -185,7 +185,7 @@ type Decoder = { size: number | readonly number[] | 'any'; decode: (p: Uint8Arra
 const rssi = (b: number) => b - RSSI_OFFSET;
 const percent = (p: Uint8Array, at: number) => readU16be(p, at) / 100;
 
-/** What each device -> host command means, keyed by command byte (protocols.md 1.3). */
+/** What each device -> host command means, keyed by command byte (docs/protocols/rnode.md 1.3). */
 const DEVICE_DECODERS: Record<number, Decoder> = {
   [CMD.CMD_DATA]: { size: 'any', decode: (p) => ({ type: 'data', payload: p }) },
   [CMD.CMD_FREQUENCY]: { size: 4, decode: (p) => ({ type: 'frequency', hz: readU32be(p) }) },

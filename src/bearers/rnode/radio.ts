@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { AppError, type FieldError } from '../../lib/errors.ts';
 import type { RadioConfig } from './protocol.ts';
 
-// RNode radio settings: the presets of SPEC 2.7, the settings schema, preset-plus-override
-// resolution, the ranges Reticulum accepts (protocols.md 1.4), the bit rate Reticulum derives
+// RNode radio settings: the presets of docs/api.md 2.7, the settings schema, preset-plus-override
+// resolution, the ranges Reticulum accepts (docs/protocols/rnode.md 1.4), the bit rate Reticulum derives
 // (1.7) and LoRa time on air (1.8). Pure.
 
 export const PRESET_NAMES = ['us-915', 'eu-868', 'au-915', 'ism-433'] as const;
@@ -18,7 +18,7 @@ export interface RadioPreset {
   tx_power_dbm: number;
 }
 
-/** Exactly the SPEC 2.7 presets table. */
+/** Exactly the docs/api.md 2.7 presets table. */
 export const RNODE_PRESETS: readonly RadioPreset[] = [
   { name: 'us-915', frequency_hz: 915_000_000, bandwidth_hz: 125_000, sf: 7, cr: 5, tx_power_dbm: 22 },
   { name: 'eu-868', frequency_hz: 867_200_000, bandwidth_hz: 125_000, sf: 8, cr: 5, tx_power_dbm: 14 },
@@ -30,7 +30,7 @@ export function findPreset(name: string): RadioPreset | undefined {
   return RNODE_PRESETS.find((p) => p.name === name);
 }
 
-// Ranges Reticulum accepts (protocols.md 1.4): 137 MHz–3 GHz, BW 7.8–1625 kHz, SF 5–12,
+// Ranges Reticulum accepts (docs/protocols/rnode.md 1.4): 137 MHz–3 GHz, BW 7.8–1625 kHz, SF 5–12,
 // CR 5–8 (4/5…4/8), TX 0–37 dBm, airtime limits 0–100 %.
 const int = (min: number, max: number, unit: string) =>
   z.number().int().min(min).max(max).describe(`${unit}, ${min} to ${max}`);
@@ -40,7 +40,7 @@ const int = (min: number, max: number, unit: string) =>
  *  the result is complete. Transform-free so it converts to JSON Schema for OpenAPI. */
 export const rnodeSettingsSchema = z
   .object({
-    preset: z.enum(PRESET_NAMES).optional().describe('Fills the five radio fields (SPEC 2.7)'),
+    preset: z.enum(PRESET_NAMES).optional().describe('Fills the five radio fields (docs/api.md 2.7)'),
     frequency_hz: int(137_000_000, 3_000_000_000, 'Hz'),
     bandwidth_hz: int(7_800, 1_625_000, 'Hz'),
     sf: int(5, 12, 'spreading factor'),
@@ -71,7 +71,7 @@ const RADIO_FIELDS = ['frequency_hz', 'bandwidth_hz', 'sf', 'cr', 'tx_power_dbm'
 export type ResolveResult = { ok: true; settings: RnodeSettings } | { ok: false; errors: FieldError[] };
 
 /** Preset fills, explicit fields override; every bad or missing field reported at once
- *  (STYLE.md habit 9). */
+ *  (docs/style.md habit 9). */
 export function resolveRadioSettings(input: unknown): ResolveResult {
   const raw = input ?? {};
   const parsed = rnodeSettingsSchema.safeParse(raw);
@@ -126,7 +126,7 @@ export function parseRnodeSettings(input: unknown): RnodeSettings {
   throw new AppError('ERR_RNODE_SETTINGS', 400, `invalid RNode settings: ${summary}`, { errors: r.errors });
 }
 
-/** Reticulum's derived bit rate (protocols.md 1.7): SF × (4/CR) / (2^SF / BW_kHz) × 1000. */
+/** Reticulum's derived bit rate (docs/protocols/rnode.md 1.7): SF × (4/CR) / (2^SF / BW_kHz) × 1000. */
 export function bitrateBps(sf: number, bandwidthHz: number, cr: number): number {
   return ((sf * (4 / cr)) / (2 ** sf / (bandwidthHz / 1000))) * 1000;
 }
@@ -144,7 +144,7 @@ export interface AirtimeParams {
   lowDataRateOptimize?: boolean;
 }
 
-/** LoRa time on air in milliseconds (Semtech AN1200.13; protocols.md 1.8). */
+/** LoRa time on air in milliseconds (Semtech AN1200.13; docs/protocols/rnode.md 1.8). */
 export function loraTimeOnAirMs(p: AirtimeParams): number {
   const tSym = 2 ** p.sf / (p.bandwidthHz / 1000);
   const nPre = p.preambleSymbols ?? 8;
@@ -160,7 +160,7 @@ export function loraTimeOnAirMs(p: AirtimeParams): number {
 
 /** What the RNode firmware actually spends on air for one host packet: one header byte per
  *  LoRa frame, a split into two frames above 254 bytes, and a preamble of at least 18
- *  symbols (protocols.md 1.2, 1.6, 1.8). Used by the simulator for its airtime figures. */
+ *  symbols (docs/protocols/rnode.md 1.2, 1.6, 1.8). Used by the simulator for its airtime figures. */
 export function rnodeAirtimeMs(payloadBytes: number, radio: { sf: number; bandwidthHz: number; cr: number }): number {
   const parts = payloadBytes > 254 ? [Math.ceil(payloadBytes / 2), Math.floor(payloadBytes / 2)] : [payloadBytes];
   return parts.reduce((ms, n) => ms + loraTimeOnAirMs({ ...radio, payloadBytes: n + 1, preambleSymbols: 18 }), 0);

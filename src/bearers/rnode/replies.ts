@@ -3,7 +3,7 @@ import { AppError } from '../../lib/errors.ts';
 import type { DeviceMessage } from './protocol.ts';
 
 // The latest frame of each kind the radio sent, and the bring-up steps waiting for some of
-// them (protocols.md 1.4 steps 3 and 6). Waiting is event-driven with a deadline instead of
+// them (docs/protocols/rnode.md 1.4 steps 3 and 6). Waiting is event-driven with a deadline instead of
 // Reticulum's fixed sleeps: the step ends as soon as every answer is in, and fails at the
 // deadline naming what never came. A fatal ERROR frame fails whatever is waiting.
 

@@ -4,9 +4,9 @@ import { listSerialPorts } from '../links/list-ports.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
 import type { DriverApi, DriverInterface, StatsView } from '../driver-module.ts';
 
-// The long-range radio node endpoints (SPEC 4.8), served by the RNode driver module: presets, serial ports (listed from udev;
+// The long-range radio node endpoints (docs/api.md 4.8), served by the RNode driver module: presets, serial ports (listed from udev;
 // nothing is probed), the RNode interfaces' radio settings, and every reported value of
-// SPEC 2.7 with its unit in the field name and the schema.
+// docs/api.md 2.7 with its unit in the field name and the schema.
 
 const Preset = z.object({
   name: z.string(),
@@ -105,7 +105,7 @@ export function rnodeRoutes(interfaces: DriverApi): Route[] {
   };
   return [
     route({
-      method: 'GET', path: '/api/routing/rnode/presets', summary: 'The RNode radio presets (SPEC 2.7)', tags, roles: ANY_KEY,
+      method: 'GET', path: '/api/routing/rnode/presets', summary: 'The RNode radio presets (docs/api.md 2.7)', tags, roles: ANY_KEY,
       response: z.object({ items: z.array(Preset) }), responseName: 'RNodePresetList',
       handler: () => ({ items: RNODE_PRESETS.map((p) => ({ name: p.name, frequency_hz: p.frequency_hz, bandwidth_hz: p.bandwidth_hz, sf: p.sf, cr: p.cr, tx_power_dbm: p.tx_power_dbm })) }),
     }),
@@ -130,7 +130,7 @@ export function rnodeRoutes(interfaces: DriverApi): Route[] {
       handler: async ({ params, body }) => view(await interfaces.replaceSettings(params.id, body.settings)),
     }),
     route({
-      method: 'GET', path: '/api/routing/ifaces/{id}/stats', summary: 'Every reported value of SPEC 2.7, as the radio reported it', tags, roles: ANY_KEY, params: Ref,
+      method: 'GET', path: '/api/routing/ifaces/{id}/stats', summary: 'Every reported value of docs/api.md 2.7, as the radio reported it', tags, roles: ANY_KEY, params: Ref,
       response: Stats, responseName: 'RNodeStats',
       handler: ({ params }) => {
         const row = interfaces.get(params.id);

@@ -1,7 +1,7 @@
 import type { ChannelStats } from './protocol.ts';
 import { bitrateBps, type RnodeSettings } from './radio.ts';
 
-// The values an RNode interface reports (SPEC 2.7 "Reported values"): what the radio itself
+// The values an RNode interface reports (docs/api.md 2.7 "Reported values"): what the radio itself
 // echoed and sent (STAT_CHTM, STAT_RSSI/SNR), never just what was asked for. Units are in
 // the names; null until the radio has said.
 
@@ -45,7 +45,7 @@ export function reportedStats(r: Reported, s: RnodeSettings): Record<string, unk
     current_rssi_dbm: r.current_rssi_dbm ?? null,
     noise_floor_dbm: r.noise_floor_dbm ?? null,
     interference_dbm: r.interference_dbm ?? null,
-    // Reticulum's derived rate (protocols.md 1.7), from what the radio reports (the settings
+    // Reticulum's derived rate (docs/protocols/rnode.md 1.7), from what the radio reports (the settings
     // until it has), used for the announce budget.
     bitrate_bps: bitrateBps(sf, bw, cr),
     firmware_version: r.firmware ?? null,

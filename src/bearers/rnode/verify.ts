@@ -1,6 +1,6 @@
 import { airtimeLimitValue, type RadioConfig } from './protocol.ts';
 
-// Step 6 of the host init sequence (protocols.md 1.4): every value the radio echoes is
+// Step 6 of the host init sequence (docs/protocols/rnode.md 1.4): every value the radio echoes is
 // checked against what was sent. Reticulum allows 100 Hz on the frequency and checks
 // bandwidth, TX power, SF and radio state exactly; we also check CR and the airtime limits,
 // which Reticulum leaves out, because a radio that silently runs another CR cannot talk to

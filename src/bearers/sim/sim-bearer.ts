@@ -3,7 +3,7 @@ import type { TimerHandle } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { Bearer, BearerContext, BearerFactory, InboundFrame, OutboundFrame, SendResult } from '../bearer.ts';
 
-// The built-in `sim` bearer (issue 4, DESIGN.md section 6): no hardware, so every routing
+// The built-in `sim` bearer (issue 4, docs/design.md section 6): no hardware, so every routing
 // path can be tested and demonstrated without a radio. Interfaces bound to the same
 // `sim://<channel>` hear each other's frames, like radios on one channel, never their own.
 // The behaviour setting makes a bearer deliver, always fail, or fail a few times first, so

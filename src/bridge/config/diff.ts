@@ -1,5 +1,5 @@
 import { jsonEqual } from '../../lib/json.ts';
-// What an import would change (SPEC 4.4 POST /api/config/diff), as a pure function over two
+// What an import would change (docs/api.md 4.4 POST /api/config/diff), as a pure function over two
 // JSON documents: no database, no I/O. Decisions (docs/config.md, "Diff"):
 // - Paths: object keys joined by "." (keys that are not plain identifiers as ["key"]); items of
 //   an array of named objects as [name=sat-alerts] (names with characters outside

@@ -12,7 +12,7 @@ import { Schedule } from '../rules/schedule.ts';
 import type { RuleRow } from '../rules/store.ts';
 import { ConfigSections, SECTION_NAMES, type ConfigValues } from './sections.ts';
 
-// The configuration file (SPEC 2.6, 4.4 GET /api/config/export; issue 5): one readable,
+// The configuration file (docs/api.md 2.6, 4.4 GET /api/config/export; issue 5): one readable,
 // hand-editable JSON document with every section, the interfaces, the access rules in
 // evaluation order, the object groups and the contacts. It carries intent, not history, and
 // no ids: interfaces, groups and contacts are named, so the file is a template for another

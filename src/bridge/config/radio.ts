@@ -1,6 +1,6 @@
 import type { RadioValues } from './sections.ts';
 
-// SPEC 4.4: radio settings that differ from the rest of the network can make the device
+// docs/api.md 4.4: radio settings that differ from the rest of the network can make the device
 // invisible to its mesh. Nodes hear each other only with the same region, modem preset and
 // frequency slot; hop limit and TX power change reach, not visibility, so they never warn.
 // The baseline is what the mesh radio last reported (the mesh driver calls

@@ -18,8 +18,8 @@ import {
 } from './sections.ts';
 import type { ConfigService } from './service.ts';
 
-// SPEC 4.4 configuration endpoints (export, import and diff are at the end). Reads: any key;
-// writes: owner or admin (DESIGN.md section 5). Every write is a patch: fields left out keep
+// docs/api.md 4.4 configuration endpoints (export, import and diff are at the end). Reads: any key;
+// writes: owner or admin (docs/design.md section 5). Every write is a patch: fields left out keep
 // their stored values, and the merged section is validated whole before anything is stored.
 // Secrets come back as "<redacted>".
 
@@ -145,12 +145,12 @@ export function configRoutes(config: ConfigService): Route[] {
   ];
 }
 
-// Export, import and diff of the whole configuration file (SPEC 4.4; issue 5; docs/config.md).
+// Export, import and diff of the whole configuration file (docs/api.md 4.4; issue 5; docs/config.md).
 // Export: any key (viewers read everything else too), secrets only for an owner who asks.
 // Import and diff: owner or admin. Diff changes nothing, but viewers make GET calls only
-// (DESIGN.md section 5), and the two take the same body and limits.
+// (docs/design.md section 5), and the two take the same body and limits.
 
-/** Import files are larger than other bodies: a bridge with many rules and contacts (DESIGN.md section 5). */
+/** Import files are larger than other bodies: a bridge with many rules and contacts (docs/design.md section 5). */
 export const CONFIG_FILE_BODY_LIMIT = 8 * 1024 * 1024;
 const EXPORT_FILENAME = 'fieldbridge-config.json';
 

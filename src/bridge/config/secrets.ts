@@ -1,5 +1,5 @@
 import { isJsonObject } from '../../lib/json.ts';
-// Secrets in configuration sections (DESIGN.md section 5: a secret is never shown again once
+// Secrets in configuration sections (docs/design.md section 5: a secret is never shown again once
 // stored). Reads replace each set secret with a marker; a write (or, later, an import) that
 // carries the marker back means "keep what is stored", so a section can be read, edited and
 // written back without knowing its secrets.

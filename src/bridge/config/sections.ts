@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { parseMqttUrl } from '../../lib/mqtt-options.ts';
 import { TOPIC_SEGMENT } from '../../lib/topics.ts';
 
-// The bridge configuration sections (SPEC 2.6, 4.4; DESIGN.md section 6). One zod schema per
+// The bridge configuration sections (docs/api.md 2.6, 4.4; docs/design.md section 6). One zod schema per
 // section: it validates writes, fills defaults for anything never written, and documents the
 // API through the routes. Every field has a default, so an empty database reads as a working
-// configuration and `{}` parses to the defaults. No transforms (DESIGN.md section 2).
+// configuration and `{}` parses to the defaults. No transforms (docs/design.md section 2).
 // Radio and module field names follow Meshtastic's Config.LoRaConfig and ModuleConfig
 // messages (meshtastic/protobufs config.proto, module_config.proto) so the mesh driver can map
 // them one to one; `beacon` is ours.
@@ -34,7 +34,7 @@ export const BridgeSettings = z.strictObject({
 
 export const RoutingSettings = z.strictObject({
   default_action: z.enum(['store', 'drop']).default('store')
-    .describe('What happens to a message no enabled access rule matches (DESIGN.md section 6)'),
+    .describe('What happens to a message no enabled access rule matches (docs/design.md section 6)'),
   rate_limit: z.strictObject({
     sends_per_minute: z.number().int().min(0).max(60_000).default(120)
       .describe('Messages the API may put into the router per minute (POST /api/messages/send and send-to-contact); 0 = no limit'),
@@ -44,7 +44,7 @@ export const RoutingSettings = z.strictObject({
 });
 
 // Hub identifiers become MQTT topic levels (fieldbridge/v1/<tenant>/<bridge_id>/<kind>,
-// DESIGN.md section 8): no '/', and no '+' or '#' wildcards.
+// docs/design.md section 8): no '/', and no '+' or '#' wildcards.
 const TopicLevel = z.string().regex(TOPIC_SEGMENT, 'must be 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit (it becomes an MQTT topic level)');
 
 /** Why a broker URL is refused for the bridge's uplink, or null when it is fine. */

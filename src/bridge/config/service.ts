@@ -114,7 +114,7 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
     return value;
   }
 
-  /** A radio write answers warnings when it may take the device off its mesh (SPEC 4.4). */
+  /** A radio write answers warnings when it may take the device off its mesh (docs/api.md 4.4). */
   writeRadio(patch: unknown, errorRoot: string): RadioWriteResult {
     const before = this.#read('radio');
     const radio = this.write('radio', patch, errorRoot) as RadioValues;

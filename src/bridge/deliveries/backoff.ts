@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-// Retry timing for deliveries (DESIGN.md section 6: exponential backoff with full jitter,
+// Retry timing for deliveries (docs/design.md section 6: exponential backoff with full jitter,
 // per interface; defaults base 5 s, cap 15 min, 5 attempts, TTL 24 h). Full jitter draws the
 // wait uniformly from [0, min(cap, base * 2^(attempt-1))): deliveries that failed together
 // (a modem that lost signal with 200 queued) spread out instead of retrying in one burst.

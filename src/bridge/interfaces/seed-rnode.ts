@@ -5,7 +5,7 @@ import type { Logger } from '../../lib/log.ts';
 import { DEFAULT_RETRY_POLICY } from '../deliveries/backoff.ts';
 import type { InterfaceService } from './service.ts';
 
-// First-instance seeding (SPEC 4.8): on a fresh database only, SERVICE_RNODE_PORT and
+// First-instance seeding (docs/api.md 4.8): on a fresh database only, SERVICE_RNODE_PORT and
 // SERVICE_RNODE_PRESET create the RNode interface. After that the stored row is authoritative
 // and the variables are ignored, with a log line saying so.
 

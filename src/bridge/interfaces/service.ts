@@ -9,7 +9,7 @@ import { driverFor, type InterfaceKind } from '../../bearers/drivers.ts';
 import type { InterfaceRow, InterfaceStore } from './store.ts';
 import { TransformPipeline } from './transforms.ts';
 
-// Interfaces and their state transitions, exactly SPEC section 3: bind/unbind attach and
+// Interfaces and their state transitions, exactly docs/api.md section 3: bind/unbind attach and
 // detach a device (rules and pipeline stay), enable/disable start and stop traffic
 // (configuration stays), delete removes the interface with its rules and pipeline.
 
@@ -128,7 +128,7 @@ export class InterfaceService {
     return this.#transition(ref, { device: null });
   }
 
-  /** A state move (SPEC section 3): store it, then bring the bearer in line before answering. */
+  /** A state move (docs/api.md section 3): store it, then bring the bearer in line before answering. */
   async #transition(ref: string, change: Pick<Partial<InterfaceRow>, 'enabled' | 'device'>): Promise<InterfaceRow> {
     const next = { ...this.get(ref), ...change, updated_at: this.#now() };
     this.#store.update(next);

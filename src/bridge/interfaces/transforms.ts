@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { toGsm7 } from '../../bearers/codec/gsm7.ts';
 import { checkSafeRegex, compileSafeRegex, SAFE_REGEX_MAX_LENGTH } from '../../lib/safe-regex.ts';
 
-// Transform pipelines (DESIGN.md section 6): ordered steps per interface and direction that
+// Transform pipelines (docs/design.md section 6): ordered steps per interface and direction that
 // reshape a message for the bearer behind the interface (an SMS modem wants GSM-7 text in
 // 160-character parts, a satellite modem wants few bytes). Each step is pure: one message in,
 // zero (dropped), one or several (split) messages out. Steps are validated when an interface

@@ -3,7 +3,7 @@ import type { Logger } from '../../lib/log.ts';
 import type { DeliveryStore } from '../deliveries/store.ts';
 import type { MessageStore } from './store.ts';
 
-// SPEC section 8: a daily worker deletes messages (telemetry and positions are messages of
+// docs/api.md section 8: a daily worker deletes messages (telemetry and positions are messages of
 // those kinds) older than SERVICE_RETENTION_DAYS, and deliveries already resolved (delivered,
 // expired, cancelled). Dead letters stay until an operator retries them; audit entries,
 // configuration, contacts and keys are never pruned. 0 days keeps everything.

@@ -11,7 +11,7 @@ import type { SendRateLimiter } from './rate-limit.ts';
 import type { MessageStore } from './store.ts';
 import { MessageKind, MessageView, messageView } from './view.ts';
 
-// Messages (SPEC 4.6). send, send-to-contact and simulate-mesh-rx all enter the one pipeline:
+// Messages (docs/api.md 4.6). send, send-to-contact and simulate-mesh-rx all enter the one pipeline:
 // there is no dry run, and a matching forward rule to a paid bearer really sends.
 
 

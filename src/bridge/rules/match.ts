@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { checkSafeRegex, compileSafeRegex, SAFE_REGEX_MAX_LENGTH } from '../../lib/safe-regex.ts';
 import { isScheduleActive, type Schedule } from './schedule.ts';
 
-// Access rule filters, actions and first-match evaluation (SPEC 4.5, DESIGN.md section 6,
+// Access rule filters, actions and first-match evaluation (docs/api.md 4.5, docs/design.md section 6,
 // issue 4). Pure: the caller hands in the rules, the message, the time and a resolver for
 // @group / @contact names, and gets back a decision with a reason an operator can read.
 //
@@ -149,7 +149,7 @@ export type DefaultAction = 'store' | 'drop';
 
 /**
  * First enabled rule, in priority order, whose every filter matches and whose schedule is
- * active decides (SPEC 4.5). Destinations naming the interface the message came from are
+ * active decides (docs/api.md 4.5). Destinations naming the interface the message came from are
  * removed (issue 4: a rule may not forward back to its source); none left means store.
  */
 export function evaluateRules(

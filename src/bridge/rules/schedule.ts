@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-// Rule schedules (DESIGN.md section 6, issue 4): a rule fires only inside one of its windows,
+// Rule schedules (docs/design.md section 6, issue 4): a rule fires only inside one of its windows,
 // read on the wall clock of an IANA timezone, and only between active_from and active_until.
 //
 // Decisions (docs/routing.md says the same for operators):

@@ -11,7 +11,7 @@ import type { RuleRef, RuleRow, RuleStore } from './store.ts';
 /** Finds an interface by id or name (the interface store). */
 export type InterfaceLookup = { find(ref: string): InterfaceRow | undefined };
 
-// Access rules: an ordered first-match policy (SPEC 4.5). Requests may name interfaces by id
+// Access rules: an ordered first-match policy (docs/api.md 4.5). Requests may name interfaces by id
 // or name; the stored rule holds interface ids, so renaming an interface never breaks a rule.
 // "@name" references are checked to exist at write time and recorded in rule_refs.
 

@@ -8,11 +8,11 @@ import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/log.ts';
 import { UplinkOutbox } from './outbox.ts';
 
-// The bridge's link to the hub (DESIGN.md section 8, issue 7 item 7). Events go into the
+// The bridge's link to the hub (docs/design.md section 8, issue 7 item 7). Events go into the
 // outbox table first (enqueue), then a drain loop publishes them in order at QoS 1 and
 // deletes each row only after the broker's PUBACK: a broker outage, a dropped connection or
 // a restart loses nothing, and at worst sends an event twice (the hub stores it once, by
-// event_id). mqtt.js keeps its own outgoing store only in memory (tooling.md), so it gets one
+// event_id). mqtt.js keeps its own outgoing store only in memory (docs/tooling.md), so it gets one
 // connection attempt at a time (reconnectPeriod 0) and this class does the reconnecting, with
 // backoff on the injected clock.
 //

@@ -1,6 +1,6 @@
 import { bridgeMigrations } from '../migrations.ts';
 
-// The uplink's tables (DESIGN.md section 8) are bridge migration "uplink_outbox":
+// The uplink's tables (docs/design.md section 8) are bridge migration "uplink_outbox":
 //  - uplink_outbox: events waiting for the broker's PUBACK, published in seq order and
 //    deleted one by one as each is acknowledged, so a broker outage or a restart loses nothing;
 //  - uplink_state: the boot counter ("session") carried in every status message, so the hub

@@ -8,7 +8,7 @@ import { brokerUrlProblem } from '../config/sections.ts';
 import type { ConfigService } from '../config/service.ts';
 import { type UplinkConfig, UplinkPublisher } from './publisher.ts';
 
-// Decides whether the bridge reports to a hub and with which settings (DESIGN.md sections 4
+// Decides whether the bridge reports to a hub and with which settings (docs/design.md sections 4
 // and 8): the `hub` config section, overridden at start by SERVICE_HUB_MQTT_URL and
 // SERVICE_HUB_TENANT ("none" turns the uplink off). A change to the hub section restarts the
 // publisher. Events are queued only while the uplink is on, so a bridge without a hub does

@@ -3,7 +3,7 @@ import { ANY_KEY, route, type Route } from '../../http/route.ts';
 import { tenantOf } from '../keys/routes.ts';
 import type { HubStore } from '../store/store.ts';
 
-// GET /api/devices (SPEC 4.1: any valid key): the tenant's bridges as learned over MQTT
+// GET /api/devices (docs/api.md 4.1: any valid key): the tenant's bridges as learned over MQTT
 // (src/hub/ingest): online state from the retained status, version and interfaces from hello.
 
 const Device = z.object({

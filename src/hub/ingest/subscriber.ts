@@ -6,7 +6,7 @@ import type { HubStore } from '../store/store.ts';
 import { mqttClientOptions, parseMqttUrl } from '../../lib/mqtt-options.ts';
 import { decodeUplinkPayload, ingestSubscription, parseUplinkTopic } from '../../lib/topics.ts';
 
-// The hub learns about bridges over MQTT (SPEC sections 1 and 6, DESIGN.md section 8).
+// The hub learns about bridges over MQTT (docs/api.md sections 1 and 6, docs/design.md section 8).
 // Delivery is at-least-once end to end: the hub keeps a persistent session (clean: false, a
 // fixed client id, MQTT 5 session expiry) so the broker queues events while the hub is down,
 // and it acknowledges a message (PUBACK) only after the store has it, by taking over mqtt.js's

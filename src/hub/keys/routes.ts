@@ -4,7 +4,7 @@ import type { HubKeyService } from './service.ts';
 import { KeyCreated } from '../../auth/keys.ts';
 import { keyRoutes } from '../../http/key-routes.ts';
 
-// SPEC section 4.1, plus the setup route the web page uses for the very first owner key.
+// docs/api.md section 4.1, plus the setup route the web page uses for the very first owner key.
 
 const SetupRequest = z.strictObject({
   setup_token: z.string().min(1).max(200).describe('The one-time token from the hub log line "hub_setup_token"'),

@@ -7,7 +7,7 @@ import { AppError, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { HubRole, HubStore } from '../store/store.ts';
 
-// Hub API keys (SPEC sections 2.1, 4.1, 5): "fbh_" keys stored only as SHA-256 hashes, each
+// Hub API keys (docs/api.md sections 2.1, 4.1, 5): "fbh_" keys stored only as SHA-256 hashes, each
 // belonging to one tenant; the secret is returned once, at creation. A key of a tenant marked
 // for deletion stops working at once, except for an owner key calling the restore route
 // (issue 7: "with the owner key kept valid for that one call").

@@ -1,6 +1,6 @@
 import type { CatalogueTable } from './sql.ts';
 
-// SPEC section 4.2: the tables a tenant export writes and a purge empties are read from the
+// docs/api.md section 4.2: the tables a tenant export writes and a purge empties are read from the
 // database catalogue, not from a list in code, so a table added by a later migration is
 // exported and purged without anyone touching this file. The rules, by naming convention
 // (also in docs/hub.md and src/hub/migrations.ts):

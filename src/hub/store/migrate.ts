@@ -2,7 +2,7 @@ import { checkMigrationList, type Migration, migrationChecksum } from '../../db/
 import { StartupError } from '../../lib/errors.ts';
 import type { SqlDriver } from './sql.ts';
 
-// Hub migrations (SPEC sections 7 and 9): numbered, append-only, and each one's SHA-256 is
+// Hub migrations (docs/api.md sections 7 and 9): numbered, append-only, and each one's SHA-256 is
 // recorded when it is applied. At every start the recorded checksums are compared with the
 // migration text in this binary; a difference means someone edited a shipped migration (or
 // the database belongs to another build), and the hub refuses to start rather than run on a

@@ -1,6 +1,6 @@
 // The hub writes its SQL once, in PostgreSQL's dialect for placeholders ($1, $2, ...), and the
 // SQLite driver rewrites them. node:sqlite rejects "$1" ("column index out of range") but
-// accepts "?1" (tooling.md), so "$n" becomes "?n" everywhere outside string literals, quoted
+// accepts "?1" (docs/tooling.md), so "$n" becomes "?n" everywhere outside string literals, quoted
 // identifiers and comments, where a "$1" is text and must stay as it is.
 
 export type SqlValue = string | number | null;
@@ -28,7 +28,7 @@ export interface SqlDriver extends Queryable {
    * advisory lock taken inside the transaction; SQLite: BEGIN IMMEDIATE is that lock already).
    */
   migrationTransaction<T>(fn: (tx: Queryable & { exec(sql: string): Promise<void> }) => Promise<T>): Promise<T>;
-  /** Every user table with its columns, read from the database catalogue (SPEC 4.2). */
+  /** Every user table with its columns, read from the database catalogue (docs/api.md 4.2). */
   catalogue(): Promise<CatalogueTable[]>;
   close(): Promise<void>;
 }

@@ -3,7 +3,7 @@ import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
 import { openSqlite } from '../../db/sqlite.ts';
 import { type CatalogueTable, type Queryable, type Row, type SqlDriver, type SqlValue, toSqliteParams } from './sql.ts';
 
-// The self-hosted hub's store: one SQLite file (HUB_SQLITE_PATH, SPEC section 1). node:sqlite
+// The self-hosted hub's store: one SQLite file (HUB_SQLITE_PATH, docs/api.md section 1). node:sqlite
 // is synchronous, but the store interface is async (PostgreSQL is), so a transaction's body
 // can await between statements. Every operation therefore goes through one queue: a
 // statement issued while another caller's transaction is open would otherwise run inside it.

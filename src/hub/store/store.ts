@@ -8,13 +8,13 @@ import { PostgresDriver } from './postgres-driver.ts';
 import { quoteIdent, type Row, type SqlDriver } from './sql.ts';
 import { SqliteDriver } from './sqlite-driver.ts';
 
-// The hub's store (DESIGN.md section 8): one interface, one implementation of the SQL, two
+// The hub's store (docs/design.md section 8): one interface, one implementation of the SQL, two
 // drivers (SQLite self-hosted, PostgreSQL hosted). The SQL is written once with $n
 // placeholders and portable syntax (ON CONFLICT upserts, RETURNING, CASE rather than
 // GREATEST), so the conformance suite in test/hub/store-conformance.ts checks one behaviour
 // on both databases.
 
-/** The hub's roles are the bridge's (DESIGN.md section 5). */
+/** The hub's roles are the bridge's (docs/design.md section 5). */
 export type HubRole = Role;
 /** The bridges' event kinds (lib/topics.ts), each stored in its own table. */
 export type EventKind = UplinkEventKind;
@@ -259,7 +259,7 @@ class SqlHubStore implements HubStore {
     );
   }
   async recordStatus(tenantId: string, bridgeId: string, s: StatusUpdate): Promise<boolean> {
-    // DESIGN.md section 8: a last will can reach us after the bridge reconnected (same boot,
+    // docs/design.md section 8: a last will can reach us after the bridge reconnected (same boot,
     // later connection) or restarted (higher session). A status counts only if it is from a
     // newer session, or from the same session and a newer connection (ts is the connection's
     // start), or is the offline of the very connection whose online we hold.

@@ -3,7 +3,7 @@ import { AppError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { HubStore } from '../store/store.ts';
 
-// SPEC section 3 (tenant row) and 4.2: DELETE /api/tenant marks the tenant for deletion; its
+// docs/api.md section 3 (tenant row) and 4.2: DELETE /api/tenant marks the tenant for deletion; its
 // keys stop working at once (src/hub/keys/service.ts); 30 days later the purge job removes
 // its rows from every tenant table found in the catalogue. Until then an owner can restore it.
 

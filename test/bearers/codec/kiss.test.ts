@@ -5,7 +5,7 @@ import { encodeFrame, encodeFrames, KISS_MAX_PAYLOAD, KissDecoder, type KissFram
 const hex = (s: string) => Uint8Array.from(s.trim().split(/\s+/).filter(Boolean).map((b) => parseInt(b, 16)));
 const toHex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, '0').toUpperCase()).join(' ');
 
-// Fixtures: wire bytes and the frame they carry. The first three are protocols.md 1.4's
+// Fixtures: wire bytes and the frame they carry. The first three are docs/protocols/rnode.md 1.4's
 // examples; the rest cover both escapes, an empty payload and a payload of nothing but
 // special bytes.
 const fixtures: { name: string; wire: string; frame: KissFrame }[] = [
@@ -65,7 +65,7 @@ test('consecutive frames may share one FEND; repeated FENDs are padding', () => 
   ]);
 });
 
-test('encodeFrames writes the detect burst of protocols.md 1.4', () => {
+test('encodeFrames writes the detect burst of docs/protocols/rnode.md 1.4', () => {
   const burst = encodeFrames([
     { command: 0x08, payload: hex('73') },
     { command: 0x50, payload: hex('00') },

@@ -13,7 +13,7 @@ test('lists the serial ports of a Raspberry Pi export, sorted, and nothing else'
   assert.equal(ports.map((p) => p.path), ['/dev/ttyACM0', '/dev/ttyAMA0', '/dev/ttyS0', '/dev/ttyUSB0', '/dev/ttyUSB1']);
 });
 
-test('a USB board with a serial number is pinned by it (SPEC 2.7 usb_serial:<sn>)', () => {
+test('a USB board with a serial number is pinned by it (docs/api.md 2.7 usb_serial:<sn>)', () => {
   assert.equal(byPath('/dev/ttyUSB0'), {
     path: '/dev/ttyUSB0',
     by_id: '/dev/serial/by-id/usb-Silicon_Labs_CP2102_USB_to_UART_Bridge_Controller_0001-if00-port0',

@@ -81,7 +81,7 @@ test('after opening a serial port it waits 2 s (ESP32 reset) and drops the boot 
   let link: Link | null = null;
   const opening = openLink(pair.bridgePath, { clock, claims: new PortClaims() }).then((l) => (link = keep(l)));
   await waitUntil(() => clock.pending() === 1, 3000, 'no reset wait started');
-  await device.write(Uint8Array.from([0xc0, 0x55, 0xf8, 0xc0])); // boot indication, protocols.md 1.1
+  await device.write(Uint8Array.from([0xc0, 0x55, 0xf8, 0xc0])); // boot indication, docs/protocols/rnode.md 1.1
   await new Promise((r) => setTimeout(r, 100));
   clock.advance(1_999);
   await new Promise((r) => setTimeout(r, 20));

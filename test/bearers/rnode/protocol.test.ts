@@ -20,7 +20,7 @@ const hex = (s: string) => Uint8Array.from(s.trim().split(/\s+/).filter(Boolean)
 const toHex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, '0').toUpperCase()).join(' ');
 const decode = (cmd: number, payload: string) => decodeDeviceFrame({ command: cmd, payload: hex(payload) });
 
-test('command bytes are the Framing.h values of protocols.md 1.3', () => {
+test('command bytes are the Framing.h values of docs/protocols/rnode.md 1.3', () => {
   assert.is(CMD.CMD_DATA, 0x00);
   assert.is(CMD.CMD_DETECT, 0x08);
   assert.is(CMD.CMD_LEAVE, 0x0a);
@@ -38,7 +38,7 @@ test('fixed host frames: detect burst, READY query, LEAVE', () => {
   assert.is(toHex(LEAVE), 'C0 0A FF C0');
 });
 
-test('configuration run: the protocols.md 1.4 examples, in Reticulum order, radio on last', () => {
+test('configuration run: the docs/protocols/rnode.md 1.4 examples, in Reticulum order, radio on last', () => {
   const bytes = encodeConfiguration({ frequency_hz: 869_525_000, bandwidth_hz: 125_000, tx_power_dbm: 14, sf: 8, cr: 5, st_alock: 10, lt_alock: null });
   const frames = new KissDecoder().push(bytes);
   assert.equal(

@@ -10,7 +10,7 @@ import {
   RNODE_PRESETS,
 } from '../../../src/bearers/rnode/radio.ts';
 
-test('presets are exactly the SPEC 2.7 table', () => {
+test('presets are exactly the docs/api.md 2.7 table', () => {
   assert.equal(
     RNODE_PRESETS.map((p) => [p.name, p.frequency_hz, p.bandwidth_hz, p.sf, p.cr, p.tx_power_dbm]),
     [
@@ -80,14 +80,14 @@ test('bad input: ranges edges (137 MHz–3 GHz, 7.8–1625 kHz, 0–37 dBm) are 
   if (!over.ok) assert.equal(over.errors.map((e) => e.path), ['frequency_hz', 'bandwidth_hz']);
 });
 
-test('bit rate: the worked examples of protocols.md 1.7', () => {
+test('bit rate: the worked examples of docs/protocols/rnode.md 1.7', () => {
   assert.is(bitrateBps(7, 125_000, 5), 5468.75);
   assert.is(bitrateBps(8, 125_000, 5), 3125);
   assert.ok(Math.abs(bitrateBps(9, 125_000, 5) - 1757.8) < 0.1);
   assert.is(bitrateBps(7, 250_000, 5), 10937.5);
 });
 
-test('time on air: examples A and B of protocols.md 1.8', () => {
+test('time on air: examples A and B of docs/protocols/rnode.md 1.8', () => {
   const a = loraTimeOnAirMs({ payloadBytes: 10, sf: 7, bandwidthHz: 125_000, cr: 5 });
   assert.ok(Math.abs(a - 41.216) < 1e-9, String(a));
   const b = loraTimeOnAirMs({ payloadBytes: 50, sf: 8, bandwidthHz: 125_000, cr: 5 });

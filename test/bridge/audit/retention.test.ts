@@ -7,7 +7,7 @@ import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { assertProblem, createRule, createSim, sendText, settle } from '../../helpers/routing.ts';
 
 // The audit log (an entry for every mutating call, refused ones included) and retention
-// (SPEC section 8: messages and resolved deliveries older than SERVICE_RETENTION_DAYS go; dead
+// (docs/api.md section 8: messages and resolved deliveries older than SERVICE_RETENTION_DAYS go; dead
 // letters, audit entries and configuration stay), on the bridge's own FakeClock.
 
 const DAY = 86_400_000;

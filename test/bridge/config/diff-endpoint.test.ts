@@ -6,7 +6,7 @@ import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { assertProblem } from '../../helpers/routing.ts';
 import { configChecksum, errorPaths, exportText, furnish, ok, postFile, withoutExportedAt } from './files.ts';
 
-// POST /api/config/diff (SPEC 4.4: "reports what import would change; changes nothing") and the
+// POST /api/config/diff (docs/api.md 4.4: "reports what import would change; changes nothing") and the
 // issue 5 acceptance: a diff of an export against itself is empty; after editing one rule and
 // one interface it names exactly those paths; import then makes the next export match the
 // edited file. "Changes nothing" is a checksum of the configuration tables before and after.

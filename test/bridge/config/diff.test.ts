@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { diffConfig } from '../../../src/bridge/config/diff.ts';
 import { jsonEqual } from '../../../src/lib/json.ts';
 
-// The pure diff engine behind POST /api/config/diff (SPEC 4.4): paths, ops and order.
+// The pure diff engine behind POST /api/config/diff (docs/api.md 4.4): paths, ops and order.
 
 const exportA = () => ({
   format: 'fieldbridge-config',

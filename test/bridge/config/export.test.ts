@@ -8,7 +8,7 @@ import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { assertProblem } from '../../helpers/routing.ts';
 import { exportText, furnish, HUB, ok, withoutExportedAt } from './files.ts';
 
-// GET /api/config/export (SPEC 4.4, issue 5): one readable file, stable key order, 2-space
+// GET /api/config/export (docs/api.md 4.4, issue 5): one readable file, stable key order, 2-space
 // indentation, served as an attachment, secrets redacted unless an owner asks, no ids.
 
 let t: TestBridge;

@@ -7,7 +7,7 @@ import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { assertProblem, sendText } from '../../helpers/routing.ts';
 import { configChecksum, errorPaths, exportText, furnish, HUB, ok, postFile } from './files.ts';
 
-// POST /api/config/import (SPEC 4.4, issue 5): the whole file is checked first and every error
+// POST /api/config/import (docs/api.md 4.4, issue 5): the whole file is checked first and every error
 // listed with its path; then the configuration is replaced in one transaction, history kept,
 // same-named interfaces keeping their ids so deliveries in flight stay attached.
 

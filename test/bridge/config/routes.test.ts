@@ -5,7 +5,7 @@ import { MODULE_NAMES, REDACTION_MARKER, SECTION_NAMES } from '../../../src/brid
 import { buildOpenApi } from '../../../src/http/openapi.ts';
 import { type Harness, startHarness } from './harness.ts';
 
-// SPEC 4.4 configuration endpoints over real HTTP, a real database file and real keys.
+// docs/api.md 4.4 configuration endpoints over real HTTP, a real database file and real keys.
 
 async function withBridge(fn: (h: Harness) => Promise<void>): Promise<void> {
   const h = await startHarness();

@@ -4,7 +4,7 @@ import { FakeClock } from '../../../src/lib/clock.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { assertProblem, createRule, createSim, sendText, settle } from '../../helpers/routing.ts';
 
-// /api/deliveries (SPEC 4.7, issue 4): every state is reachable and counted, retry and cancel
+// /api/deliveries (docs/api.md 4.7, issue 4): every state is reachable and counted, retry and cancel
 // answer 409 in the wrong state, filters and pagination refuse bad input.
 
 const clock = new FakeClock(Date.parse('2026-04-06T08:00:00.000Z'));

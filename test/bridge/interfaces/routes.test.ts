@@ -55,7 +55,7 @@ test('create: each bad field is refused with 400 naming it, and nothing is creat
     [body({ state: {} }), 'body'],
   ];
   for (const [b, path] of cases) assertProblem(await t.call('POST', '/api/interfaces', { body: b }), 400, [path]);
-  // Every bad field at once, not one per round trip (STYLE.md habit 9).
+  // Every bad field at once, not one per round trip (docs/style.md habit 9).
   const many = await t.call('POST', '/api/interfaces', { body: body({ name: 'BAD', kind: 'x', retry: { base_s: -1 } }) });
   assertProblem(many, 400, ['body.name', 'body.kind', 'body.retry.base_s']);
   // Not JSON, wrong content type, missing fields.

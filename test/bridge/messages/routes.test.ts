@@ -4,7 +4,7 @@ import { FakeClock } from '../../../src/lib/clock.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { assertProblem, createRule, createSim, sendText, settle } from '../../helpers/routing.ts';
 
-// /api/messages (SPEC 4.6, issue 4): bad input per endpoint, history filters and keyset
+// /api/messages (docs/api.md 4.6, issue 4): bad input per endpoint, history filters and keyset
 // pagination, and DELETE clearing history only while deliveries in flight go on.
 
 const clock = new FakeClock(Date.parse('2026-03-02T12:00:00.000Z'));

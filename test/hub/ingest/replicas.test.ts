@@ -12,7 +12,7 @@ import { startTestHub, type TestHub } from '../helper.ts';
 import { eventually, privateBroker } from '../mosquitto.ts';
 import { postgresHarness } from '../store-harness.ts';
 
-// Hosted scale-out (DESIGN.md section 8): two hub replicas on one PostgreSQL database read
+// Hosted scale-out (docs/design.md section 8): two hub replicas on one PostgreSQL database read
 // through the shared subscription $share/hub/...: each event is stored once. A private broker,
 // so no other test file's hub joins the "hub" share group.
 

@@ -1,6 +1,6 @@
 import type { Clock } from '../../../lib/clock.ts';
 
-// Airtime and channel load as the RNode firmware reports them in STAT_CHTM (protocols.md
+// Airtime and channel load as the RNode firmware reports them in STAT_CHTM (docs/protocols/rnode.md
 // 1.6): short-term over about 15 s (two 7.5 s bins), long-term over 3600 s; airtime counts
 // the radio's own transmissions, channel load counts them plus what it heard, capped at 100 %.
 // The firmware samples in bins; here each transmission is an interval and a window sums

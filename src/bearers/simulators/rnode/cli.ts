@@ -6,7 +6,7 @@ import { commandName } from '../../rnode/protocol.ts';
 import { ECHO_TYPES } from '../../rnode/verify.ts';
 
 // `fieldbridge sim rnode --tcp 127.0.0.1:7633 | --pty PATH ...`: runs simulated RNodes by
-// hand, for trying the bridge without a radio (DESIGN.md section 7). Each --tcp or --pty is
+// hand, for trying the bridge without a radio (docs/design.md section 7). Each --tcp or --pty is
 // one radio; all of them share one simulated channel, so two of them make a link. Runs until
 // SIGINT/SIGTERM (or the abort signal); SIGUSR1 drops every radio's link, SIGUSR2 sends
 // garbage, to watch the bridge recover.

@@ -2,7 +2,7 @@ import type { Link } from '../../links/link.ts';
 import { RNodeChannel } from './channel.ts';
 import { RNodeSimulator, type RNodeSimOptions } from './simulator.ts';
 
-// sim://<channel> for RNode interfaces (DESIGN.md section 6): each open makes one simulated
+// sim://<channel> for RNode interfaces (docs/design.md section 6): each open makes one simulated
 // RNode, in this process, on the named channel, and returns a Link to it. Two interfaces
 // bound to sim://lab hear each other. No socket or pty: for demos and whole-bridge tests.
 // Bytes cross asynchronously (setImmediate), as from a real stream, never re-entrantly.

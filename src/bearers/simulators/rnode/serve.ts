@@ -8,7 +8,7 @@ import { systemClock, type Clock, type TimerHandle } from '../../../lib/clock.ts
 import type { RNodeSimulator } from './simulator.ts';
 
 // Carries a simulated RNode over a real byte stream, so the bridge's driver runs unchanged:
-//  - TCP, like a WiFi RNode (protocols.md 1.1): one client; the device drops a client it has
+//  - TCP, like a WiFi RNode (docs/protocols/rnode.md 1.1): one client; the device drops a client it has
 //    heard nothing from for 6500 ms (WR_READ_TIMEOUT_MS), which the host's 3.5 s detect
 //    keep-alive prevents;
 //  - a pseudo-terminal pair made by socat: the simulator opens one end with serialport at

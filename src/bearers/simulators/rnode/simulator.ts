@@ -7,7 +7,7 @@ import { AirtimeLedger } from './airtime.ts';
 import type { AirReception, AirTuning, ChannelMember, RNodeChannel } from './channel.ts';
 import type { EchoType } from '../../rnode/verify.ts';
 
-// An RNode as the host sees it: the device side of the KISS protocol (protocols.md 1.3–1.6),
+// An RNode as the host sees it: the device side of the KISS protocol (docs/protocols/rnode.md 1.3–1.6),
 // without a radio. Transport-free: a transport (rnode-serve.ts: TCP or a pty) feeds host
 // bytes to fromHost() and writes what the simulator sends. Behaviour follows the firmware
 // (RF:RNode_Firmware.ino serial_callback): commands act on their payload bytes, settings are
@@ -31,7 +31,7 @@ export interface RNodeSimOptions {
   clock?: Clock;
   channel?: RNodeChannel;
   firmware?: { major: number; minor: number };
-  /** CMD_PLATFORM / CMD_MCU / CMD_BOARD answers (protocols.md 1.3, 5); default an ESP32 board. */
+  /** CMD_PLATFORM / CMD_MCU / CMD_BOARD answers (docs/protocols/rnode.md 1.3, docs/protocols/usb-ids.md 5); default an ESP32 board. */
   platform?: number;
   mcu?: number;
   board?: number;
@@ -182,7 +182,7 @@ export class RNodeSimulator extends EventEmitter implements ChannelMember {
     this.#lastRssi = reception.rssi_dbm;
     if (!payload) return;
     this.counters.received++;
-    // STAT_RSSI and STAT_SNR go just before the packet (protocols.md 1.3, DATA row).
+    // STAT_RSSI and STAT_SNR go just before the packet (docs/protocols/rnode.md 1.3, DATA row).
     this.sendFrame(CMD.CMD_STAT_RSSI, Uint8Array.of(rssiByte(reception.rssi_dbm)));
     this.sendFrame(CMD.CMD_STAT_SNR, Uint8Array.of(snrByte(reception.snr_db)));
     this.sendFrame(CMD.CMD_DATA, payload);
@@ -303,7 +303,7 @@ export class RNodeSimulator extends EventEmitter implements ChannelMember {
       this.counters.droppedRadioOff++;
       return;
     }
-    // A full queue drops the packet silently, as the firmware does (protocols.md 1.3).
+    // A full queue drops the packet silently, as the firmware does (docs/protocols/rnode.md 1.3).
     if (!this.#queueHasRoom(payload.length)) {
       this.counters.droppedQueueFull++;
       return;
@@ -314,7 +314,7 @@ export class RNodeSimulator extends EventEmitter implements ChannelMember {
   }
 
   #overAirtimeLimit(): boolean {
-    // 0 or >= 100 % disables a limit (protocols.md 1.6).
+    // 0 or >= 100 % disables a limit (docs/protocols/rnode.md 1.6).
     const over = (limit: number, used: number) => limit > 0 && limit < 100 && used >= limit;
     const a = this.#airtime.percent();
     return over(this.#config.st_alock, a.airtime_short_pct) || over(this.#config.lt_alock, a.airtime_long_pct);
