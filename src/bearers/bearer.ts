@@ -31,6 +31,27 @@ export interface InboundFrame {
   payload: Uint8Array | null;
   /** Link facts of this frame: rssi_dbm, snr_db, hop counts... stored with the message. */
   meta: Record<string, unknown>;
+  /** Identifies a frame a radio may repeat (Meshtastic: sender and packet id). A frame whose
+   *  key was stored in the last 24 hours, before a restart too, is dropped as a duplicate. */
+  dedupeKey?: string;
+}
+
+/** A node a mesh radio heard or reported (its node database). Fields it did not say are absent. */
+export interface NodeReport {
+  /** `!` and 8 hex digits. */
+  id: string;
+  num: number;
+  long_name?: string;
+  short_name?: string;
+  hw_model?: string;
+  role?: string;
+  position?: { latitude: number; longitude: number; altitude_m?: number; time?: string };
+  device_metrics?: { battery_level_pct?: number; voltage_v?: number; channel_utilization_pct?: number; air_util_tx_pct?: number; uptime_s?: number };
+  snr_db?: number;
+  hops_away?: number;
+  via_mqtt?: boolean;
+  /** ISO time the radio last heard the node. */
+  last_heard_at?: string;
 }
 
 export type SendResult =
@@ -48,6 +69,8 @@ export interface BearerState {
 export interface BearerEvents {
   receive(frame: InboundFrame): void;
   state(state: BearerState): void;
+  /** Nodes the radio heard or reported; kept in the bridge's node database. */
+  nodes(reports: NodeReport[]): void;
 }
 
 /** Bridge-wide configuration sections a device can hold (a Meshtastic radio stores its LoRa

@@ -38,6 +38,8 @@ import { RetentionWorker } from './messages/retention.ts';
 import { messageRoutes } from './messages/routes.ts';
 import type { MessageStore } from './messages/store.ts';
 import { bridgeMigrations } from './migrations.ts';
+import { nodeRoutes } from './nodes/routes.ts';
+import type { NodeStore } from './nodes/store.ts';
 import { RoutingCore } from './router/core.ts';
 import { routerMetrics } from './router/metrics.ts';
 import type { Pipeline } from './router/pipeline.ts';
@@ -82,6 +84,7 @@ export interface BridgeServices {
   core: RoutingCore;
   deliveries: DeliveryStore;
   writeBehind: WriteBehind;
+  nodes: NodeStore;
   dispatcher: Dispatcher;
   pipeline: Pipeline;
   audit: AuditStore;
@@ -119,6 +122,7 @@ export function bridgeRoutes(services: BridgeServices, extra: { startedAt: numbe
     ...contactRoutes(services.contacts, services.groups),
     ...messageRoutes({ store: services.messages, pipeline: services.pipeline, interfaces: services.interfaces, contacts: services.contacts, limiter: services.sendLimiter }),
     ...deliveryRoutes({ store: services.deliveries, dispatcher: services.dispatcher, interfaces: services.interfaces, clock: services.clock }),
+    ...nodeRoutes(services.nodes, services.interfaces),
     ...auditRoutes(services.audit),
     ...configRoutes(services.config),
     ...configExportRoutes(services.configFiles),
@@ -171,7 +175,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     metrics: httpMetrics(metrics, 'fieldbridge'),
     checkResponses: options.checkResponses,
   });
-  const retention = new RetentionWorker({ messages: services.messages, deliveries: services.deliveries, clock, log, days: options.retentionDays ?? 30 });
+  const retention = new RetentionWorker({ messages: services.messages, deliveries: services.deliveries, seen: services.core.seen, clock, log, days: options.retentionDays ?? 30 });
   let server: RunningServer;
   try {
     server = await listen(handler, options.host, options.port);
@@ -245,7 +249,7 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   const audit = new AuditStore(db, log);
   const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, deliveries, clock, log });
   return {
-    db, keys, metrics, interfaces, core, host, rules, contacts, groups, messages, deliveries, writeBehind, dispatcher, pipeline, audit, config, configFiles, clock, uplink,
+    db, keys, metrics, interfaces, core, host, nodes: core.nodes, rules, contacts, groups, messages, deliveries, writeBehind, dispatcher, pipeline, audit, config, configFiles, clock, uplink,
     sendLimiter: new SendRateLimiter(clock, () => config.section('routing').rate_limit),
   };
 }

@@ -167,4 +167,36 @@ export const bridgeMigrations: Migration[] = [
       CREATE INDEX deliveries_expiry ON deliveries (expires_ms) WHERE state IN ('pending', 'retrying');
     `,
   },
+  {
+    version: 6,
+    name: 'mesh_nodes_and_seen_frames',
+    sql: `
+      -- Frames a radio repeats (same sender and packet id) are stored and forwarded once: the
+      -- key of every frame stored in the last 24 hours is kept here, across restarts.
+      CREATE TABLE seen_frames (
+        key          TEXT PRIMARY KEY,
+        interface_id TEXT NOT NULL,
+        seen_ms      INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      CREATE INDEX seen_frames_age ON seen_frames (seen_ms);
+      -- Nodes heard or reported by a mesh radio (docs/meshtastic.md, "Node database").
+      CREATE TABLE nodes (
+        node_id         TEXT PRIMARY KEY,
+        num             INTEGER NOT NULL,
+        interface_id    TEXT NOT NULL,
+        long_name       TEXT,
+        short_name      TEXT,
+        hw_model        TEXT,
+        role            TEXT,
+        position        TEXT CHECK (position IS NULL OR json_valid(position)),
+        device_metrics  TEXT CHECK (device_metrics IS NULL OR json_valid(device_metrics)),
+        snr_db          REAL,
+        hops_away       INTEGER,
+        via_mqtt        INTEGER NOT NULL DEFAULT 0,
+        last_heard_at   TEXT,
+        updated_at      TEXT NOT NULL
+      );
+      CREATE INDEX nodes_interface ON nodes (interface_id, node_id);
+    `,
+  },
 ];

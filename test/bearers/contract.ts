@@ -9,7 +9,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type {
-  Bearer, BearerContext, BearerState, DeviceConfig, DeviceSection, FrameKind, InboundFrame, OutboundFrame, SendResult,
+  Bearer, BearerContext, BearerState, DeviceConfig, DeviceSection, FrameKind, InboundFrame, NodeReport, OutboundFrame, SendResult,
 } from '../../src/bearers/bearer.ts';
 import { openLink, type OpenLinkOptions } from '../../src/bearers/links/open-link.ts';
 import { systemClock, type Clock } from '../../src/lib/clock.ts';
@@ -79,6 +79,8 @@ export interface RecordedContext {
   ctx: BearerContext;
   states: BearerState[];
   received: InboundFrame[];
+  /** Nodes the bearer reported (its radio's node database). */
+  nodes: NodeReport[];
   /** What the bearer reported through ctx.deviceConfig.report(). */
   deviceReports: { section: DeviceSection; values: Record<string, unknown> | null }[];
   logs: string[];
@@ -94,6 +96,7 @@ let contexts = 0;
 export function contractContext(name: string, options: ContextOptions): RecordedContext {
   const states: BearerState[] = [];
   const received: InboundFrame[] = [];
+  const nodes: NodeReport[] = [];
   const deviceReports: RecordedContext['deviceReports'] = [];
   const logs: string[] = [];
   const id = ++contexts;
@@ -119,12 +122,14 @@ export function contractContext(name: string, options: ContextOptions): Recorded
       events: {
         receive: (frame) => void received.push(frame),
         state: (state) => void states.push({ ...state }),
+        nodes: (reports) => void nodes.push(...reports),
       },
       openLink: (device) => openLink(device, { clock, log, owner: interfaceId, ...options.link }),
       deviceConfig,
     },
     states,
     received,
+    nodes,
     deviceReports,
     logs,
     last: () => states[states.length - 1],

@@ -1,4 +1,4 @@
-import type { Bearer, BearerState, DeviceConfig, DeviceSection, InboundFrame } from '../../bearers/bearer.ts';
+import type { Bearer, BearerState, DeviceConfig, DeviceSection, InboundFrame, NodeReport } from '../../bearers/bearer.ts';
 import type { DriverModule } from '../../bearers/driver-module.ts';
 import { driverFor } from '../../bearers/drivers.ts';
 import { openLink, type OpenLinkOptions } from '../../bearers/links/open-link.ts';
@@ -20,7 +20,7 @@ export interface InterfaceRuntime {
   phase: string;
   last_rx_at: string | null;
   last_tx_at: string | null;
-  counters: { sent: number; failed: number; received: number };
+  counters: { sent: number; failed: number; received: number; duplicates: number };
 }
 
 interface Running {
@@ -30,9 +30,14 @@ interface Running {
   unsubscribe: Array<() => void>;
 }
 
-/** Where heard frames go: the pipeline. */
+/** Where heard frames go: the pipeline ('duplicate': a repeated frame, not stored). */
 export interface FrameSink {
   receive(interfaceId: string, frame: InboundFrame): unknown;
+}
+
+/** Where reported mesh nodes go: the node database. */
+export interface NodeSink {
+  upsert(interfaceId: string, report: NodeReport, nowIso: string): void;
 }
 
 /** The bridge side of the device-configuration channel (bridge/config/device-config.ts). */
@@ -48,6 +53,7 @@ export interface BearerHostDeps {
   clock: Clock;
   /** Heard frames go here. */
   sink: FrameSink;
+  nodes: NodeSink;
   /** Link changes are told here (the dispatcher wakes a queue whose link came up). */
   events: EventStream<RouterEvent>;
   deviceConfig: DeviceConfigSource;
@@ -73,7 +79,7 @@ export class BearerHost {
   runtime(id: string): InterfaceRuntime {
     let r = this.#runtime.get(id);
     if (!r) {
-      r = { connected: false, last_error: null, phase: 'closed', last_rx_at: null, last_tx_at: null, counters: { sent: 0, failed: 0, received: 0 } };
+      r = { connected: false, last_error: null, phase: 'closed', last_rx_at: null, last_tx_at: null, counters: { sent: 0, failed: 0, received: 0, duplicates: 0 } };
       this.#runtime.set(id, r);
     }
     return r;
@@ -123,9 +129,18 @@ export class BearerHost {
           rt.counters.received++;
           rt.last_rx_at = new Date(this.#clock.now()).toISOString();
           try {
-            this.#d.sink.receive(row.id, frame);
+            if (this.#d.sink.receive(row.id, frame) === 'duplicate') rt.counters.duplicates++;
           } catch (error) {
             this.#log.error('receive_failed', { interface_id: row.id, error: (error as Error).message });
+          }
+        },
+        nodes: (reports) => {
+          if (this.#running.get(row.id)?.bearer !== bearer) return;
+          const now = new Date(this.#clock.now()).toISOString();
+          try {
+            for (const r of reports) this.#d.nodes.upsert(row.id, r, now);
+          } catch (error) {
+            this.#log.error('node_report_failed', { interface_id: row.id, error: (error as Error).message });
           }
         },
         state: (state) => {

@@ -1,6 +1,8 @@
 import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { DeliveryStore } from '../deliveries/store.ts';
+import type { SeenFrameStore } from '../router/seen-frames.ts';
+import { DEDUPE_WINDOW_MS } from '../router/seen-frames.ts';
 import type { MessageStore } from './store.ts';
 
 // docs/api.md section 8: a daily worker deletes messages (telemetry and positions are messages of
@@ -13,25 +15,25 @@ export const DAY_MS = 86_400_000;
 export class RetentionWorker {
   readonly #messages: MessageStore;
   readonly #deliveries: DeliveryStore;
+  readonly #seen: SeenFrameStore;
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #days: number;
   #timer: TimerHandle | undefined;
 
-  constructor(deps: { messages: MessageStore; deliveries: DeliveryStore; clock: Clock; log: Logger; days: number }) {
+  constructor(deps: { messages: MessageStore; deliveries: DeliveryStore; seen: SeenFrameStore; clock: Clock; log: Logger; days: number }) {
     this.#messages = deps.messages;
     this.#deliveries = deps.deliveries;
+    this.#seen = deps.seen;
     this.#clock = deps.clock;
     this.#log = deps.log;
     this.#days = deps.days;
   }
 
-  /** Prunes once now, then once a day. */
+  /** Prunes once now, then once a day. Keys of repeated frames older than their 24-hour window
+   *  are pruned whatever the retention. */
   start(): void {
-    if (this.#days === 0) {
-      this.#log.info('retention_disabled', { note: 'SERVICE_RETENTION_DAYS=0 keeps every message' });
-      return;
-    }
+    if (this.#days === 0) this.#log.info('retention_disabled', { note: 'SERVICE_RETENTION_DAYS=0 keeps every message' });
     this.runOnce();
     const tick = () => {
       this.runOnce();
@@ -45,6 +47,7 @@ export class RetentionWorker {
   }
 
   runOnce(): { messages: number; deliveries: number } {
+    this.#seen.deleteOlderThan(this.#clock.now() - DEDUPE_WINDOW_MS);
     if (this.#days === 0) return { messages: 0, deliveries: 0 };
     const cutoff = new Date(this.#clock.now() - this.#days * DAY_MS).toISOString();
     const messages = this.#messages.deleteOlderThan(cutoff);

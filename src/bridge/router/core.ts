@@ -14,6 +14,8 @@ import { MessageStore } from '../messages/store.ts';
 import type { RuleService } from '../rules/service.ts';
 import type { RouterEvent } from './events.ts';
 import { Pipeline } from './pipeline.ts';
+import { SeenFrameStore } from './seen-frames.ts';
+import { NodeStore } from '../nodes/store.ts';
 
 // The routing core (docs/architecture.md, "The message path"): the parts a message passes
 // through, built in the order it passes them, each given what it needs when it is made:
@@ -45,6 +47,8 @@ export class RoutingCore {
   readonly writeBehind: WriteBehind;
   readonly messages: MessageStore;
   readonly deliveries: DeliveryStore;
+  readonly seen: SeenFrameStore;
+  readonly nodes: NodeStore;
   readonly pipeline: Pipeline;
   readonly host: BearerHost;
   readonly dispatcher: Dispatcher;
@@ -54,11 +58,13 @@ export class RoutingCore {
     this.writeBehind = new WriteBehind(db, log);
     this.messages = new MessageStore(db);
     this.deliveries = new DeliveryStore(db, this.writeBehind, events);
+    this.seen = new SeenFrameStore(db);
+    this.nodes = new NodeStore(db);
     this.pipeline = new Pipeline({
-      db, clock, log, events, messages: this.messages, deliveries: this.deliveries,
+      db, clock, log, events, messages: this.messages, deliveries: this.deliveries, seen: this.seen,
       interfaces: d.interfaceStore, rules: d.rules, contacts: d.contacts, groups: d.groups,
     });
-    this.host = new BearerHost({ log, clock, events, sink: this.pipeline, deviceConfig: d.deviceConfig, drivers: d.drivers, linkOptions: d.linkOptions });
+    this.host = new BearerHost({ log, clock, events, sink: this.pipeline, nodes: this.nodes, deviceConfig: d.deviceConfig, drivers: d.drivers, linkOptions: d.linkOptions });
     this.dispatcher = new Dispatcher({
       store: this.deliveries, writeBehind: this.writeBehind, host: this.host, events, interfaces: d.interfaceStore, clock, log, random: d.random,
     });

@@ -14,6 +14,7 @@ import { applyTransforms, type TransformStep } from '../interfaces/transforms.ts
 import type { MessageRow, MessageStore } from '../messages/store.ts';
 import type { RuleService } from '../rules/service.ts';
 import type { RouterEvent } from './events.ts';
+import { DEDUPE_WINDOW_MS, type SeenFrameStore } from './seen-frames.ts';
 
 // The one path every message takes (docs/architecture.md, "The message path"): received by a bearer, sent through
 // the API or injected by simulate-mesh-rx, it passes the inbound transforms of the interface
@@ -33,6 +34,8 @@ export interface IngressMessage {
   text: string | null;
   payload: Uint8Array | null;
   meta?: Record<string, unknown>;
+  /** A repeatable frame's key (InboundFrame.dedupeKey): remembered with the message. */
+  dedupeKey?: string;
 }
 
 export interface IngestResult {
@@ -50,6 +53,7 @@ export interface PipelineDeps {
   rules: RuleService;
   contacts: BookService<Record<string, string>>;
   groups: BookService<string[]>;
+  seen: SeenFrameStore;
   /** Where the pipeline tells what it stored: 'message' inside the transaction that stores it
    *  (the uplink outbox writes there, so both or neither happen), 'queued' after commit (the
    *  dispatcher wakes the interface's queue). */
@@ -62,9 +66,14 @@ export class Pipeline {
     this.#d = deps;
   }
 
-  /** A frame heard by a bearer. Disabled interfaces never get here (their bearer is stopped). */
-  receive(interfaceId: string, frame: InboundFrame): IngestResult[] {
-    return this.ingest({ direction: 'inbound', interfaceId, from: frame.from, to: frame.to ?? 'broadcast', channel: frame.channel, kind: frame.kind, text: frame.text, payload: frame.payload, meta: frame.meta });
+  /** A frame heard by a bearer. Disabled interfaces never get here (their bearer is stopped).
+   *  A frame whose dedupe key was stored in the last 24 hours answers 'duplicate'. */
+  receive(interfaceId: string, frame: InboundFrame): IngestResult[] | 'duplicate' {
+    if (frame.dedupeKey !== undefined && this.#d.seen.seen(frame.dedupeKey, this.#d.clock.now() - DEDUPE_WINDOW_MS)) return 'duplicate';
+    return this.ingest({
+      direction: 'inbound', interfaceId, from: frame.from, to: frame.to ?? 'broadcast', channel: frame.channel, kind: frame.kind, text: frame.text, payload: frame.payload, meta: frame.meta,
+      dedupeKey: frame.dedupeKey,
+    });
   }
 
   ingest(input: IngressMessage): IngestResult[] {
@@ -158,6 +167,8 @@ export class Pipeline {
     }
     this.#d.messages.insert(message);
     for (const d of deliveries) this.#d.deliveries.insert(d);
+    // In the same transaction: the key exists exactly when the message does.
+    if (m.dedupeKey !== undefined && m.interfaceId !== null) this.#d.seen.remember(m.dedupeKey, m.interfaceId, now);
     this.#d.events.emit({ type: 'message', message, deliveries });
     return { message, deliveries };
   }

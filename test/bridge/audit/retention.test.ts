@@ -115,13 +115,14 @@ test('retention: the daily worker deletes old messages and resolved deliveries, 
 
 test('retention: 0 days keeps everything; a RetentionWorker on its own clock prunes by its own cut-off', async () => {
   const { messages, deliveries } = t.bridge.services;
+  const seen = t.bridge.services.core.seen;
   const log = createLogger({ level: 'error', format: 'json', write: () => {} });
   const total = (await t.call('GET', '/api/messages/stats')).body.total;
   assert.ok(total > 0);
   const later = new FakeClock(clock.now() + 400 * DAY);
-  assert.equal(new RetentionWorker({ messages, deliveries, clock: later, log, days: 0 }).runOnce(), { messages: 0, deliveries: 0 });
+  assert.equal(new RetentionWorker({ messages, deliveries, seen, clock: later, log, days: 0 }).runOnce(), { messages: 0, deliveries: 0 });
   assert.is((await t.call('GET', '/api/messages/stats')).body.total, total);
-  const pruned = new RetentionWorker({ messages, deliveries, clock: later, log, days: 365 }).runOnce();
+  const pruned = new RetentionWorker({ messages, deliveries, seen, clock: later, log, days: 365 }).runOnce();
   assert.is(pruned.messages, total);
   assert.is((await t.call('GET', '/api/messages/stats')).body.total, 0);
   assert.is((await t.call('GET', '/api/deliveries?state=dead')).body.items.length, 2, 'dead letters (one per message) survive any cut-off');

@@ -123,7 +123,7 @@ test('interfaces are found by id or name; rules and deliveries refuse unknown in
   const health = (await t.call('GET', '/api/interfaces/health')).body.items;
   const h = health.find((x: any) => x.id === named.id);
   assert.equal({ enabled: h.enabled, bound: h.bound, connected: h.connected, queue_depth: h.queue_depth, counters: h.counters },
-    { enabled: true, bound: false, connected: false, queue_depth: 0, counters: { sent: 0, failed: 0, received: 0 } });
+    { enabled: true, bound: false, connected: false, queue_depth: 0, counters: { sent: 0, failed: 0, received: 0, duplicates: 0 } });
 });
 
 test.run();

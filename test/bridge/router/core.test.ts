@@ -69,11 +69,13 @@ interface Harness {
   rules: RuleService;
   bearers: Map<string, ScriptedBearer>;
   events: RouterEvent[];
-  close(): Promise<void>;
+  dir: string;
+  /** keep: leave the database for a restart. */
+  close(keep?: boolean): Promise<void>;
 }
 
-function build(): Harness {
-  const dir = mkdtempSync(join(tmpdir(), 'fb-core-'));
+function build(existingDir?: string): Harness {
+  const dir = existingDir ?? mkdtempSync(join(tmpdir(), 'fb-core-'));
   const db = openBridgeDatabase(join(dir, 'bridge.db'));
   const clock = new FakeClock();
   const log = silentLogger;
@@ -102,10 +104,11 @@ function build(): Harness {
   core.events.subscribe((e) => events.push(e));
   return {
     db, clock, core, config, interfaces, rules, bearers, events,
-    close: async () => {
+    dir,
+    close: async (keep = false) => {
       await core.stop(1000);
       db.close();
-      rmSync(dir, { recursive: true, force: true });
+      if (!keep) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
@@ -221,6 +224,61 @@ test('device configuration: the driver reads its declared section, hears committ
     assert.is(heard.length, 1, 'a stopped bearer hears no more changes');
     ctx.deviceConfig.report('radio', null);
     assert.ok(h.config.reportedRadio(), 'a stopped bearer\'s report is ignored');
+  } finally {
+    await h.close();
+  }
+});
+
+test('a frame the radio repeats (same dedupe key) is stored and forwarded once, also after a restart; the duplicates are counted', async () => {
+  const first = build();
+  let dir = first.dir;
+  try {
+    const a = await mesh(first, 'a');
+    const b = await mesh(first, 'b');
+    forwardAllTo(first, b.id);
+    first.core.start();
+    const hear = (h: Harness) => h.bearers.get(a.id)!.hear({ from: '!0000abcd', text: 'once', dedupeKey: 'meshtastic:!0000abcd:77' });
+    hear(first);
+    hear(first);
+    await until('the forward', () => first.bearers.get(b.id)!.sent.length === 1);
+    assert.is(first.core.host.runtime(a.id).counters.duplicates, 1);
+    await first.close(true);
+    const again = build(dir);
+    dir = again.dir;
+    try {
+      again.core.start();
+      await again.interfaces.startAll();
+      hear(again);
+      assert.is(again.core.host.runtime(a.id).counters.duplicates, 1, 'the key survived the restart');
+      assert.is(again.events.filter((e) => e.type === 'message').length, 0, 'nothing stored');
+      again.clock.advance(24 * 3_600_000 + 1);
+      hear(again);
+      assert.is(again.events.filter((e) => e.type === 'message').length, 1, 'after 24 hours the same key is a new frame');
+    } finally {
+      await again.close();
+    }
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+});
+
+test('nodes a radio reports land in the node database, merged with what was known', async () => {
+  const h = build();
+  try {
+    const a = await mesh(h, 'a');
+    const ctx = h.bearers.get(a.id)!.ctx;
+    ctx.events.nodes([{ id: '!0000abcd', num: 0xabcd, long_name: 'Ridge', short_name: 'RDG', position: { latitude: 47.1, longitude: 8.5 } }]);
+    ctx.events.nodes([{ id: '!0000abcd', num: 0xabcd, snr_db: 6.25, hops_away: 1 }]);
+    const node = h.core.nodes.get('!0000abcd')!;
+    assert.is(node.long_name, 'Ridge', 'a later report without names keeps them');
+    assert.equal(node.position, { latitude: 47.1, longitude: 8.5 });
+    assert.is(node.snr_db, 6.25);
+    assert.is(node.hops_away, 1);
+    assert.is(node.interface_id, a.id);
+    await h.interfaces.setEnabled(a.id, false);
+    ctx.events.nodes([{ id: '!0000ffff', num: 0xffff }]);
+    assert.is(h.core.nodes.get('!0000ffff'), undefined, 'a stopped bearer reports nothing');
   } finally {
     await h.close();
   }

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { PageQuery, pageReply, pageSchema } from '../../http/paging.ts';
+import { ANY_KEY, route, type Route } from '../../http/route.ts';
+import { badRequest, notFound } from '../../lib/errors.ts';
+import type { InterfaceService } from '../interfaces/service.ts';
+import type { NodeRow, NodeStore } from './store.ts';
+
+// The node database (docs/meshtastic.md, "Node database"): mesh nodes a radio heard or
+// reported, newest report winning, kept across restarts. Read-only: the radios fill it.
+
+const NODE_ID = /^![0-9a-f]{8}$/;
+
+const NodeId = z.string().regex(NODE_ID, 'must be a node id: "!" and 8 lower-case hex digits, e.g. !a1b2c3d4');
+
+export const NodeView = z.object({
+  id: z.string().describe('Node id, "!" and 8 hex digits'),
+  num: z.number().int().describe('Node number'),
+  interface_id: z.string().describe('The interface whose radio reported it last'),
+  long_name: z.string().nullable(),
+  short_name: z.string().nullable(),
+  hw_model: z.string().nullable(),
+  role: z.string().nullable(),
+  position: z.object({ latitude: z.number(), longitude: z.number(), altitude_m: z.number().optional(), time: z.string().optional() }).nullable().describe('Degrees (WGS84), metres'),
+  device_metrics: z.object({
+    battery_level_pct: z.number().optional(), voltage_v: z.number().optional(), channel_utilization_pct: z.number().optional(),
+    air_util_tx_pct: z.number().optional(), uptime_s: z.number().optional(),
+  }).nullable(),
+  snr_db: z.number().nullable(),
+  hops_away: z.number().int().nullable(),
+  via_mqtt: z.boolean(),
+  last_heard_at: z.string().nullable(),
+  updated_at: z.string(),
+});
+
+export function nodeView(r: NodeRow): z.infer<typeof NodeView> {
+  const { node_id, ...rest } = r;
+  return { id: node_id, ...rest };
+}
+
+const ListQuery = z.strictObject({
+  ...PageQuery,
+  interface: z.string().min(1).optional().describe('Interface id or name'),
+  q: z.string().min(1).max(100).optional().describe('Part of the long or short name, or of the node id'),
+});
+
+/** The cursor is the last node id of the page, base64url-encoded. */
+function afterId(cursor: string | undefined): string | undefined {
+  if (cursor === undefined) return undefined;
+  const id = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!NODE_ID.test(id)) throw badRequest('query.cursor is not a cursor this API gave out', [{ path: 'query.cursor', message: 'unknown cursor' }]);
+  return id;
+}
+
+export function nodeRoutes(store: NodeStore, interfaces: InterfaceService): Route[] {
+  const tags = ['nodes'];
+  return [
+    route({
+      method: 'GET', path: '/api/nodes', summary: 'Mesh nodes the radios heard or reported, by node id', tags, roles: ANY_KEY,
+      query: ListQuery, response: pageSchema(NodeView), responseName: 'NodePage',
+      handler: (ctx) => {
+        const q = ctx.query;
+        const interface_id = interfaces.idForFilter(q.interface, 'query.interface');
+        const rows = store.list({ interface_id, q: q.q, after_id: afterId(q.cursor) }, q.limit + 1);
+        return pageReply(ctx, rows.map(nodeView), q.limit);
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/nodes/{id}', summary: 'One mesh node by its id (!a1b2c3d4)', tags, roles: ANY_KEY,
+      params: z.object({ id: NodeId }), response: NodeView, responseName: 'Node',
+      handler: ({ params }) => {
+        const row = store.get(params.id);
+        if (!row) throw notFound('node', params.id);
+        return nodeView(row);
+      },
+    }),
+  ];
+}
