@@ -113,6 +113,9 @@ export interface Bearer {
   readonly kind: string;
   /** Largest payload in bytes one frame can carry. */
   readonly mtu: number;
+  /** Sends the dispatcher may have outstanding at once (default 1). A bearer whose sends wait
+   *  for an acknowledgement takes several, so one slow ack does not hold up the others. */
+  readonly concurrency?: number;
   /** Opens the device named by a port value. Resolves once started, connected or not:
    *  a missing device is a state, never a thrown error. */
   start(device: string): Promise<void>;

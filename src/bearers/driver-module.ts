@@ -80,6 +80,10 @@ export interface DriverModule<K extends string = string> {
   create?: BearerFactory;
   /** Recognises the device behind a freshly opened link, for the `auto` port value. */
   probe?: Probe;
+  /** The port of a tcp://host value that names none (default 7633, the RNode's). */
+  tcpPort?: number;
+  /** Serial speed for this kind's devices (default 115200). */
+  baudRate?: number;
   /** Opens sim://<channel>: a simulated device in this process. */
   openSim?: (channel: string) => Promise<Link>;
   simulator?: SimulatorCommand;

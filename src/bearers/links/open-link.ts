@@ -39,6 +39,8 @@ export interface OpenLinkOptions {
   connectTimeoutMs?: number;
   /** Serves sim://<channel> (the simulators); absent = sim:// is refused. */
   openSim?: (channel: string) => Promise<Link>;
+  /** The port of a tcp:// value that names none (default 7633, the RNode's). */
+  defaultTcpPort?: number;
   /** Speaks to BlueZ for ble://; absent = a clear ERR_BLE_UNAVAILABLE (docs/ports.md). */
   bluez?: BluezGatt;
 }
@@ -46,7 +48,7 @@ export interface OpenLinkOptions {
 export async function openLink(device: string | PortValue, options: OpenLinkOptions = {}): Promise<Link> {
   let value: PortValue;
   if (typeof device === 'string') {
-    const parsed = parsePortValue(device);
+    const parsed = parsePortValue(device, { defaultTcpPort: options.defaultTcpPort });
     if (!parsed.ok) throw new AppError('ERR_PORT_VALUE', 400, `port value ${parsed.error}`);
     value = parsed.value;
   } else value = device;

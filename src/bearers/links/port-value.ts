@@ -37,7 +37,9 @@ export type PortValueResult = { ok: true; value: PortValue } | { ok: false; erro
 const EXPECTED =
   'auto, usb_serial:<serial_number>, an absolute device path such as /dev/serial/by-id/..., tcp://<host>[:port], ble://<name_or_MAC> or sim://<channel>';
 
-export function parsePortValue(text: string): PortValueResult {
+/** `defaultTcpPort`: the port of a tcp:// value that names none (the RNode's 7633 unless the
+ *  driver says otherwise: Meshtastic listens on 4403). */
+export function parsePortValue(text: string, options: { defaultTcpPort?: number } = {}): PortValueResult {
   if (typeof text !== 'string') return fail(`expected a string (${EXPECTED})`);
   if (text === '') return fail(`is empty; expected ${EXPECTED}`);
   if (text.length > MAX_VALUE_LENGTH) return fail(`is ${text.length} characters long; at most ${MAX_VALUE_LENGTH} allowed`);
@@ -61,7 +63,7 @@ export function parsePortValue(text: string): PortValueResult {
       return parseUsbSerial(rest);
     case 'tcp':
       if (!slashes) return fail(`write tcp://<host>[:port], got ${JSON.stringify(text)}`);
-      return parseTcp(rest);
+      return parseTcp(rest, options.defaultTcpPort ?? RNODE_TCP_PORT);
     case 'ble':
       if (!slashes) return fail(`write ble://<name_or_MAC>, got ${JSON.stringify(text)}`);
       return parseBle(rest);
@@ -122,7 +124,7 @@ function parseUsbSerial(serial: string): PortValueResult {
   return { ok: true, value: { kind: 'usb_serial', serialNumber: serial } };
 }
 
-function parseTcp(rest: string): PortValueResult {
+function parseTcp(rest: string, defaultPort: number): PortValueResult {
   if (rest === '') return fail('tcp:// needs a host, e.g. tcp://10.0.0.5 or tcp://rnode.local:7633');
   if (/[/?#@]/.test(rest)) return fail(`tcp:// takes only host[:port]; remove the path, query or user part from ${JSON.stringify(rest)}`);
   let host: string;
@@ -139,7 +141,7 @@ function parseTcp(rest: string): PortValueResult {
     if (host === '') return fail(`tcp:// needs a host before ':${portText}'`);
     if (!isHostname(host) && !isIPv4(host)) return fail(`${JSON.stringify(host)} is not a host name or IPv4 address`);
   }
-  let port = RNODE_TCP_PORT;
+  let port = defaultPort;
   if (portText !== undefined) {
     if (!/^\d{1,5}$/.test(portText)) return fail(`TCP port ${JSON.stringify(portText)} is not a number from 1 to 65535`);
     port = Number(portText);

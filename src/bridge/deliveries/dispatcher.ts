@@ -39,6 +39,7 @@ export class Dispatcher {
   readonly #again = new Set<string>();
   readonly #timers = new Map<string, TimerHandle>();
   readonly #inFlight = new Set<Promise<void>>();
+  readonly #sending = new Map<string, Set<Promise<void>>>();
   #expiryTimer: TimerHandle | undefined;
   // Bearers come up (and kick their queues) before start() has recovered the deliveries a
   // crash left in 'sending'; sending before that recovery would have it take fresh sends for
@@ -145,6 +146,12 @@ export class Dispatcher {
       if (!row || !row.enabled || row.device === null || !host.runtime(interfaceId).connected) return;
       const bearer = host.bearer(interfaceId);
       if (!bearer) return;
+      // A bearer that waits for acknowledgements takes several sends at once (Bearer.concurrency).
+      const onAir = this.#onAir(interfaceId);
+      if (onAir.size >= Math.max(1, bearer.concurrency ?? 1)) {
+        await Promise.race(onAir);
+        continue;
+      }
       const now = clock.now();
       const delivery = this.#nextDue(interfaceId, now);
       if (delivery === null) {
@@ -159,9 +166,26 @@ export class Dispatcher {
       const bearerAtStart = host.bearer(interfaceId);
       // A driver or transform that throws (the contract says send never throws) is a retryable
       // failure, never a delivery left in 'sending'.
-      const outcome = await this.#attempt(row, delivery).catch((error: Error) => ({ ok: false as const, error: `driver error: ${error?.message ?? String(error)}`, retryable: true }));
-      this.#settle(row, delivery, outcome, bearerAtStart);
+      const send = this.#attempt(row, delivery)
+        .catch((error: Error) => ({ ok: false as const, error: `driver error: ${error?.message ?? String(error)}`, retryable: true }))
+        .then((outcome) => this.#settle(row, delivery, outcome, bearerAtStart));
+      onAir.add(send);
+      this.#inFlight.add(send);
+      void send.finally(() => {
+        onAir.delete(send);
+        this.#inFlight.delete(send);
+        // A slot came free while the loop may have returned: look at the queue again.
+        if ((bearer.concurrency ?? 1) > 1) this.kick(interfaceId);
+      });
+      if ((bearer.concurrency ?? 1) <= 1) await send;
     }
+  }
+
+  /** Sends of an interface that are on the air (waiting for the bearer's answer). */
+  #onAir(interfaceId: string): Set<Promise<void>> {
+    let set = this.#sending.get(interfaceId);
+    if (!set) this.#sending.set(interfaceId, (set = new Set()));
+    return set;
   }
 
   /** The next due delivery, or null when none is due. */

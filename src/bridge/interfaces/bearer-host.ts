@@ -202,7 +202,9 @@ export class BearerHost {
 
   /** The driver's probe serves `auto` and its simulator `sim://`; the interface claims the device. */
   #openLink(driver: DriverModule, interfaceId: string, device: string, log: Logger): Promise<Link> {
-    return openLink(device, { clock: this.#clock, log, ...this.#d.linkOptions, owner: interfaceId, probe: driver.probe, openSim: driver.openSim });
+    return openLink(device, {
+      clock: this.#clock, log, ...this.#d.linkOptions, owner: interfaceId, probe: driver.probe, openSim: driver.openSim, defaultTcpPort: driver.tcpPort, baudRate: driver.baudRate,
+    });
   }
 
   /** The sections the driver declared, and nothing else; reports and listeners stop with the bearer. */

@@ -34,6 +34,13 @@ class ScriptedBearer implements Bearer {
   readonly sent: OutboundFrame[] = [];
   /** What the next sends answer, in order; then ok. */
   readonly answers: SendResult[] = [];
+  concurrency = 1;
+  /** While set, sends wait until release() (an acknowledgement that has not come yet). */
+  holding = false;
+  readonly #held: Array<() => void> = [];
+  release(): void {
+    this.#held.shift()?.();
+  }
   readonly ctx: BearerContext;
   constructor(ctx: BearerContext) {
     this.ctx = ctx;
@@ -46,6 +53,7 @@ class ScriptedBearer implements Bearer {
   }
   async send(frame: OutboundFrame): Promise<SendResult> {
     this.sent.push(frame);
+    if (this.holding) await new Promise<void>((resolve) => this.#held.push(resolve));
     return this.answers.shift() ?? { ok: true };
   }
   stats(): Record<string, unknown> {
@@ -200,6 +208,30 @@ test('while the link is down deliveries wait without spending attempts; the link
     bearer.ctx.events.state({ connected: true, lastError: null });
     await until('the send after the link came up', () => bearer.sent.length === 1);
     assert.ok(h.events.some((e) => e.type === 'link' && e.interfaceId === b.id && e.connected));
+  } finally {
+    await h.close();
+  }
+});
+
+test('a bearer that takes several sends at once gets them, up to its concurrency; a slot that frees takes the next', async () => {
+  const h = build();
+  try {
+    const b = await mesh(h, 'b');
+    forwardAllTo(h, b.id);
+    const bearer = h.bearers.get(b.id)!;
+    bearer.concurrency = 3;
+    bearer.holding = true;
+    h.core.start();
+    for (let i = 0; i < 5; i++) h.core.pipeline.ingest({ direction: 'outbound', interfaceId: null, from: 'local', to: `!0000000${i}`, channel: null, kind: 'text', text: `m${i}`, payload: null });
+    await until('three on the air', () => bearer.sent.length === 3);
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    assert.is(bearer.sent.length, 3, 'never more than three outstanding');
+    bearer.release();
+    await until('the fourth', () => bearer.sent.length === 4);
+    bearer.holding = false;
+    for (let i = 0; i < 3; i++) bearer.release();
+    await until('all delivered', () => deliveryStates(h).filter((s) => s === 'delivered').length === 5);
+    assert.equal(bearer.sent.map((f) => f.text).sort(), ['m0', 'm1', 'm2', 'm3', 'm4']);
   } finally {
     await h.close();
   }
