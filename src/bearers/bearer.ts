@@ -84,8 +84,9 @@ export type DeviceSection = 'radio' | 'owner' | 'modules';
  * fields it knows and leaves the rest.
  */
 export interface DeviceConfig {
-  /** The sections this driver declared, as configured now (defaults until written). */
-  desired(section: DeviceSection): Record<string, unknown>;
+  /** A section this driver declared, as configured now; null while the operator never wrote
+   *  it: the device's own values then stand (a default must not overwrite a working radio). */
+  desired(section: DeviceSection): Record<string, unknown> | null;
   /** Called after each committed change of a declared section; returns the unsubscribe. The
    *  bridge unsubscribes by itself when the bearer stops. */
   onChange(listener: (section: DeviceSection, value: Record<string, unknown>) => void): () => void;

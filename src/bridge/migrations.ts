@@ -199,4 +199,14 @@ export const bridgeMigrations: Migration[] = [
       CREATE INDEX nodes_interface ON nodes (interface_id, node_id);
     `,
   },
+  {
+    version: 7,
+    name: 'delivery_result',
+    sql: `
+      -- What the bearer said of a delivered send (JSON): the node that acknowledged it, or
+      -- that only a neighbour's rebroadcast was heard; whether an SMS centre accepted it or
+      -- the handset confirmed it.
+      ALTER TABLE deliveries ADD COLUMN result TEXT CHECK (result IS NULL OR json_valid(result));
+    `,
+  },
 ];

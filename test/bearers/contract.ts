@@ -43,7 +43,7 @@ export interface ContextOptions {
   /** The driver's link helpers for ctx.openLink (its DriverModule's probe and openSim), as
    *  the bridge passes them to open-link.ts. */
   link?: Pick<OpenLinkOptions, 'probe' | 'openSim'>;
-  /** What ctx.deviceConfig.desired() returns per section (default: {}). */
+  /** What ctx.deviceConfig.desired() returns per section (default: null, never written). */
   desiredDeviceConfig?: Partial<Record<DeviceSection, Record<string, unknown>>>;
 }
 
@@ -105,7 +105,7 @@ export function contractContext(name: string, options: ContextOptions): Recorded
   const interfaceId = `ifc_contract_${name}_${id}`;
   const listeners = new Set<(section: DeviceSection, value: Record<string, unknown>) => void>();
   const deviceConfig: DeviceConfig = {
-    desired: (section) => structuredClone(options.desiredDeviceConfig?.[section] ?? {}),
+    desired: (section) => structuredClone(options.desiredDeviceConfig?.[section] ?? null),
     onChange: (listener) => {
       listeners.add(listener);
       return () => void listeners.delete(listener);

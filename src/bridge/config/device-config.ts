@@ -5,12 +5,12 @@ import { isModuleName, type ChangeTarget } from './sections.ts';
 
 // The bridge side of the device-configuration channel (docs/architecture.md, "Device
 // configuration"): drivers read the bridge-wide radio, owner and modules sections as the
-// configuration service decided them, hear each committed change, and report what the device
+// configuration service decided them (null while never written), hear each committed change, and report what the device
 // holds. A change of one module is a change of the `modules` section as a whole.
 
 export function deviceConfigSource(config: ConfigService): DeviceConfigSource {
   return {
-    desired: (section) => config.section(section) as Record<string, unknown>,
+    desired: (section) => (config.isStored(section) ? (config.section(section) as Record<string, unknown>) : null),
     subscribe(listener) {
       const onChange = (target: ChangeTarget) => {
         const section: DeviceSection | null = target === 'radio' || target === 'owner' ? target : isModuleName(target) ? 'modules' : null;

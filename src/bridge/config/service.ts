@@ -74,6 +74,12 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
     return this.#read(name);
   }
 
+  /** True once the section was written (through the API or an import); until then it reads
+   *  as its defaults. */
+  isStored(name: SectionName): boolean {
+    return this.#store.get(name) !== undefined;
+  }
+
   module<M extends ModuleName>(name: M): ConfigValues['modules'][M];
   module(name: string): ConfigValues['modules'][ModuleName];
   module(name: string): ConfigValues['modules'][ModuleName] {

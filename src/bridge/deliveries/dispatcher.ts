@@ -217,13 +217,16 @@ export class Dispatcher {
     if (transformed.kind === 'dropped') return { dropped: `dropped by outbound transform step ${transformed.step + 1}: ${transformed.reason}` };
     const bearer = this.#d.host.bearer(row.id);
     if (!bearer) return { ok: false, error: 'the interface stopped while sending', retryable: true };
+    // What the bearer said of each part (a split message: of the last one, field by field).
+    const meta: Record<string, unknown> = {};
     for (const part of transformed.outputs) {
       const payload = part.payload ?? Buffer.from(part.text ?? '', 'utf8');
       const frame: OutboundFrame = { deliveryId: d.id, messageId: d.message_id, to: part.to, channel: part.channel, kind: d.kind, text: part.text, payload };
       const result = await withTimeout(Promise.resolve().then(() => bearer.send(frame)), SEND_TIMEOUT_MS);
       if (!result.ok) return result;
+      if (result.meta) Object.assign(meta, result.meta);
     }
-    return { ok: true };
+    return { ok: true, meta };
   }
 
   #settle(row: InterfaceRow, d: DeliveryRow, outcome: SendResult | { dropped: string }, bearer: Bearer | undefined): void {
@@ -235,7 +238,8 @@ export class Dispatcher {
       this.#record(sent, 'cancelled', outcome.dropped, (w) => store.settle(d.id, 'cancelled', outcome.dropped, now, w));
     } else if (outcome.ok) {
       host.noteSend(row.id, true);
-      this.#record(sent, 'delivered', null, (w) => store.settle(d.id, 'delivered', null, now, w));
+      const result = outcome.meta && Object.keys(outcome.meta).length > 0 ? outcome.meta : null;
+      this.#record({ ...sent, result }, 'delivered', null, (w) => store.settle(d.id, 'delivered', null, now, w, result));
     } else if (host.bearer(row.id) !== bearer) {
       // The interface was disabled, unbound or reconfigured while this was on its way: that is
       // no failure of the delivery, so the attempt is not counted (deliveries to a stopped

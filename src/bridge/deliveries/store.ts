@@ -1,5 +1,6 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import { StatementCache } from '../../db/statement-cache.ts';
+import { fromJson } from '../../lib/json.ts';
 import type { EventStream } from '../../lib/events.ts';
 import type { RouterEvent } from '../router/events.ts';
 import type { WriteBehind } from './write-behind.ts';
@@ -24,6 +25,8 @@ export interface DeliveryRow {
   front_ms: number | null;
   expires_ms: number;
   last_error: string | null;
+  /** What the bearer said of a delivered send (SendResult.meta), else null. */
+  result?: Record<string, unknown> | null;
   created_at: string;
   updated_at: string;
   finished_at: string | null;
@@ -36,14 +39,15 @@ export interface DeliveryFilter {
   before_id?: string;
 }
 
-interface Raw extends Omit<DeliveryRow, 'to' | 'from'> {
+interface Raw extends Omit<DeliveryRow, 'to' | 'from' | 'result'> {
   to_addr: string;
   from_addr: string;
+  result?: string | null;
 }
 
 const decode = (r: Raw): DeliveryRow => {
-  const { to_addr, from_addr, ...rest } = r;
-  return { ...rest, to: to_addr, from: from_addr };
+  const { to_addr, from_addr, result, ...rest } = r;
+  return { ...rest, to: to_addr, from: from_addr, result: fromJson(result, null) };
 };
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -162,11 +166,11 @@ export class DeliveryStore {
   }
   // `fromWaiting`: the 'sending' mark was never written (see defer): the outcome is written
   // straight from pending or retrying, counting the attempt.
-  settle(id: string, state: 'delivered' | 'dead' | 'cancelled', error: string | null, nowMs: number, fromWaiting = false): boolean {
+  settle(id: string, state: 'delivered' | 'dead' | 'cancelled', error: string | null, nowMs: number, fromWaiting = false, result: Record<string, unknown> | null = null): boolean {
     const sql = fromWaiting
-      ? "UPDATE deliveries SET state = ?, attempts = attempts + 1, front_ms = NULL, last_error = coalesce(?, last_error), updated_at = ?, finished_at = ? WHERE id = ? AND state IN ('pending', 'retrying')"
-      : "UPDATE deliveries SET state = ?, last_error = coalesce(?, last_error), updated_at = ?, finished_at = ? WHERE id = ? AND state = 'sending'";
-    return this.#changed(this.#prepare(sql).run(state, error, iso(nowMs), iso(nowMs), id));
+      ? "UPDATE deliveries SET state = ?, attempts = attempts + 1, front_ms = NULL, last_error = coalesce(?, last_error), result = ?, updated_at = ?, finished_at = ? WHERE id = ? AND state IN ('pending', 'retrying')"
+      : "UPDATE deliveries SET state = ?, last_error = coalesce(?, last_error), result = ?, updated_at = ?, finished_at = ? WHERE id = ? AND state = 'sending'";
+    return this.#changed(this.#prepare(sql).run(state, error, result === null ? null : JSON.stringify(result), iso(nowMs), iso(nowMs), id));
   }
   scheduleRetry(id: string, nextMs: number, error: string, nowMs: number, fromWaiting = false): boolean {
     const sql = fromWaiting

@@ -42,7 +42,7 @@ export interface NodeSink {
 
 /** The bridge side of the device-configuration channel (bridge/config/device-config.ts). */
 export interface DeviceConfigSource {
-  desired(section: DeviceSection): Record<string, unknown>;
+  desired(section: DeviceSection): Record<string, unknown> | null;
   /** Committed changes of any device section; returns the unsubscribe. */
   subscribe(listener: (section: DeviceSection, value: Record<string, unknown>) => void): () => void;
   report(interfaceId: string, section: DeviceSection, values: Record<string, unknown> | null): void;

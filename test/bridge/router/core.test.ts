@@ -167,6 +167,23 @@ test('a frame heard on one radio is stored, forwarded and sent on the other, eve
   }
 });
 
+test('what the bearer said of a delivered send is kept as the delivery\'s result', async () => {
+  const h = build();
+  try {
+    const b = await mesh(h, 'b');
+    forwardAllTo(h, b.id);
+    h.core.start();
+    h.bearers.get(b.id)!.answers.push({ ok: true, meta: { ack: 'acknowledged', acked_by: '!0000beef' } });
+    const [result] = h.core.pipeline.ingest({ direction: 'outbound', interfaceId: null, from: 'local', to: '!0000beef', channel: null, kind: 'text', text: 'x', payload: null });
+    await until('delivered', () => deliveryStates(h).includes('delivered'));
+    const delivered = h.events.find((e) => e.type === 'delivery')!;
+    assert.equal(delivered.type === 'delivery' && delivered.delivery.result, { ack: 'acknowledged', acked_by: '!0000beef' }, 'the event carries it');
+    assert.equal(h.core.deliveries.get(result.deliveries[0].id)?.result, { ack: 'acknowledged', acked_by: '!0000beef' }, 'and the row');
+  } finally {
+    await h.close();
+  }
+});
+
 test('failed attempts are marked as such, retried on the clock, then dead-lettered', async () => {
   const h = build();
   try {
@@ -242,13 +259,14 @@ test('device configuration: the driver reads its declared section, hears committ
   try {
     const a = await mesh(h, 'a');
     const ctx = h.bearers.get(a.id)!.ctx;
-    assert.is(ctx.deviceConfig.desired('radio').region, h.config.section('radio').region, 'desired values are the configured ones');
+    assert.is(ctx.deviceConfig.desired('radio'), null, 'a section never written: the device keeps its own values');
     assert.throws(() => ctx.deviceConfig.desired('owner'), /did not declare the device section 'owner'/);
     const heard: Array<[string, Record<string, unknown>]> = [];
     ctx.deviceConfig.onChange((section, value) => heard.push([section, value]));
     h.config.write('radio', { hop_limit: 5 }, 'body');
     h.config.write('owner', { long_name: 'Ridge gateway' }, 'body');
     assert.equal(heard.map(([s, v]) => [s, v.hop_limit]), [['radio', 5]], 'only the declared section, after the write');
+    assert.is(ctx.deviceConfig.desired('radio')!.hop_limit, 5, 'once written, desired values are the configured ones');
     ctx.deviceConfig.report('radio', { region: 'EU_868', modem_preset: 'LONG_FAST', channel_num: 0 });
     assert.equal(h.config.reportedRadio(), { region: 'EU_868', modem_preset: 'LONG_FAST', channel_num: 0 }, 'the report reaches the configuration service (radio warnings compare with it)');
     await h.interfaces.setEnabled(a.id, false);
