@@ -26,6 +26,7 @@ import type { DeliveryStore } from './deliveries/store.ts';
 import type { WriteBehind } from './deliveries/write-behind.ts';
 import type { BearerHost } from './interfaces/bearer-host.ts';
 import { driverApi } from './interfaces/driver-api.ts';
+import { interfaceMetrics } from './interfaces/metrics.ts';
 import { interfaceRoutes } from './interfaces/routes.ts';
 import { type RNodeSeed, seedRNode } from './interfaces/seed-rnode.ts';
 import { InterfaceService } from './interfaces/service.ts';
@@ -246,6 +247,7 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   });
   followRouter(uplink, events);
   routerMetrics(metrics, events, deliveries);
+  interfaceMetrics(metrics, interfaces);
   const audit = new AuditStore(db, log);
   const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, deliveries, clock, log });
   return {

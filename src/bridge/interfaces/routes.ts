@@ -68,6 +68,7 @@ const Health = z.object({
   last_tx_at: z.iso.datetime().nullable(),
   queue_depth: z.number().int().describe('Deliveries waiting for this interface (pending, retrying or sending)'),
   counters: z.object({ sent: z.number().int(), failed: z.number().int(), received: z.number().int(), duplicates: z.number().int().describe('Repeated frames (same sender and packet id within 24 h) dropped, not stored') }),
+  device: z.record(z.string(), z.unknown()).describe('What the device reports, as GET /api/interfaces/{id}/stats answers it in `stats` ({} for a kind that reports nothing)'),
 });
 
 const Ref = z.object({ id: z.string().min(1).describe('Interface id or name') });

@@ -218,6 +218,7 @@ export class InterfaceService {
       last_tx_at: rt.last_tx_at,
       queue_depth: this.#d.deliveries.queueDepth(row.id),
       counters: { ...rt.counters },
+      device: this.stats(row).stats as Record<string, unknown>,
     };
   }
 

@@ -30,6 +30,11 @@ test('a sim interface reports its counters, channel, behaviour and mtu; the coun
   });
   const b = await t.call('GET', '/api/interfaces/stats-b/stats');
   assert.is(b.body.stats.received, 2, 'the peer on the channel heard both');
+  const health = (await t.call('GET', '/api/interfaces/health')).body.items.find((h: { id: string }) => h.id === a.id);
+  assert.equal(health.device, r.body.stats, 'health shows the same device values');
+  const metrics = (await t.call('GET', '/metrics')).text;
+  assert.match(metrics, /^fieldbridge_device_value\{interface="stats-a",kind="sim",name="sent"\} 2$/m);
+  assert.match(metrics, /^fieldbridge_device_value\{interface="stats-b",kind="sim",name="received"\} 2$/m);
 });
 
 test('an unbound interface answers its settings and zero counters; a kind without a driver answers {}', async () => {
