@@ -42,7 +42,7 @@ export interface ContextOptions {
   clock?: Clock;
   /** The driver's link helpers for ctx.openLink (its DriverModule's probe and openSim), as
    *  the bridge passes them to open-link.ts. */
-  link?: Pick<OpenLinkOptions, 'probe' | 'openSim'>;
+  link?: Pick<OpenLinkOptions, 'probe' | 'openSim' | 'defaultTcpPort'>;
   /** What ctx.deviceConfig.desired() returns per section (default: null, never written). */
   desiredDeviceConfig?: Partial<Record<DeviceSection, Record<string, unknown>>>;
 }

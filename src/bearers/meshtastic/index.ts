@@ -1,15 +1,28 @@
 import { z } from 'zod';
-import { defineDriver, unspecifiedSettings } from '../driver-module.ts';
+import { defineDriver } from '../driver-module.ts';
+import { TCP_PORT, SERIAL_BAUD } from './codec/messages.ts';
+import { meshtasticSimulator } from '../simulators/meshtastic/cli.ts';
+import { openMeshtasticSimLink } from '../simulators/meshtastic/link.ts';
+import { createMeshtasticBearer } from './driver.ts';
+import { meshtasticProbe } from './probe.ts';
+import { MeshtasticSettings } from './settings.ts';
+import { meshtasticStats } from './stats.ts';
 
-// The Meshtastic mesh radio (docs/protocols/meshtastic.md). This release has no driver yet:
-// an interface of this kind can be created, configured and named by rules, and binding it
-// reports "no driver" instead of pretending.
+// The Meshtastic mesh radio (docs/meshtastic.md; wire facts docs/protocols/meshtastic.md) as a
+// driver module: the stream API over serial (115200 baud) and TCP (4403).
 
 export const meshtasticDriver = defineDriver({
   kind: 'meshtastic',
   title: 'Meshtastic',
-  settings: unspecifiedSettings,
+  settings: MeshtasticSettings as unknown as z.ZodType<Record<string, unknown>>,
   contact: { field: 'mesh', schema: z.string().trim().min(1).max(200), description: 'Meshtastic node id, e.g. !a1b2c3d4' },
   meshTraffic: true,
   deviceSections: ['radio', 'owner', 'modules'],
+  tcpPort: TCP_PORT,
+  baudRate: SERIAL_BAUD,
+  create: (ctx) => createMeshtasticBearer(ctx, { openLink: ctx.openLink }),
+  probe: meshtasticProbe,
+  openSim: (channel) => openMeshtasticSimLink(channel),
+  simulator: meshtasticSimulator,
+  stats: meshtasticStats,
 });

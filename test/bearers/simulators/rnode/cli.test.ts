@@ -41,7 +41,7 @@ test('sim rnode --tcp twice: two radios on one channel, a bridge driver brings o
 
 test('bad arguments: exit 2 with the reason and the usage', async () => {
   const cases: [string[], RegExp][] = [
-    [['meshtastic', '--tcp', '127.0.0.1:1'], /unknown simulator "meshtastic"/],
+    [['nosuch', '--tcp', '127.0.0.1:1'], /unknown simulator "nosuch"/],
     [['rnode'], /at least one --tcp/],
     [['rnode', '--tcp', 'localhost'], /--tcp "localhost": expected HOST:PORT/],
     [['rnode', '--pty', 'rel/path'], /--pty "rel\/path": expected an absolute path/],

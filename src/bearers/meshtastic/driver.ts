@@ -1,0 +1,449 @@
+import type { Bearer, BearerContext, BearerState, DeviceSection, OutboundFrame, SendResult } from '../bearer.ts';
+import type { TimerHandle } from '../../lib/clock.ts';
+import { AppError } from '../../lib/errors.ts';
+import { DeviceSupervisor } from '../links/device-supervisor.ts';
+import type { Link } from '../links/link.ts';
+import { AckBook, DeviceQueue } from './acks.ts';
+import { editSession, loraChange, moduleChanges, ownerChange, ownerReport, radioReport, type Change } from './admin.ts';
+import {
+  DATA_PAYLOAD_LEN, decodeFromRadio, decodeRouting, encodeAdminMessage, encodeToRadioFrame, formatNodeId, fromRadioVariant, nameOf,
+  MODEM_PRESET, PORT_NUM, REGION_CODE, StreamDecoder, WAKE_BYTES,
+  type AdminMessage, type FromRadio, type MeshPacket, type ToRadio,
+} from './codec/messages.ts';
+import { Handshake, newNonce, type DeviceState } from './handshake.ts';
+import { deviceMetricsOf, inboundPacket } from './inbound.ts';
+import { outboundPacket } from './outbound.ts';
+import { MeshtasticSettings } from './settings.ts';
+
+// The Meshtastic bearer (interface kind `meshtastic`; docs/meshtastic.md,
+// docs/protocols/meshtastic.md). The device supervisor opens the link and owns the
+// opening/online/backoff cycle; on every fresh link this driver wakes the device, asks for its
+// state with a random nonce and collects it until config_complete_id says the nonce, pushes
+// the bridge's radio and owner settings when they differ (the device reboots once, and the
+// next handshake verifies them), then carries packets both ways with honest acknowledgements.
+
+export type MeshtasticPhase = 'closed' | 'opening' | 'waking' | 'handshake' | 'configuring' | 'online' | 'backoff';
+
+export interface MeshtasticTiming {
+  /** After the wake bytes, before want_config_id (the Python client waits 100 ms). */
+  wakeMs: number;
+  /** How long a device may take to reboot after commit_edit_settings. */
+  rebootMs: number;
+  backoffInitialMs: number;
+  backoffMaxMs: number;
+}
+
+export const DEFAULT_MESHTASTIC_TIMING: MeshtasticTiming = { wakeMs: 100, rebootMs: 30_000, backoffInitialMs: 1_000, backoffMaxMs: 60_000 };
+
+// Debug text the firmware prints between frames: logged, but at most this many lines a minute.
+const TEXT_LINES_PER_MINUTE = 30;
+
+export interface MeshtasticDriverOptions {
+  openLink: (device: string) => Promise<Link>;
+  timing?: Partial<MeshtasticTiming>;
+  random?: () => number;
+}
+
+export class MeshtasticBearer implements Bearer {
+  readonly kind = 'meshtastic';
+  readonly mtu = DATA_PAYLOAD_LEN;
+  // Acknowledgements take seconds: several messages may wait for theirs at once, within the
+  // device's queue (DeviceQueue).
+  readonly concurrency = 8;
+  readonly settings: MeshtasticSettings;
+  readonly #ctx: BearerContext;
+  readonly #options: MeshtasticDriverOptions;
+  readonly #timing: MeshtasticTiming;
+  readonly #random: () => number;
+  readonly #acks: AckBook;
+  readonly #queue = new DeviceQueue();
+  #supervisor: DeviceSupervisor | null = null;
+  #device: string | null = null;
+  #link: Link | null = null;
+  #decoder = new StreamDecoder();
+  #phase: MeshtasticPhase = 'closed';
+  #state: BearerState = { connected: false, lastError: null, phase: 'closed' };
+  #handshake: Handshake | null = null;
+  #handshakeDone: (() => void) | null = null;
+  #rebooted: (() => void) | null = null;
+  #known: DeviceState | null = null;
+  #ownMetrics: ReturnType<typeof deviceMetricsOf> = {};
+  /** The changes pushed last (their fields), to verify after the reboot and never loop. */
+  #pushed: string[] | null = null;
+  #configError: string | null = null;
+  #timers: { heartbeat?: TimerHandle; silence?: TimerHandle; textWindow?: TimerHandle } = {};
+  #textLines = 0;
+  #unsubscribe: (() => void) | null = null;
+  readonly #counters = { received: 0, sent: 0, acked: 0, failed: 0, undecodable: 0, unknown_ports: 0, encrypted: 0, debug_lines: 0, oversize_frames: 0, config_pushes: 0, reboots: 0 };
+  readonly #failedByReason: Record<string, number> = {};
+
+  constructor(ctx: BearerContext, options: MeshtasticDriverOptions) {
+    this.#ctx = ctx;
+    this.#options = options;
+    this.#timing = { ...DEFAULT_MESHTASTIC_TIMING, ...options.timing };
+    this.#random = options.random ?? Math.random;
+    this.settings = MeshtasticSettings.parse(ctx.settings ?? {});
+    this.#acks = new AckBook(ctx.clock);
+  }
+
+  get phase(): MeshtasticPhase {
+    return this.#phase;
+  }
+
+  async start(device: string): Promise<void> {
+    if (this.#supervisor) await this.stop();
+    this.#device = device;
+    this.#unsubscribe = this.#ctx.deviceConfig.onChange((section) => this.#configChanged(section));
+    this.#supervisor = new DeviceSupervisor({
+      device,
+      open: (d) => this.#options.openLink(d),
+      session: (link) => this.#session(link),
+      onState: (s) => this.#onSupervisorState(s),
+      clock: this.#ctx.clock,
+      log: this.#ctx.log.child({ device }),
+      backoff: { initialMs: this.#timing.backoffInitialMs, maxMs: this.#timing.backoffMaxMs },
+    });
+    this.#supervisor.start();
+  }
+
+  async stop(): Promise<void> {
+    const supervisor = this.#supervisor;
+    if (!supervisor) return;
+    this.#supervisor = null;
+    this.#unsubscribe?.();
+    this.#unsubscribe = null;
+    const link = this.#link;
+    // A polite goodbye lets the firmware drop the client at once (docs/protocols/meshtastic.md 2.2).
+    if (link && this.#phase === 'online') await link.write(encodeToRadioFrame({ disconnect: true })).catch(() => {});
+    this.#goOffline('the interface stopped');
+    await supervisor.stop();
+    this.#enter('closed', 'stop requested', { connected: false, lastError: null });
+  }
+
+  async send(frame: OutboundFrame): Promise<SendResult> {
+    if (frame.payload.length > DATA_PAYLOAD_LEN) {
+      return { ok: false, retryable: false, error: `ERR_MESHTASTIC_TOO_LARGE: ${frame.payload.length} bytes is more than the ${DATA_PAYLOAD_LEN} bytes one Meshtastic packet carries (add a split or truncate transform)` };
+    }
+    const link = this.#link;
+    const device = this.#known;
+    if (this.#phase !== 'online' || !link || !device) {
+      return { ok: false, retryable: true, error: `ERR_MESHTASTIC_OFFLINE: the radio is not online (${this.#phase}${this.#state.lastError ? `: ${this.#state.lastError}` : ''})` };
+    }
+    const id = this.#packetId();
+    const built = outboundPacket(frame, { id, channel: this.settings.channel, hopLimit: this.settings.hop_limit ?? device.lora?.hop_limit ?? 3 });
+    if (!built.ok) return this.#failed({ ok: false, retryable: false, error: built.error });
+    await this.#queue.room();
+    if (this.#link !== link) return this.#failed({ ok: false, retryable: true, error: 'ERR_MESHTASTIC_OFFLINE: the link went down before the packet was written' });
+    // Registered before writing: an acknowledgement can arrive before write() resolves.
+    const ack = this.#acks.wait(id, built.broadcast, this.settings.ack_timeout_s * 1000);
+    try {
+      await this.#write(link, { packet: built.packet });
+    } catch (error) {
+      this.#acks.cancel(id);
+      return this.#failed({ ok: false, retryable: true, error: `ERR_MESHTASTIC_WRITE: ${(error as Error).message}` });
+    }
+    this.#queue.wrote();
+    this.#counters.sent++;
+    const result = await ack;
+    if (result.ok) {
+      this.#counters.acked++;
+      return { ok: true, meta: { ...result.meta, packet_id: id } };
+    }
+    return this.#failed(result);
+  }
+
+  stats(): Record<string, unknown> {
+    const d = this.#known;
+    return {
+      phase: this.#phase,
+      device: this.#device,
+      link: this.#link?.description ?? null,
+      firmware_version: d?.metadata?.firmware_version ?? null,
+      node_id: d?.myInfo?.my_node_num !== undefined ? formatNodeId(d.myInfo.my_node_num) : null,
+      long_name: d?.owner?.long_name ?? null,
+      short_name: d?.owner?.short_name ?? null,
+      region: d?.lora ? nameOf(REGION_CODE, d.lora.region ?? 0) : null,
+      modem_preset: d?.lora ? nameOf(MODEM_PRESET, d.lora.modem_preset ?? 0) : null,
+      channel_utilization_pct: this.#ownMetrics.channel_utilization_pct ?? null,
+      air_util_tx_pct: this.#ownMetrics.air_util_tx_pct ?? null,
+      queue_free: this.#queue.free,
+      queue_max: this.#queue.max,
+      awaiting_ack: this.#acks.size,
+      config_error: this.#configError,
+      ...this.#counters,
+      failed_by_reason: { ...this.#failedByReason },
+    };
+  }
+
+  // ---- bring-up ---------------------------------------------------------------------------
+
+  async #session(link: Link): Promise<void> {
+    this.#link = link;
+    this.#decoder = new StreamDecoder();
+    this.#queue.reset();
+    link.onData((chunk) => this.#onChunk(link, chunk));
+    link.onClose((reason) => {
+      if (this.#link !== link) return;
+      this.#rebooted?.();
+      this.#goOffline(reason);
+      this.#link = null;
+    });
+    for (let round = 0; ; round++) {
+      const device = await this.#handshakeOn(link);
+      const changes = this.#changesFor(device);
+      if (changes.length === 0) break;
+      if (round > 0) throw new AppError('ERR_MESHTASTIC_CONFIG', 502, 'the device rebooted twice without taking its settings');
+      await this.#push(link, changes);
+      // Over serial the device reboots and keeps the port: hand-shake again on the same link.
+      // Over TCP the connection drops, and the supervisor reconnects.
+    }
+    // Resolving hands over to the supervisor, which reports `online` (#onSupervisorState).
+  }
+
+  async #handshakeOn(link: Link): Promise<DeviceState> {
+    this.#enter('waking', `link open (${link.description}); waking the device`);
+    await link.write(WAKE_BYTES);
+    await this.#sleep(this.#timing.wakeMs);
+    const handshake = new Handshake(newNonce(this.#random));
+    this.#handshake = handshake;
+    this.#enter('handshake', `asking for the device's state (nonce ${handshake.nonce})`);
+    const done = new Promise<void>((resolve) => (this.#handshakeDone = resolve));
+    await this.#write(link, { want_config_id: handshake.nonce });
+    const timeoutS = this.settings.handshake_timeout_s;
+    const finished = await this.#within(done, timeoutS * 1000);
+    this.#handshakeDone = null;
+    this.#handshake = null;
+    if (!finished) throw new AppError('ERR_MESHTASTIC_HANDSHAKE', 504, `the device did not finish sending its state within ${timeoutS} s`);
+    const device = handshake.state;
+    this.#known = device;
+    if (device.ownNode?.device_metrics) this.#ownMetrics = deviceMetricsOf(device.ownNode.device_metrics);
+    if (device.nodes.length > 0) this.#ctx.events.nodes(device.nodes);
+    if (device.lora) this.#ctx.deviceConfig.report('radio', radioReport(device.lora));
+    if (device.owner) this.#ctx.deviceConfig.report('owner', ownerReport(device.owner));
+    this.#ctx.log.info('meshtastic.handshake', {
+      node: device.myInfo?.my_node_num !== undefined ? formatNodeId(device.myInfo.my_node_num) : null,
+      firmware: device.metadata?.firmware_version ?? null, nodes: device.nodes.length, channels: device.channels.length,
+    });
+    return device;
+  }
+
+  /** What differs between the bridge's stored sections and the device, after a push verified. */
+  #changesFor(device: DeviceState): Change[] {
+    const desired = (s: DeviceSection) => this.#ctx.deviceConfig.desired(s);
+    const radio = desired('radio');
+    const owner = desired('owner');
+    const changes = [radio && loraChange(radio, device.lora), owner && ownerChange(owner, device.owner)].filter((c): c is Change => !!c);
+    if (this.#pushed) {
+      // We pushed and the device rebooted: what still differs was not taken. Say so, and do
+      // not push again (a device that refuses a value would reboot forever).
+      const refused = changes.flatMap((c) => c.fields).filter((f) => this.#pushed!.includes(f));
+      this.#pushed = null;
+      if (refused.length > 0) {
+        this.#configError = `ERR_MESHTASTIC_CONFIG: the device did not take ${refused.join(', ')}`;
+        this.#ctx.log.warn('meshtastic.config_refused', { fields: refused });
+        return [];
+      }
+    }
+    this.#configError = null;
+    return changes;
+  }
+
+  /** One edit session: begin, the changes, commit; then the device reboots. */
+  async #push(link: Link, changes: Change[]): Promise<void> {
+    const fields = changes.flatMap((c) => c.fields);
+    this.#enter('configuring', `the device differs from the configuration in ${fields.join(', ')}; applying (the device reboots once)`);
+    this.#pushed = fields;
+    this.#counters.config_pushes++;
+    const rebooted = new Promise<void>((resolve) => (this.#rebooted = resolve));
+    for (const message of editSession(changes)) await this.#write(link, { packet: this.#adminPacket(message) });
+    const didReboot = await this.#within(rebooted, this.#timing.rebootMs);
+    this.#rebooted = null;
+    if (!didReboot) throw new AppError('ERR_MESHTASTIC_CONFIG', 504, `the device did not reboot within ${this.#timing.rebootMs / 1000} s after its settings were committed`);
+    if (this.#link !== link) throw new AppError('ERR_MESHTASTIC_REBOOT', 503, 'the device is rebooting to apply its settings');
+  }
+
+  /** An AdminMessage to the own node (docs/protocols/meshtastic.md 2.7: a local client needs no session key). */
+  #adminPacket(message: AdminMessage): MeshPacket {
+    const own = this.#known?.myInfo?.my_node_num ?? 0;
+    return { to: own, id: this.#packetId(), decoded: { portnum: PORT_NUM.ADMIN_APP, payload: encodeAdminMessage(message) }, channel: 0, hop_limit: 0 };
+  }
+
+  /** A committed change of a section while online: apply it now (the device reboots once). */
+  #configChanged(section: DeviceSection): void {
+    const link = this.#link;
+    const device = this.#known;
+    if (this.#phase !== 'online' || !link || !device) return; // the next handshake compares anyway
+    const desired = this.#ctx.deviceConfig.desired(section);
+    if (!desired) return;
+    const change = section === 'radio' ? loraChange(desired, device.lora) : section === 'owner' ? ownerChange(desired, device.owner) : moduleChanges(desired, device);
+    if (!change) return;
+    this.#push(link, [change]).then(
+      () => this.#supervisor?.fail('rebooted to apply its settings'),
+      (error: Error) => this.#supervisor?.fail(error.message),
+    );
+  }
+
+  // ---- online -----------------------------------------------------------------------------
+
+  #onSupervisorState(s: BearerState): void {
+    const phase = (s.phase ?? 'closed') as MeshtasticPhase;
+    if (phase === 'online') {
+      this.#enter('online', 'handshake complete', { ...s, lastError: this.#configError });
+      this.#goOnline();
+    } else if (phase === 'backoff' || phase === 'opening') {
+      this.#enter(phase, s.lastError ?? 'opening the device', s);
+    }
+  }
+
+  #goOnline(): void {
+    const link = this.#link;
+    if (!link) return;
+    this.#armHeartbeat(link);
+    this.#armSilence();
+  }
+
+  #goOffline(reason: string): void {
+    this.#acks.failAll(`ERR_MESHTASTIC_OFFLINE: ${reason}`);
+    this.#queue.reset();
+    for (const t of Object.values(this.#timers)) if (t) this.#ctx.clock.clearTimeout(t);
+    this.#timers = {};
+  }
+
+  #armHeartbeat(link: Link): void {
+    this.#timers.heartbeat = this.#ctx.clock.setTimeout(() => {
+      this.#timers.heartbeat = undefined;
+      if (this.#link !== link || this.#phase !== 'online') return;
+      this.#write(link, { heartbeat: {} }).catch(() => {});
+      this.#armHeartbeat(link);
+    }, this.settings.heartbeat_s * 1000);
+  }
+
+  /** Recent firmware answers every heartbeat: silence past two of them means the device is gone. */
+  #armSilence(): void {
+    if (this.#timers.silence) this.#ctx.clock.clearTimeout(this.#timers.silence);
+    const ms = (2 * this.settings.heartbeat_s + 30) * 1000;
+    this.#timers.silence = this.#ctx.clock.setTimeout(() => {
+      this.#timers.silence = undefined;
+      if (this.#phase === 'online') this.#supervisor?.fail(`the device has been silent for ${ms / 1000} s`);
+    }, ms);
+  }
+
+  // ---- receiving --------------------------------------------------------------------------
+
+  #onChunk(link: Link, chunk: Uint8Array): void {
+    if (this.#link !== link) return;
+    if (this.#phase === 'online') this.#armSilence();
+    for (const event of this.#decoder.push(chunk)) {
+      if (event.type === 'frame') {
+        const decoded = decodeFromRadio(event.payload);
+        if (decoded.ok) this.#onFromRadio(decoded.value);
+        else this.#counters.undecodable++;
+      } else if (event.type === 'text') this.#debugLine(event.line);
+      else this.#counters.oversize_frames++;
+    }
+  }
+
+  #onFromRadio(m: FromRadio): void {
+    if (this.#handshake) {
+      if (this.#handshake.take(m)) this.#handshakeDone?.();
+      if (fromRadioVariant(m) !== 'packet' && fromRadioVariant(m) !== 'queueStatus' && fromRadioVariant(m) !== 'rebooted') return;
+    }
+    switch (fromRadioVariant(m)) {
+      case 'packet':
+        this.#onPacket(m.packet!);
+        break;
+      case 'queueStatus':
+        this.#queue.status(m.queueStatus!.free ?? 0, m.queueStatus!.maxlen ?? 0);
+        break;
+      case 'rebooted':
+        this.#counters.reboots++;
+        if (this.#rebooted) this.#rebooted();
+        else if (this.#phase === 'online') this.#supervisor?.fail('the device rebooted');
+        break;
+      case 'log_record':
+        this.#debugLine(m.log_record!.message ?? '');
+        break;
+      default:
+        break;
+    }
+  }
+
+  #onPacket(p: MeshPacket): void {
+    const result = inboundPacket(p);
+    const own = this.#known?.myInfo?.my_node_num;
+    if (result.type === 'routing') {
+      const decoded = decodeRouting(p.decoded?.payload ?? new Uint8Array(0));
+      const requestId = p.decoded?.request_id;
+      if (decoded.ok && requestId) this.#acks.settle(requestId, p.from ?? 0, decoded.value.error_reason ?? 0);
+      return;
+    }
+    if (result.type === 'admin') return;
+    if (result.type === 'skip') {
+      if (result.reason === 'encrypted') this.#counters.encrypted++;
+      return;
+    }
+    // The own node's packets (its telemetry) describe this radio; they are not mesh traffic.
+    if (own !== undefined && p.from === own) {
+      const metrics = result.nodes[0]?.device_metrics;
+      if (metrics) this.#ownMetrics = metrics;
+      return;
+    }
+    this.#counters.received++;
+    if (result.unknownPort) this.#counters.unknown_ports++;
+    this.#ctx.events.nodes(result.nodes);
+    this.#ctx.events.receive(result.frame);
+  }
+
+  #debugLine(line: string): void {
+    this.#counters.debug_lines++;
+    if (this.#textLines === 0) {
+      this.#timers.textWindow = this.#ctx.clock.setTimeout(() => {
+        this.#timers.textWindow = undefined;
+        if (this.#textLines > TEXT_LINES_PER_MINUTE) this.#ctx.log.debug('meshtastic.device_log_suppressed', { lines: this.#textLines - TEXT_LINES_PER_MINUTE });
+        this.#textLines = 0;
+      }, 60_000);
+    }
+    if (++this.#textLines <= TEXT_LINES_PER_MINUTE) this.#ctx.log.debug('meshtastic.device_log', { line });
+  }
+
+  // ---- helpers ----------------------------------------------------------------------------
+
+  #write(link: Link, message: ToRadio): Promise<void> {
+    return link.write(encodeToRadioFrame(message));
+  }
+
+  #failed(result: SendResult & { ok: false }): SendResult {
+    this.#counters.failed++;
+    const reason = /^(ERR_[A-Z0-9_]+)/.exec(result.error)?.[1] ?? 'OTHER';
+    this.#failedByReason[reason] = (this.#failedByReason[reason] ?? 0) + 1;
+    return result;
+  }
+
+  /** Fresh, non-zero packet ids: the firmware drops an id it saw recently. */
+  #packetId(): number {
+    return (Math.floor(this.#random() * 0xffff_fffe) >>> 0) + 1;
+  }
+
+  #enter(phase: MeshtasticPhase, why: string, state?: BearerState): void {
+    if (phase !== this.#phase) this.#ctx.log.info('meshtastic.phase', { from: this.#phase, to: phase, why });
+    this.#phase = phase;
+    const next = state ?? { connected: false, lastError: this.#state.lastError };
+    this.#state = { ...next, phase };
+    this.#ctx.events.state({ ...this.#state });
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.#ctx.clock.setTimeout(resolve, ms));
+  }
+
+  /** True when `p` settled within `ms`. */
+  #within(p: Promise<void>, ms: number): Promise<boolean> {
+    let timer: TimerHandle | undefined;
+    const timeout = new Promise<boolean>((resolve) => (timer = this.#ctx.clock.setTimeout(() => resolve(false), ms)));
+    return Promise.race([p.then(() => true), timeout]).finally(() => timer && this.#ctx.clock.clearTimeout(timer));
+  }
+}
+
+export function createMeshtasticBearer(ctx: BearerContext, options: MeshtasticDriverOptions): Bearer {
+  return new MeshtasticBearer(ctx, options);
+}

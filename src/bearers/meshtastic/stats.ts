@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import type { StatsView } from '../driver-module.ts';
+
+// What a meshtastic interface reports (GET /api/interfaces/{id}/stats; docs/meshtastic.md,
+// "Stats and health"): the device as its handshake described it, its own air time, its queue,
+// and what the driver counted. Null until the device said.
+
+const n = (what: string) => z.number().nullable().describe(what);
+const s = (what: string) => z.string().nullable().describe(what);
+const count = (what: string) => z.number().int().describe(what);
+
+const MeshtasticStats = z.object({
+  firmware_version: s('Firmware version the device reported'),
+  node_id: s('The own node id (!a1b2c3d4)'),
+  long_name: s('Owner long name the device reported'),
+  short_name: s('Owner short name the device reported'),
+  region: s('LoRa region the device reported'),
+  modem_preset: s('LoRa modem preset the device reported'),
+  channel_utilization_pct: n('Air time the own node hears in use (last minute), percent'),
+  air_util_tx_pct: n('Air time the own node transmitted (last hour), percent'),
+  queue_free: n('Packets the device can still queue (its last QueueStatus)'),
+  queue_max: n('Size of the device\'s transmit queue'),
+  awaiting_ack: count('Packets sent and waiting for their acknowledgement'),
+  config_error: s('Settings the device did not take after a push, or null'),
+  received: count('Packets received and stored (before duplicates are dropped)'),
+  sent: count('Packets written to the device'),
+  acked: count('Packets acknowledged (direct: by the destination; broadcast: a neighbour repeated it)'),
+  failed: count('Send attempts that failed'),
+  failed_by_reason: z.record(z.string(), z.number().int()).describe('Failed attempts by error code (ERR_MESHTASTIC_NO_ROUTE, ...)'),
+  undecodable: count('Frames that were no valid FromRadio'),
+  unknown_ports: count('Packets with a port number this release does not know (stored as data)'),
+  encrypted: count('Packets the device could not decrypt (counted, not stored)'),
+  debug_lines: count('Lines of debug text the device printed'),
+  oversize_frames: count('Frame headers announcing more than 512 bytes (skipped)'),
+  config_pushes: count('Times the bridge pushed settings to the device'),
+  reboots: count('Reboots the device announced'),
+});
+
+const ZERO = {
+  firmware_version: null, node_id: null, long_name: null, short_name: null, region: null, modem_preset: null,
+  channel_utilization_pct: null, air_util_tx_pct: null, queue_free: null, queue_max: null, awaiting_ack: 0, config_error: null,
+  received: 0, sent: 0, acked: 0, failed: 0, failed_by_reason: {}, undecodable: 0, unknown_ports: 0, encrypted: 0,
+  debug_lines: 0, oversize_frames: 0, config_pushes: 0, reboots: 0,
+};
+
+export const meshtasticStats: StatsView<z.infer<typeof MeshtasticStats>> = {
+  schema: MeshtasticStats,
+  // Zeros and nulls while no bearer runs; the driver's own fields otherwise (strip the rest).
+  read: (raw) => MeshtasticStats.parse({ ...ZERO, ...Object.fromEntries(Object.entries(raw).filter(([k]) => k in ZERO)) }),
+};

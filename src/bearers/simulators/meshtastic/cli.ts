@@ -1,0 +1,156 @@
+import type { SimRunOptions, SimValues, SimulatorCommand } from '../../driver-module.ts';
+import { formatNodeId, type MeshPacket, portName, ROUTING_ERROR, type ToRadio, toRadioVariant } from '../../meshtastic/codec/messages.ts';
+import { MeshtasticDevice } from './device.ts';
+import { MeshtasticMesh, type RoutingErrorName } from './mesh.ts';
+import { serveMeshtasticPty, serveMeshtasticTcp, type SimTransport } from './serve.ts';
+import { LONG_NAME_MAX_BYTES, utf8Length } from './state.ts';
+
+// `fieldbridge sim meshtastic --tcp 127.0.0.1:4403 | --pty PATH ...`: runs simulated Meshtastic
+// nodes by hand, for trying the bridge without a radio. Each --tcp or --pty is one node; all
+// of them share one simulated mesh, so two of them make a link. Runs until SIGINT/SIGTERM (or
+// the abort signal); SIGUSR1 drops every node's link, SIGUSR2 sends garbage, to watch the
+// bridge recover. --tcp, --pty and --verbose mean what they mean for `sim rnode`.
+
+const OPTIONS: SimulatorCommand['options'] = {
+  tcp: { type: 'string', multiple: true },
+  pty: { type: 'string', multiple: true },
+  'node-name': { type: 'string' },
+  'refuse-acks': { type: 'string' },
+  verbose: { type: 'boolean' },
+};
+
+const REFUSALS = Object.keys(ROUTING_ERROR).filter((n) => n !== 'NONE') as RoutingErrorName[];
+
+const USAGE =
+  'fieldbridge sim meshtastic (--tcp HOST:PORT | --pty PATH)... [--node-name NAME]\n' +
+  '       [--refuse-acks MAX_RETRANSMIT|NO_ROUTE|GOT_NAK|...] [--verbose]\n' +
+  '  Each --tcp/--pty is one simulated Meshtastic node (TCP port 4403 on hardware); all share\n' +
+  '  one mesh. --refuse-acks answers direct messages with that routing error. SIGUSR1 drops\n' +
+  '  the links, SIGUSR2 sends garbage. Stops on Ctrl-C.';
+
+export class MeshtasticSimUsageError extends Error {}
+
+/** Returns the exit code: 0 after a clean stop, 2 for a usage error (message written). */
+async function run(values: SimValues, options: SimRunOptions = {}): Promise<number> {
+  const write = options.write ?? ((line: string) => process.stdout.write(line + '\n'));
+  let plan: ReturnType<typeof parsePlan>;
+  try {
+    plan = parsePlan(values);
+  } catch (e) {
+    if (!(e instanceof MeshtasticSimUsageError)) throw e;
+    write(`sim: ${e.message}\n${USAGE}`);
+    return 2;
+  }
+  const mesh = new MeshtasticMesh();
+  const nodes: { device: MeshtasticDevice; transport: SimTransport }[] = [];
+  const closeAll = async () => {
+    for (const n of nodes) {
+      await n.transport.close();
+      n.device.close();
+    }
+  };
+  try {
+    for (const [i, target] of plan.targets.entries()) {
+      const longName = plan.nodeName === undefined ? undefined : plan.targets.length === 1 ? plan.nodeName : `${plan.nodeName} ${i + 1}`;
+      const device = new MeshtasticDevice({ name: `meshtastic${i + 1}`, mesh, longName, faults: { refuseAcks: plan.refuseAcks } });
+      let transport: SimTransport;
+      try {
+        transport = target.kind === 'tcp' ? await serveMeshtasticTcp(device, { host: target.host, port: target.port }) : await serveMeshtasticPty(device, { path: target.path });
+      } catch (e) {
+        device.close();
+        throw e;
+      }
+      nodes.push({ device, transport });
+      watch(device, write, plan.verbose);
+      write(`${label(device)}: listening on ${transport.device}`);
+    }
+  } catch (e) {
+    await closeAll();
+    write(`sim: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+  options.onReady?.(nodes.map((n) => n.transport.device));
+
+  const drop = () => {
+    write('dropping every link (SIGUSR1)');
+    for (const n of nodes) void n.transport.dropLink();
+  };
+  const garbage = () => {
+    write('sending garbage (SIGUSR2)');
+    for (const n of nodes) n.device.sendGarbage();
+  };
+  let stop = () => {};
+  await new Promise<void>((resolve) => {
+    stop = resolve;
+    if (options.signal) {
+      if (options.signal.aborted) return resolve();
+      options.signal.addEventListener('abort', stop, { once: true });
+      return;
+    }
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    process.on('SIGUSR1', drop);
+    process.on('SIGUSR2', garbage);
+  });
+  for (const [name, listener] of [['SIGINT', stop], ['SIGTERM', stop], ['SIGUSR1', drop], ['SIGUSR2', garbage]] as const) process.off(name, listener);
+  await closeAll();
+  write('stopped');
+  return 0;
+}
+
+const label = (d: MeshtasticDevice) => `${d.name} ${formatNodeId(d.num)}`;
+
+function describe(p: MeshPacket): string {
+  const to = p.to === undefined ? '?' : p.to === 0xffffffff ? 'everyone' : formatNodeId(p.to);
+  const port = p.decoded ? portName(p.decoded.portnum ?? 0) : 'encrypted';
+  const size = p.decoded?.payload?.length ?? p.encrypted?.length ?? 0;
+  return `${port} (${size} bytes) to ${to}, id ${(p.id ?? 0).toString(16)}${p.want_ack ? ', want_ack' : ''}`;
+}
+
+function watch(device: MeshtasticDevice, write: (line: string) => void, verbose: boolean): void {
+  const name = label(device);
+  device.on('handshake', (nonce: number) => write(`${name}: host handshake (nonce ${nonce})`));
+  device.on('transmitted', (p: MeshPacket) => write(`${name}: sent ${describe(p)}`));
+  device.on('received', (p: MeshPacket) => write(`${name}: heard ${describe(p)} from ${formatNodeId(p.from ?? 0)} at ${p.rx_rssi} dBm, SNR ${p.rx_snr} dB`));
+  device.on('admin', (m: object) => write(`${name}: admin ${Object.keys(m).filter((k) => k !== 'session_passkey' && k !== '$unknown').join(', ') || 'unknown'}`));
+  device.on('rebooted', (reason: string) => write(`${name}: rebooted (${reason})`));
+  device.on('disconnect', () => write(`${name}: host disconnected`));
+  if (verbose) device.on('host-frame', (m: ToRadio) => write(`${name}: host sent ${toRadioVariant(m) ?? 'an unknown ToRadio'}`));
+}
+
+type Target = { kind: 'tcp'; host: string; port: number } | { kind: 'pty'; path: string };
+
+function parsePlan(values: SimValues) {
+  const list = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v]).map(String);
+  const targets: Target[] = [];
+  for (const t of list(values.tcp)) {
+    const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(t);
+    if (!m || Number(m[3]) > 65535) throw new MeshtasticSimUsageError(`--tcp ${JSON.stringify(t)}: expected HOST:PORT, for example 127.0.0.1:4403`);
+    targets.push({ kind: 'tcp', host: m[1] ?? m[2], port: Number(m[3]) });
+  }
+  for (const p of list(values.pty)) {
+    if (!p.startsWith('/')) throw new MeshtasticSimUsageError(`--pty ${JSON.stringify(p)}: expected an absolute path for the link, for example /tmp/meshtastic0`);
+    targets.push({ kind: 'pty', path: p });
+  }
+  if (targets.length === 0) throw new MeshtasticSimUsageError('give at least one --tcp HOST:PORT or --pty PATH');
+  let nodeName: string | undefined;
+  if (values['node-name'] !== undefined) {
+    nodeName = String(values['node-name']);
+    // The longest name a node takes (mesh.options User.long_name), with room for " N".
+    const room = LONG_NAME_MAX_BYTES - (targets.length > 1 ? 1 + String(targets.length).length : 0);
+    if (nodeName.trim() === '' || utf8Length(nodeName) > room) {
+      throw new MeshtasticSimUsageError(`--node-name ${JSON.stringify(nodeName)}: expected 1 to ${room} bytes of UTF-8`);
+    }
+  }
+  let refuseAcks: RoutingErrorName | null = null;
+  if (values['refuse-acks'] !== undefined) {
+    const reason = String(values['refuse-acks']).toUpperCase();
+    if (!REFUSALS.includes(reason as RoutingErrorName)) {
+      throw new MeshtasticSimUsageError(`--refuse-acks ${JSON.stringify(values['refuse-acks'])}: expected a routing error, one of ${REFUSALS.join(', ')}`);
+    }
+    refuseAcks = reason as RoutingErrorName;
+  }
+  return { targets, nodeName, refuseAcks, verbose: values.verbose === true };
+}
+
+export const meshtasticSimulator: SimulatorCommand = { usage: USAGE, options: OPTIONS, run };

@@ -1,0 +1,195 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SerialPort } from 'serialport';
+import { systemClock, type Clock, type TimerHandle } from '../../../lib/clock.ts';
+import { SERIAL_BAUD, TCP_PORT } from '../../meshtastic/codec/messages.ts';
+import type { SimTransport } from '../rnode/serve.ts';
+import type { MeshtasticDevice } from './device.ts';
+
+// Carries a simulated Meshtastic device over a real byte stream, so the bridge's driver runs
+// unchanged (docs/protocols/meshtastic.md 2.1, 2.7):
+//  - TCP on port 4403 like a WiFi node: one client at a time (a newcomer replaces the previous
+//    one), a client silent for 15 minutes is dropped, and a reboot drops the connection;
+//  - a pseudo-terminal pair made by socat, like a USB board: the device opens one end at
+//    115200 baud, the bridge the other (a stable symlink). A reboot keeps the port, as a
+//    USB-serial bridge chip does.
+// Both can be taken down and brought up again (stop/start), and device.dropLink() (the fault)
+// does what transport.dropLink() does.
+
+/** The firmware forgets a client after 15 minutes without a ToRadio (docs 2.2). */
+export const CLIENT_IDLE_MS = 15 * 60_000;
+
+export type { SimTransport };
+
+export interface MeshtasticTcpServeOptions {
+  host?: string;
+  /** Default 4403; 0 picks a free port (tests), kept across stop/start. */
+  port?: number;
+  clock?: Clock;
+  idleTimeoutMs?: number;
+}
+
+export async function serveMeshtasticTcp(device: MeshtasticDevice, options: MeshtasticTcpServeOptions = {}): Promise<SimTransport> {
+  const host = options.host ?? '127.0.0.1';
+  const clock = options.clock ?? systemClock;
+  const idleTimeoutMs = options.idleTimeoutMs ?? CLIENT_IDLE_MS;
+  let port = options.port ?? TCP_PORT;
+  let server: Server | null = null;
+  let client: Socket | null = null;
+  let idle: TimerHandle | null = null;
+
+  const dropClient = (graceful = false) => {
+    if (idle) clock.clearTimeout(idle);
+    idle = null;
+    if (!client) return;
+    const c = client;
+    client = null;
+    device.detachHost();
+    // After a reboot the last frame (rebooted) is flushed before the connection ends.
+    if (graceful) c.end(() => c.destroy());
+    else c.destroy();
+  };
+  const armIdle = (socket: Socket) => {
+    if (idle) clock.clearTimeout(idle);
+    idle = clock.setTimeout(() => {
+      if (client === socket) {
+        device.emit('client-timeout');
+        dropClient();
+      }
+    }, idleTimeoutMs);
+  };
+  const onConnection = (socket: Socket) => {
+    dropClient();
+    client = socket;
+    socket.setNoDelay(true);
+    device.attachHost((bytes) => {
+      if (client === socket && !socket.destroyed) socket.write(bytes);
+    });
+    armIdle(socket);
+    socket.on('data', (chunk) => {
+      if (client !== socket) return;
+      armIdle(socket);
+      device.fromHost(chunk);
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      if (client === socket) dropClient();
+    });
+  };
+  const onDrop = () => dropClient();
+  const onReboot = () => dropClient(true);
+  device.on('drop-link', onDrop);
+  device.on('rebooted', onReboot);
+  const start = async () => {
+    if (server) return;
+    const s = createServer(onConnection);
+    await new Promise<void>((resolve, reject) => {
+      s.once('error', reject);
+      s.listen(port, host, () => resolve());
+    });
+    port = (s.address() as { port: number }).port;
+    server = s;
+  };
+  const stop = async () => {
+    dropClient();
+    const s = server;
+    server = null;
+    if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
+  };
+  await start();
+  return {
+    get device() {
+      return `tcp://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    },
+    dropLink: async () => dropClient(),
+    stop,
+    start,
+    close: async () => {
+      device.off('drop-link', onDrop);
+      device.off('rebooted', onReboot);
+      await stop();
+    },
+  };
+}
+
+export interface MeshtasticPtyServeOptions {
+  /** Where the bridge's end appears (a symlink socat keeps to the current /dev/pts/N). */
+  path: string;
+}
+
+export async function serveMeshtasticPty(device: MeshtasticDevice, options: MeshtasticPtyServeOptions): Promise<SimTransport> {
+  const dir = mkdtempSync(join(tmpdir(), 'fb-meshtastic-pty-'));
+  const devicePath = join(dir, 'device');
+  let socat: ChildProcess | null = null;
+  let port: SerialPort | null = null;
+
+  const start = async () => {
+    if (socat) return;
+    const child = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${devicePath}`, `pty,raw,echo=0,link=${options.path}`], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    socat = child;
+    await new Promise<void>((resolve, reject) => {
+      let log = '';
+      const timer = setTimeout(() => reject(new Error(`socat did not start: ${log.trim()}`)), 5000);
+      child.stderr!.on('data', (d) => {
+        log += d;
+        if (log.includes('starting data transfer loop')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('error', (e) => {
+        clearTimeout(timer);
+        reject(new Error(`socat could not run (is it installed?): ${e.message}`));
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`socat exited with ${code}: ${log.trim()}`));
+      });
+    });
+    child.stderr!.resume();
+    const p = new SerialPort({ path: devicePath, baudRate: SERIAL_BAUD, autoOpen: false });
+    await new Promise<void>((resolve, reject) => p.open((e) => (e ? reject(e) : resolve())));
+    port = p;
+    p.on('data', (chunk: Buffer) => device.fromHost(chunk));
+    p.on('error', () => {});
+    device.attachHost((bytes) => {
+      if (port === p && p.isOpen) p.write(Buffer.from(bytes));
+    });
+  };
+  const stop = async () => {
+    device.detachHost();
+    const p = port;
+    port = null;
+    if (p?.isOpen) await new Promise<void>((resolve) => p.close(() => resolve()));
+    const child = socat;
+    socat = null;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      await exited;
+    }
+  };
+  const dropLink = async () => {
+    await stop();
+    await start();
+  };
+  const onDrop = () => void dropLink().catch(() => {});
+  device.on('drop-link', onDrop);
+  await start();
+  return {
+    device: options.path,
+    dropLink,
+    stop,
+    start,
+    close: async () => {
+      device.off('drop-link', onDrop);
+      await stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
