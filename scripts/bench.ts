@@ -181,6 +181,8 @@ try {
   const met = ratio <= TARGET_RATIO;
   process.stdout.write(`\ntarget: the routing core costs at most ${TARGET_RATIO}x the raw inserts it needs: ${met ? 'MET' : 'NOT MET'} (${ratio.toFixed(2)}x)\n`);
   process.exitCode = met ? 0 : 1;
+  process.stdout.write('\n');
+  (await import('./bench-codecs.ts')).main();
   // The shipped executable's start-up beside plain node (issue 3), when a build exists.
   process.stdout.write('\n');
   const binary = await import('./bench-binary.ts');

@@ -191,6 +191,28 @@ test('a handshake that never completes is retried with the reason shown; a dropp
   }
 });
 
+test('a link dropped in the middle of a frame: the half frame is thrown away, the interface reconnects and carries traffic', async () => {
+  const m = newMesh();
+  const r = radio(m);
+  try {
+    await r.bearer.start(`sim://${m}`);
+    await online(r);
+    const first = device(r);
+    // A header announcing 64 bytes, then only 10 of them, then the link goes.
+    first.sendGarbage(new Uint8Array([0x94, 0xc3, 0x00, 0x40, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    first.dropLink();
+    await until('offline with the reason', () => r.states.some((s) => s.phase === 'backoff' && !!s.lastError));
+    await online(r);
+    const remote = meshtasticSimMesh(m).addRemoteNode({ num: 0x00beef01 });
+    remote.sendText(device(r).num, 'after the drop', { wantAck: false });
+    await until('the text after the drop', () => r.heard.some((f) => f.text === 'after the drop'));
+    assert.is(r.bearer.stats().undecodable, 0, 'the half frame was never decoded as one');
+  } finally {
+    await r.bearer.stop();
+  }
+});
+
 test('device configuration: differing owner and radio are pushed once in one edit session, verified after the reboot, and not pushed again', async () => {
   const m = newMesh();
   const r = radio(m, {}, {
