@@ -67,7 +67,10 @@ export interface BearerState {
 }
 
 export interface BearerEvents {
-  receive(frame: InboundFrame): void;
+  /** A frame heard. Answers false when it could not be stored (the database failed): a
+   *  driver that can keep the frame on its device (an SMS on the SIM) keeps it and offers it
+   *  again; true (or nothing, from test contexts) once it is stored or was a duplicate. */
+  receive(frame: InboundFrame): boolean | void;
   state(state: BearerState): void;
   /** Nodes the radio heard or reported; kept in the bridge's node database. */
   nodes(reports: NodeReport[]): void;

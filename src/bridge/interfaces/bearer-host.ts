@@ -124,14 +124,16 @@ export class BearerHost {
       events: {
         receive: (frame) => {
           // A frame that arrives after the bearer was replaced or stopped is not accepted.
-          if (this.#running.get(row.id)?.bearer !== bearer) return;
+          if (this.#running.get(row.id)?.bearer !== bearer) return false;
           const rt = this.runtime(row.id);
           rt.counters.received++;
           rt.last_rx_at = new Date(this.#clock.now()).toISOString();
           try {
             if (this.#d.sink.receive(row.id, frame) === 'duplicate') rt.counters.duplicates++;
+            return true;
           } catch (error) {
             this.#log.error('receive_failed', { interface_id: row.id, error: (error as Error).message });
+            return false;
           }
         },
         nodes: (reports) => {

@@ -29,7 +29,7 @@ export function recorder(settings: Record<string, unknown>, clock: Clock, name =
       settings,
       log,
       clock,
-      events: { receive: (f) => received.push(f), state: (s) => states.push(s) },
+      events: { receive: (f) => void received.push(f), state: (s) => states.push(s) },
     }),
     states,
     received,

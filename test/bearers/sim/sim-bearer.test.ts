@@ -35,7 +35,7 @@ function radio(name: string, settings: Record<string, unknown> = {}, registry?: 
     settings,
     log: createLogger({ level: 'debug', format: 'json', write: (line) => logs.push(line) }),
     clock,
-    events: { receive: (f: InboundFrame) => heard.push(f), state: (s: BearerState) => states.push(s) },
+    events: { receive: (f: InboundFrame) => void heard.push(f), state: (s: BearerState) => states.push(s) },
   });
   return { bearer: registry ? new SimBearer(ctx, registry) : (createSimBearer(ctx) as SimBearer), heard, states, logs };
 }

@@ -60,8 +60,8 @@ class ScriptedBearer implements Bearer {
     return { sent: this.sent.length };
   }
   /** The radio heard a frame. */
-  hear(frame: Partial<InboundFrame> & { text: string }): void {
-    this.ctx.events.receive({ from: '!00000001', to: null, channel: 0, kind: 'text', payload: null, meta: {}, ...frame });
+  hear(frame: Partial<InboundFrame> & { text: string }): boolean | void {
+    return this.ctx.events.receive({ from: '!00000001', to: null, channel: 0, kind: 'text', payload: null, meta: {}, ...frame });
   }
   drop(): void {
     this.ctx.events.state({ connected: false, lastError: 'unplugged' });
@@ -310,6 +310,23 @@ test('a frame the radio repeats (same dedupe key) is stored and forwarded once, 
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     throw error;
+  }
+});
+
+test('a frame that cannot be stored is answered false, so a driver can keep it on its device and offer it again', async () => {
+  const h = build();
+  try {
+    const a = await mesh(h, 'a');
+    h.core.start();
+    h.db.exec("CREATE TRIGGER full BEFORE INSERT ON messages BEGIN SELECT RAISE(ABORT, 'database or disk is full (simulated)'); END");
+    assert.is(h.bearers.get(a.id)!.hear({ from: '!0000abcd', text: 'keep me', dedupeKey: 'sms:1' }), false);
+    assert.is(h.events.filter((e) => e.type === 'message').length, 0);
+    h.db.exec('DROP TRIGGER full');
+    assert.is(h.bearers.get(a.id)!.hear({ from: '!0000abcd', text: 'keep me', dedupeKey: 'sms:1' }), true, 'offered again: stored');
+    assert.is(h.bearers.get(a.id)!.hear({ from: '!0000abcd', text: 'keep me', dedupeKey: 'sms:1' }), true, 'a duplicate is also done with');
+    assert.is(h.events.filter((e) => e.type === 'message').length, 1);
+  } finally {
+    await h.close();
   }
 });
 
