@@ -74,6 +74,9 @@ export interface DriverModule<K extends string = string> {
   /** The kind as people write it ("RNode", "Meshtastic"), for messages. */
   title: string;
   settings: z.ZodType<Record<string, unknown>>;
+  /** Settings fields that are secrets (a SIM PIN): shown and exported as "<redacted>", never
+   *  logged; writing the marker back keeps the stored value. */
+  secretSettings?: readonly string[];
   contact: ContactAddress;
   /** simulate-mesh-rx may inject on interfaces of this kind (they carry mesh traffic). */
   meshTraffic?: boolean;

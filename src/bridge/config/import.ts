@@ -25,6 +25,7 @@ import {
   type ConfigFile,
   type ConfigParts,
 } from './export.ts';
+import { redactSettings } from '../interfaces/secrets.ts';
 import { REDACTION_MARKER, redactSections, SECRET_FIELDS } from './secrets.ts';
 import { SECTION_NAMES, type ChangeTarget } from './sections.ts';
 import type { ConfigService } from './service.ts';
@@ -205,7 +206,7 @@ export class ConfigFileService {
   /** The configuration file; secrets are replaced by the marker unless `secrets` is true. */
   export(options: { secrets: boolean }): ConfigFile {
     const parts = readConfigParts(this.#d);
-    if (!options.secrets) parts.sections = redactSections(parts.sections);
+    if (!options.secrets) redactParts(parts);
     return buildConfigFile(parts, new Date(this.#d.clock.now()).toISOString());
   }
 
@@ -263,9 +264,8 @@ export class ConfigFileService {
 
   /** diffConfig over the stored and the incoming file, secrets redacted in both. */
   #changes(checked: Extract<FileCheck, { ok: true }>): ConfigChange[] {
-    const current = readConfigParts(this.#d);
-    current.sections = redactSections(current.sections);
-    const incoming = { ...checked.parts, sections: redactSections(checked.parts.sections) };
+    const current = redactParts(readConfigParts(this.#d));
+    const incoming = redactParts({ ...checked.parts });
     const sections = incoming.sections as unknown as Record<string, Record<string, unknown>>;
     for (const path of checked.clearSecrets) {
       const [section, field] = path.split('.');
@@ -288,4 +288,11 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function show(value: unknown): string {
   return value === undefined ? 'nothing' : JSON.stringify(value);
+}
+
+/** Secrets in sections and interface settings replaced by the marker (in place; returned). */
+function redactParts(parts: ConfigParts): ConfigParts {
+  parts.sections = redactSections(parts.sections);
+  parts.interfaces = parts.interfaces.map((i) => ({ ...i, settings: redactSettings(i.kind, i.settings) }));
+  return parts;
 }

@@ -15,8 +15,12 @@ type Fields = Record<string, unknown>;
 
 /** A copy of a section value with every set secret replaced by the marker. */
 export function redactSecrets<T>(section: string, value: T): T {
-  const secrets = SECRET_FIELDS[section];
-  if (!secrets || !isJsonObject(value)) return value;
+  return redactFields(value, SECRET_FIELDS[section]);
+}
+
+/** A copy of `value` with each of `secrets` that is set replaced by the marker. */
+export function redactFields<T>(value: T, secrets: readonly string[] | undefined): T {
+  if (!secrets || secrets.length === 0 || !isJsonObject(value)) return value;
   const copy: Fields = { ...value };
   for (const field of secrets) {
     if (copy[field] !== null && copy[field] !== undefined) copy[field] = REDACTION_MARKER;
@@ -37,8 +41,12 @@ export function redactSections<T extends Fields>(sections: T): T {
  * than storing the marker itself as a password.
  */
 export function restoreSecrets<T>(section: string, incoming: T, stored: unknown): { value: T; missing: string[] } {
-  const secrets = SECRET_FIELDS[section];
-  if (!secrets || !isJsonObject(incoming)) return { value: incoming, missing: [] };
+  return restoreFields(incoming, stored, SECRET_FIELDS[section]);
+}
+
+/** restoreSecrets for any list of fields (an interface kind's secret settings). */
+export function restoreFields<T>(incoming: T, stored: unknown, secrets: readonly string[] | undefined): { value: T; missing: string[] } {
+  if (!secrets || secrets.length === 0 || !isJsonObject(incoming)) return { value: incoming, missing: [] };
   const copy: Fields = { ...incoming };
   const missing: string[] = [];
   for (const field of secrets) {

@@ -7,6 +7,7 @@ import { RetryPolicy } from '../deliveries/backoff.ts';
 import type { BearerHost } from './bearer-host.ts';
 import { driverFor, type InterfaceKind } from '../../bearers/drivers.ts';
 import type { InterfaceRow, InterfaceStore } from './store.ts';
+import { redactSettings, restoreSettings } from './secrets.ts';
 import { TransformPipeline } from './transforms.ts';
 
 // Interfaces and their state transitions, exactly docs/api.md section 3: bind/unbind attach and
@@ -72,7 +73,7 @@ export class InterfaceService {
   }
 
   async create(input: InterfaceInput & { kind: InterfaceKind; enabled: boolean; device: string | null }): Promise<InterfaceRow> {
-    const settings = this.#checkSettings(input.kind, input.settings);
+    const settings = this.#checkSettings(input.kind, restoreSettings(input.kind, input.settings, undefined, 'body.settings'));
     if (this.#store.nameTaken(input.name)) throw conflict('ERR_NAME_TAKEN', `an interface named '${input.name}' already exists`);
     const now = new Date(this.#clock.now()).toISOString();
     const row: InterfaceRow = {
@@ -94,7 +95,7 @@ export class InterfaceService {
 
   async update(ref: string, input: InterfaceInput): Promise<InterfaceRow> {
     const row = this.get(ref);
-    const settings = this.#checkSettings(row.kind as InterfaceKind, input.settings);
+    const settings = this.#checkSettings(row.kind as InterfaceKind, restoreSettings(row.kind, input.settings, row.settings, 'body.settings'));
     if (this.#store.nameTaken(input.name, row.id)) throw conflict('ERR_NAME_TAKEN', `an interface named '${input.name}' already exists`);
     const next = { ...row, name: input.name, settings, transforms: input.transforms, retry: input.retry, updated_at: this.#now() };
     this.#store.update(next);
@@ -157,7 +158,9 @@ export class InterfaceService {
     const ids = new Map<string, string>();
     for (const e of entries) {
       const row = this.#store.find(e.name);
-      const fields = { enabled: e.enabled, device: e.device, settings: e.settings, transforms: e.transforms, retry: e.retry };
+      // A secret written back as the marker keeps the stored one (an export re-imported).
+      const settings = restoreSettings(e.kind, e.settings, row?.settings, `interfaces '${e.name}' settings`);
+      const fields = { enabled: e.enabled, device: e.device, settings, transforms: e.transforms, retry: e.retry };
       if (!row) {
         const id = newId('ifc', this.#clock.now());
         this.#store.insert({ id, name: e.name, kind: e.kind, ...fields, created_at: at, updated_at: at });
@@ -189,6 +192,7 @@ export class InterfaceService {
     const rt = this.#host.runtime(row.id);
     return {
       ...row,
+      settings: redactSettings(row.kind, row.settings),
       state: { bound: row.device !== null, connected: rt.connected, phase: rt.phase, last_error: rt.last_error, last_rx_at: rt.last_rx_at, last_tx_at: rt.last_tx_at },
     };
   }

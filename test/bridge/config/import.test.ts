@@ -176,7 +176,7 @@ test('interfaces left out are removed with their bearer and waiting deliveries; 
 
   const edited = await file();
   edited.interfaces = edited.interfaces.filter((x: any) => x.name !== 'mesh' && x.name !== 'lab');
-  edited.interfaces.push({ name: 'lab', kind: 'sms', enabled: false, device: null, settings: { modem: 'quectel' } });
+  edited.interfaces.push({ name: 'lab', kind: 'sms', enabled: false, device: null, settings: { max_parts: 3 } });
   edited.access_rules = edited.access_rules.filter((r: any) => r.name === 'drop-spam');
   const r = await postFile(t.call, '/api/config/import', edited);
   assert.is(r.status, 200, r.text);
