@@ -56,7 +56,9 @@ export interface NodeReport {
 
 export type SendResult =
   | { ok: true; meta?: Record<string, unknown> }
-  | { ok: false; error: string; retryable: boolean };
+  /** `notSent`: nothing went out and nothing was spent (a daily budget, a busy modem): the
+   *  delivery waits without spending an attempt, until `retryAtMs` (epoch ms) if given. */
+  | { ok: false; error: string; retryable: boolean; notSent?: boolean; retryAtMs?: number };
 
 export interface BearerState {
   connected: boolean;

@@ -17,6 +17,8 @@ import type { WriteBehind } from './write-behind.ts';
 
 // Due deliveries fetched per query; a retry-now refetches, so it never waits behind a batch.
 const DUE_BATCH = 32;
+// A send the bearer did not make (SendResult.notSent) waits at least this long.
+const NOT_SENT_MIN_WAIT_MS = 1000;
 // A bearer that never answers must not wedge its queue forever.
 const SEND_TIMEOUT_MS = 120_000;
 
@@ -246,6 +248,12 @@ export class Dispatcher {
       // interface wait without spending attempts).
       const why = `interrupted: interface '${row.name}' stopped or restarted while sending`;
       this.#record(d, 'retrying', why, (w) => store.requeue(d.id, why, now, { next_attempt_ms: d.next_attempt_ms, front_ms: d.front_ms }, w));
+    } else if (outcome.notSent) {
+      // Nothing went out and nothing was spent (a send budget, a busy modem): back in the queue
+      // without spending an attempt, due when the bearer says (at least a second from now, so
+      // a bearer that says nothing cannot make the queue spin).
+      const at = Math.max(outcome.retryAtMs ?? 0, now + NOT_SENT_MIN_WAIT_MS);
+      this.#record({ ...d, next_attempt_ms: at }, 'retrying', outcome.error, (w) => store.requeue(d.id, outcome.error, now, { next_attempt_ms: at, front_ms: null }, w));
     } else {
       host.noteSend(row.id, false, outcome.error);
       const policy = retryPolicyOf(row.retry);

@@ -210,6 +210,32 @@ test('failed attempts are marked as such, retried on the clock, then dead-letter
   }
 });
 
+test('a send the bearer did not make (a spent budget) waits until the time it names, without spending an attempt', async () => {
+  const h = build();
+  try {
+    const b = await mesh(h, 'b');
+    forwardAllTo(h, b.id);
+    h.core.start();
+    const bearer = h.bearers.get(b.id)!;
+    bearer.answers.push({ ok: false, retryable: true, notSent: true, error: 'daily budget spent', retryAtMs: h.clock.now() + 3_600_000 });
+    const [result] = h.core.pipeline.ingest({ direction: 'outbound', interfaceId: null, from: 'local', to: '!0000beef', channel: null, kind: 'text', text: 'tomorrow', payload: null });
+    const id = result.deliveries[0].id;
+    await until('the refusal', () => deliveryStates(h).length === 1);
+    assert.equal(deliveryStates(h), ['retrying'], 'not a failed attempt');
+    const waiting = h.core.deliveries.get(id)!;
+    assert.equal([waiting.attempts, waiting.last_error], [0, 'daily budget spent']);
+    h.clock.advance(3_599_000);
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    assert.is(bearer.sent.length, 1, 'not before the time named');
+    h.clock.advance(1_000);
+    await until('sent again', () => bearer.sent.length === 2);
+    await until('delivered', () => h.core.deliveries.get(id)?.state === 'delivered');
+    assert.is(h.core.deliveries.get(id)!.attempts, 1);
+  } finally {
+    await h.close();
+  }
+});
+
 test('while the link is down deliveries wait without spending attempts; the link coming up sends them', async () => {
   const h = build();
   try {
