@@ -53,6 +53,18 @@ export class AckBook {
     return true;
   }
 
+  /** The device refused the packet (a QueueStatus with a non-zero res naming it): it will
+   *  never be acknowledged, so the wait ends now. Retryable: the device's state (transmit off,
+   *  region unset) can change. */
+  refuse(id: number, res: number): boolean {
+    const p = this.#pending.get(id);
+    if (!p) return false;
+    this.#pending.delete(id);
+    this.#clock.clearTimeout(p.timer);
+    p.resolve({ ok: false, retryable: true, error: `ERR_MESHTASTIC_REFUSED: the device refused the packet (queue status ${res}; is its region set and transmit on?)` });
+    return true;
+  }
+
   /** Stops waiting for a packet that was never written. */
   cancel(id: number): void {
     const p = this.#pending.get(id);

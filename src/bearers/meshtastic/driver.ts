@@ -352,9 +352,12 @@ export class MeshtasticBearer implements Bearer {
       case 'packet':
         this.#onPacket(m.packet!);
         break;
-      case 'queueStatus':
-        this.#queue.status(m.queueStatus!.free ?? 0, m.queueStatus!.maxlen ?? 0);
+      case 'queueStatus': {
+        const q = m.queueStatus!;
+        this.#queue.status(q.free ?? 0, q.maxlen ?? 0);
+        if (q.res && q.mesh_packet_id) this.#acks.refuse(q.mesh_packet_id, q.res);
         break;
+      }
       case 'rebooted':
         this.#counters.reboots++;
         if (this.#rebooted) this.#rebooted();

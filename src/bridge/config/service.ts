@@ -96,7 +96,7 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
   write(target: ChangeTarget, patch: unknown, errorRoot: string): unknown {
     const { value, changed } = this.#store.atomically(() => {
       const section: SectionName = isModuleName(target) ? 'modules' : target;
-      const stored = this.#read(section) as Record<string, unknown>;
+      const stored = this.#base(section);
       const current = isModuleName(target) ? stored[target] : stored;
       const merged = mergePatch(current, patch);
       const restored = restoreSecrets(target, merged, current);
@@ -118,6 +118,23 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
     if (changed) this.announce([[target, value]]);
     this.#warm();
     return value;
+  }
+
+  /**
+   * What a write patches: the stored section; for a device section never written, what the
+   * device reported (over the defaults), so a patch of one field leaves the device's other
+   * values as they are instead of pushing defaults (a default region is UNSET: the radio
+   * would stop transmitting).
+   */
+  #base(section: SectionName): Record<string, unknown> {
+    const stored = this.#read(section) as Record<string, unknown>;
+    const reported = (section === 'radio' || section === 'owner') && !this.isStored(section) ? this.#reported.get(section) : undefined;
+    if (!reported) return stored;
+    // Field by field: a value the bridge cannot express (a newer preset) keeps its default.
+    const shape = (SECTION_SCHEMAS[section] as unknown as z.ZodObject).shape as Record<string, z.ZodType>;
+    const base = { ...stored };
+    for (const [field, value] of Object.entries(reported)) if (shape[field]?.safeParse(value).success) base[field] = value;
+    return base;
   }
 
   /** A radio write answers warnings when it may take the device off its mesh (docs/api.md 4.4). */

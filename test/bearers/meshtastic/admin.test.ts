@@ -83,6 +83,11 @@ test('acks: NONE delivers naming the acking node, a broadcast says only a rebroa
   assert.equal(await nak, { ok: false, retryable: false, error: 'ERR_MESHTASTIC_TOO_LARGE: the mesh answered TOO_LARGE' });
   clock.advance(60_000);
   assert.equal(await silent, { ok: false, retryable: true, error: 'ERR_MESHTASTIC_NO_ACK: no acknowledgement within 60 s' });
+  const refused = book.wait(6, false, 60_000);
+  assert.ok(book.refuse(6, 34));
+  assert.not.ok(book.refuse(6, 34), 'once');
+  const r = await refused;
+  assert.ok(!r.ok && r.retryable && /ERR_MESHTASTIC_REFUSED: the device refused the packet \(queue status 34/.test(r.error));
   const lost = book.wait(5, false, 60_000);
   book.failAll('ERR_MESHTASTIC_OFFLINE: unplugged');
   assert.equal(await lost, { ok: false, retryable: true, error: 'ERR_MESHTASTIC_OFFLINE: unplugged' });
