@@ -268,7 +268,7 @@ export class AtSession {
     if (!job) return;
     this.#current = job;
     this.#decoder.expect({
-      command: job.command,
+      command: shownCommand(job.command),
       body: echoBody(job.options.promptData),
       prompt: job.expectPrompt,
       binary: job.options.binary ?? false,
@@ -280,7 +280,7 @@ export class AtSession {
   #write(job: Job, bytes: Uint8Array): void {
     this.#link.write(bytes).catch((err: unknown) => {
       if (this.#current !== job) return;
-      this.#log?.warn('at_write_failed', { command: job.command, error: String(err) });
+      this.#log?.warn('at_write_failed', { command: shownCommand(job.command), error: String(err) });
       this.#abandon();
       this.#end(job, { ...failed('WRITE'), ...this.#partial(job) }, 'writeErrors');
     });
@@ -403,7 +403,7 @@ export class AtSession {
     }
     this.#abandon();
     this.#consecutiveTimeouts++;
-    this.#log?.warn('at_timeout', { command: job.command, timeoutMs: job.timeoutMs, escaped, inARow: this.#consecutiveTimeouts });
+    this.#log?.warn('at_timeout', { command: shownCommand(job.command), timeoutMs: job.timeoutMs, escaped, inARow: this.#consecutiveTimeouts });
     if (this.#settleMs > 0) {
       this.#settle = this.#clock.setTimeout(() => {
         this.#settle = null;
@@ -480,4 +480,9 @@ function echoBody(data: Uint8Array | undefined): string | undefined {
     text += String.fromCharCode(data[i]);
   }
   return text === '' ? undefined : text;
+}
+
+/** A command as logs may show it: the SIM PIN (and PUK) never appear (docs/sms.md, "PIN"). */
+export function shownCommand(command: string): string {
+  return /^AT\+CPIN\s*=/i.test(command) ? 'AT+CPIN=<redacted>' : command;
 }
