@@ -9,6 +9,7 @@ log() { printf 'setup: %s\n' "$*"; }
 # command-or-file the tests need -> Debian package that provides it
 declare -A NEED=(
   [socat]=socat
+  [gammu]=gammu
   [mosquitto]=mosquitto
   [mosquitto_pub]=mosquitto-clients
   [pg_ctlcluster]=postgresql

@@ -71,6 +71,8 @@ export interface ContractHarness extends ContextOptions {
   cleanup(): Promise<void>;
   /** How long reaching connected=true may take (default 10 s). */
   connectTimeoutMs?: number;
+  /** Where frames go (default 'broadcast'; an SMS bearer needs a phone number). */
+  destination?: string;
 }
 
 // ---- the context -------------------------------------------------------------------------
@@ -189,9 +191,11 @@ function assertSendResult(r: SendResult, what: string): void {
 }
 
 let frames = 0;
+/** Where the suite's frames go: the harness's destination (a phone number for SMS), else broadcast. */
+let destination = 'broadcast';
 export function textFrame(text: string, over: Partial<OutboundFrame> = {}): OutboundFrame {
   const n = ++frames;
-  return { deliveryId: `dlv_contract_${n}`, messageId: `msg_contract_${n}`, to: 'broadcast', channel: null, kind: 'text', text, payload: new TextEncoder().encode(text), ...over };
+  return { deliveryId: `dlv_contract_${n}`, messageId: `msg_contract_${n}`, to: destination, channel: null, kind: 'text', text, payload: new TextEncoder().encode(text), ...over };
 }
 
 /** A binary frame of `size` bytes, including the bytes framings escape (C0, DB, 7E, 00, FF). */
@@ -199,7 +203,7 @@ export function dataFrame(size: number): OutboundFrame {
   const special = [0xc0, 0xdb, 0xdc, 0xdd, 0x7e, 0x7d, 0x00, 0xff];
   const payload = Uint8Array.from({ length: size }, (_, i) => (i % 5 === 0 ? special[(i / 5) % special.length] : (i * 31 + 7) & 0xff));
   const n = ++frames;
-  return { deliveryId: `dlv_contract_${n}`, messageId: `msg_contract_${n}`, to: 'broadcast', channel: null, kind: 'data', text: null, payload };
+  return { deliveryId: `dlv_contract_${n}`, messageId: `msg_contract_${n}`, to: destination, channel: null, kind: 'data', text: null, payload };
 }
 
 const isConnected = (r: RecordedContext) => r.states.some((s) => s.connected === true);
@@ -235,6 +239,7 @@ interface Kit {
 export function bearerContract(name: string, harness: ContractHarness) {
   const s = suite(`bearer contract: ${name}`);
   const connectMs = harness.connectTimeoutMs ?? 10_000;
+  s.before(() => void (destination = harness.destination ?? 'broadcast'));
 
   /** Registers a test that gets a Kit, fails on any uncaught error or unhandled rejection
    *  during it (a bearer must not crash the bridge), and always cleans up. */

@@ -1,9 +1,14 @@
 import { z } from 'zod';
 import { defineDriver } from '../driver-module.ts';
+import { smsSimulator } from '../simulators/sms/cli.ts';
+import { openSmsSimLink } from '../simulators/sms/link.ts';
+import { createSmsBearer } from './driver.ts';
 import { SMS_SECRET_SETTINGS, SmsSettings } from './settings.ts';
+import { smsStats } from './stats.ts';
 
-// The SMS / cellular modem (docs/protocols/sms.md). No driver in this release yet: the kind
-// can be configured, and binding it reports "no driver".
+// The SMS / cellular modem (docs/sms.md; wire facts docs/protocols/sms.md) as a driver module,
+// on the shared AT session (bearers/at/). No probe: `auto` never claims a cellular modem
+// (docs/protocols/usb-ids.md), so an SMS interface is bound by its by-id path or USB serial.
 
 export const smsDriver = defineDriver({
   kind: 'sms',
@@ -11,4 +16,8 @@ export const smsDriver = defineDriver({
   settings: SmsSettings as unknown as z.ZodType<Record<string, unknown>>,
   secretSettings: SMS_SECRET_SETTINGS,
   contact: { field: 'sms', schema: z.string().regex(/^\+?[0-9]{3,20}$/, 'must be a phone number: digits, optionally starting with +') },
+  create: (ctx) => createSmsBearer(ctx, { openLink: ctx.openLink }),
+  openSim: (channel) => openSmsSimLink(channel),
+  simulator: smsSimulator,
+  stats: smsStats,
 });

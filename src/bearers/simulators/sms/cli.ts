@@ -1,0 +1,145 @@
+import type { SimRunOptions, SimValues, SimulatorCommand } from '../../driver-module.ts';
+import { SmsModem } from './modem.ts';
+import type { SubmittedMessage } from './messages.ts';
+import { SmsNetwork, type NetworkMessage } from './network.ts';
+import { serveSmsPty, serveSmsTcp, type SimTransport } from './serve.ts';
+
+// `fieldbridge sim sms --tcp 127.0.0.1:7700 | --pty PATH ...`: runs simulated cellular modems
+// by hand, for trying the bridge (or Gammu) without a modem or a SIM. Each --tcp or --pty is
+// one modem; all of them share one simulated operator, so they can text each other. The
+// network numbers them +15550000001, +15550000002, ... unless --number is given (once per
+// modem, in order). Runs until SIGINT/SIGTERM (or the abort signal); SIGUSR1 drops every
+// modem's link, SIGUSR2 sends garbage. --tcp, --pty and --verbose mean what they mean for
+// `sim rnode` and `sim meshtastic`.
+
+const OPTIONS: SimulatorCommand['options'] = {
+  tcp: { type: 'string', multiple: true },
+  pty: { type: 'string', multiple: true },
+  number: { type: 'string', multiple: true },
+  pin: { type: 'string' },
+  verbose: { type: 'boolean' },
+};
+
+const USAGE =
+  'fieldbridge sim sms (--tcp HOST:PORT | --pty PATH)... [--number +E164]... [--pin 1234] [--verbose]\n' +
+  '  Each --tcp/--pty is one simulated modem (AT commands, 3GPP TS 27.005); all share one\n' +
+  '  network and can text each other. Numbers are +15550000001... unless --number gives them\n' +
+  '  (in order). --pin makes every SIM ask for that PIN. SIGUSR1 drops the links, SIGUSR2 sends\n' +
+  '  garbage. Stops on Ctrl-C.';
+
+export class SmsSimUsageError extends Error {}
+
+/** Returns the exit code: 0 after a clean stop, 2 for a usage error (message written). */
+async function run(values: SimValues, options: SimRunOptions = {}): Promise<number> {
+  const write = options.write ?? ((line: string) => process.stdout.write(line + '\n'));
+  let plan: ReturnType<typeof parsePlan>;
+  try {
+    plan = parsePlan(values);
+  } catch (e) {
+    if (!(e instanceof SmsSimUsageError)) throw e;
+    write(`sim: ${e.message}\n${USAGE}`);
+    return 2;
+  }
+  const network = new SmsNetwork();
+  const modems: { modem: SmsModem; transport: SimTransport }[] = [];
+  const closeAll = async () => {
+    for (const m of modems) {
+      await m.transport.close();
+      m.modem.close();
+    }
+  };
+  try {
+    for (const [i, target] of plan.targets.entries()) {
+      const modem = new SmsModem({ name: `sms${i + 1}`, network, number: plan.numbers[i], pin: plan.pin });
+      let transport: SimTransport;
+      try {
+        transport = target.kind === 'tcp' ? await serveSmsTcp(modem, { host: target.host, port: target.port }) : await serveSmsPty(modem, { path: target.path });
+      } catch (e) {
+        modem.close();
+        throw e;
+      }
+      modems.push({ modem, transport });
+      watch(modem, write, plan.verbose);
+      write(`${modem.name} ${modem.number}: listening on ${transport.device}`);
+    }
+  } catch (e) {
+    await closeAll();
+    write(`sim: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+  options.onReady?.(modems.map((m) => m.transport.device));
+
+  const drop = () => {
+    write('dropping every link (SIGUSR1)');
+    for (const m of modems) void m.transport.dropLink();
+  };
+  const garbage = () => {
+    write('sending garbage (SIGUSR2)');
+    for (const m of modems) m.modem.sendGarbage();
+  };
+  let stop = () => {};
+  await new Promise<void>((resolve) => {
+    stop = resolve;
+    if (options.signal) {
+      if (options.signal.aborted) return resolve();
+      options.signal.addEventListener('abort', stop, { once: true });
+      return;
+    }
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    process.on('SIGUSR1', drop);
+    process.on('SIGUSR2', garbage);
+  });
+  for (const [name, listener] of [['SIGINT', stop], ['SIGTERM', stop], ['SIGUSR1', drop], ['SIGUSR2', garbage]] as const) process.off(name, listener);
+  await closeAll();
+  write('stopped');
+  return 0;
+}
+
+function watch(modem: SmsModem, write: (line: string) => void, verbose: boolean): void {
+  const name = `${modem.name} ${modem.number}`;
+  const show = (text: string | null) => (text === null ? 'data' : JSON.stringify(text.length > 60 ? text.slice(0, 57) + '...' : text));
+  modem.on('sent', (m: SubmittedMessage, mr: number) => {
+    const part = m.concat ? ` (part ${m.concat.sequence}/${m.concat.total})` : '';
+    write(`${name}: sent ${show(m.text)}${part} to ${m.to}, reference ${mr}${m.statusReport ? ', report requested' : ''}`);
+  });
+  modem.on('received', (m: NetworkMessage, index?: number) => write(`${name}: received a message from ${m.from}${index === undefined ? ' (+CMT)' : ` in slot ${index}`}`));
+  modem.on('status-report', (m: NetworkMessage) => write(`${name}: status report about a message to ${m.from}`));
+  modem.on('reset', () => write(`${name}: reset`));
+  modem.on('bad-pdu', (why: string) => write(`${name}: refused a PDU: ${why}`));
+  if (verbose) {
+    modem.on('command', (line: string) => write(`${name}: host sent ${line}`));
+    modem.on('unknown-command', (c: string) => write(`${name}: unknown command ${c} (answered ERROR)`));
+  }
+}
+
+type Target = { kind: 'tcp'; host: string; port: number } | { kind: 'pty'; path: string };
+
+function parsePlan(values: SimValues) {
+  const list = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v]).map(String);
+  const targets: Target[] = [];
+  for (const t of list(values.tcp)) {
+    const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(t);
+    if (!m || Number(m[3]) > 65535) throw new SmsSimUsageError(`--tcp ${JSON.stringify(t)}: expected HOST:PORT, for example 127.0.0.1:7700`);
+    targets.push({ kind: 'tcp', host: m[1] ?? m[2], port: Number(m[3]) });
+  }
+  for (const p of list(values.pty)) {
+    if (!p.startsWith('/')) throw new SmsSimUsageError(`--pty ${JSON.stringify(p)}: expected an absolute path for the link, for example /tmp/modem0`);
+    targets.push({ kind: 'pty', path: p });
+  }
+  if (targets.length === 0) throw new SmsSimUsageError('give at least one --tcp HOST:PORT or --pty PATH');
+  const numbers = list(values.number);
+  for (const n of numbers) {
+    if (!/^\+[1-9][0-9]{2,14}$/.test(n)) throw new SmsSimUsageError(`--number ${JSON.stringify(n)}: expected an E.164 number, "+" and 3 to 15 digits, for example +15550000001`);
+  }
+  if (numbers.length > targets.length) throw new SmsSimUsageError(`${numbers.length} --number for ${targets.length} modems: give at most one per --tcp/--pty`);
+  if (new Set(numbers).size !== numbers.length) throw new SmsSimUsageError('each --number must be different');
+  let pin: string | null = null;
+  if (values.pin !== undefined) {
+    pin = String(values.pin);
+    if (!/^[0-9]{4,8}$/.test(pin)) throw new SmsSimUsageError(`--pin ${JSON.stringify(pin)}: expected 4 to 8 digits`);
+  }
+  return { targets, numbers, pin, verbose: values.verbose === true };
+}
+
+export const smsSimulator: SimulatorCommand = { usage: USAGE, options: OPTIONS, run };

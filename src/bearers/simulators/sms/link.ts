@@ -1,0 +1,85 @@
+import type { Link } from '../../links/link.ts';
+import { SmsModem, type SmsModemOptions } from './modem.ts';
+import { SmsNetwork } from './network.ts';
+
+// sim://<channel> for SMS interfaces (docs/design.md section 6): each open attaches one
+// simulated modem, in this process, to the network the channel names, and returns a Link to
+// it. Two interfaces bound to sim://lab can text each other; tests reach the network with
+// smsSimNetwork('lab') to inject messages or mark numbers unreachable. The network gives each
+// modem the next +1555000000N unless `number` is given. No socket or pty. Bytes cross
+// asynchronously (setImmediate), as from a real stream, never re-entrantly.
+//
+// A closed link is a modem unplugged: it keeps its number and stored messages (the network
+// holds what comes meanwhile), and the next open of the same channel (with the same number,
+// or none) plugs it back in.
+
+const networks = new Map<string, SmsNetwork>();
+const unplugged = new Map<string, SmsModem[]>();
+
+export function smsSimNetwork(name: string): SmsNetwork {
+  let network = networks.get(name);
+  if (!network) {
+    network = new SmsNetwork();
+    networks.set(name, network);
+  }
+  return network;
+}
+
+export interface SmsSimLink extends Link {
+  /** The modem behind the link (tests inspect its storage and counters or inject faults). */
+  readonly modem: SmsModem;
+}
+
+let opened = 0;
+
+export async function openSmsSimLink(channelName: string, options: Omit<SmsModemOptions, 'network'> = {}): Promise<SmsSimLink> {
+  const network = smsSimNetwork(channelName);
+  const pool = unplugged.get(channelName) ?? [];
+  unplugged.set(channelName, pool);
+  const again = pool.findIndex((m) => options.number === undefined || m.number === options.number);
+  let modem: SmsModem;
+  if (again >= 0) {
+    modem = pool.splice(again, 1)[0];
+    modem.reset(); // plugged in again: it powers up (RDY), settings forgotten, messages kept
+  } else {
+    modem = new SmsModem({ name: `${channelName}-${++opened}`, ...options, network });
+  }
+  const dataListeners: ((chunk: Uint8Array) => void)[] = [];
+  const closeListeners: ((reason: string) => void)[] = [];
+  let closed: string | null = null;
+  const shut = (reason: string) => {
+    if (closed !== null) return;
+    closed = reason;
+    modem.detachHost();
+    pool.push(modem);
+    for (const l of closeListeners.splice(0)) setImmediate(() => l(reason));
+  };
+  modem.attachHost((bytes) => {
+    const copy = bytes.slice();
+    setImmediate(() => {
+      if (closed === null) for (const l of dataListeners) l(copy);
+    });
+  });
+  return {
+    kind: 'serial',
+    description: `sim://${channelName}`,
+    modem,
+    write: async (data) => {
+      if (closed !== null) throw new Error(`sim://${channelName} is closed (${closed})`);
+      const copy = data.slice();
+      setImmediate(() => {
+        if (closed === null) modem.fromHost(copy);
+      });
+    },
+    onData: (l) => void dataListeners.push(l),
+    onClose: (l) => {
+      if (closed !== null) setImmediate(() => l(closed!));
+      else closeListeners.push(l);
+    },
+    close: async () => {
+      // Bytes written before close() still arrive, as a serial driver flushes them.
+      await new Promise((resolve) => setImmediate(resolve));
+      shut('closed by the bridge');
+    },
+  };
+}

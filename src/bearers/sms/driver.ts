@@ -1,0 +1,405 @@
+import type { Bearer, BearerContext, BearerState, OutboundFrame, SendResult } from '../bearer.ts';
+import type { TimerHandle } from '../../lib/clock.ts';
+import { AppError } from '../../lib/errors.ts';
+import { AtSession, type AtResult } from '../at/command-queue.ts';
+import { parseInfo } from '../codec/at.ts';
+import { DeviceSupervisor } from '../links/device-supervisor.ts';
+import type { Link } from '../links/link.ts';
+import { DailyBudget } from './budget.ts';
+import { decodePdu, encodeSubmit, normalizeNumber, planData, planMessage, type SmsStatusReport } from './codec/index.ts';
+import { cmsFailure } from './errors.ts';
+import { Inbox, type ReadyMessage } from './inbox.ts';
+import { ReportBook } from './reports.ts';
+import { SmsSettings } from './settings.ts';
+
+// The SMS bearer (interface kind `sms`; docs/sms.md, docs/protocols/sms.md). The device
+// supervisor keeps the link; on every fresh link this driver initialises the modem (echo off,
+// numeric errors, the SIM PIN when asked and never a wrong one twice, PDU mode, new-message
+// indications), then lists what the SIM holds. Received SMS are stored through the pipeline
+// and deleted from the SIM only after the database committed them, so a power cut between the
+// two reads them again (stored once: dedupe keys). Sending splits a message into parts, each
+// AT+CMGS with its reference; with delivery_reports the delivery waits for every part's report.
+
+export type SmsPhase = 'closed' | 'opening' | 'initialising' | 'online' | 'budget' | 'backoff';
+
+export interface SmsTiming {
+  /** AT+CMGS can take 60-120 s on 2G (docs/protocols/sms.md 4.2). */
+  sendTimeoutMs: number;
+  commandTimeoutMs: number;
+  /** How long the SIM may take to say READY after the PIN. */
+  simReadyMs: number;
+  backoffInitialMs: number;
+  backoffMaxMs: number;
+}
+
+export const DEFAULT_SMS_TIMING: SmsTiming = { sendTimeoutMs: 120_000, commandTimeoutMs: 5_000, simReadyMs: 10_000, backoffInitialMs: 1_000, backoffMaxMs: 60_000 };
+
+// New-message indications the modems take (ModemManager's order, docs/protocols/sms.md 4.3),
+// each storing messages and announcing them with +CMTI; the first two also give +CDS.
+const CNMI_VARIANTS = ['2,1,0,1,0', '2,1,2,1,0', '2,1,0,2,0', '2,1,2,2,0', '2,1,0,0,0', '1,1,0,0,0'];
+
+export interface SmsDriverOptions {
+  openLink: (device: string) => Promise<Link>;
+  timing?: Partial<SmsTiming>;
+}
+
+export class SmsBearer implements Bearer {
+  readonly kind = 'sms';
+  readonly mtu: number;
+  readonly concurrency: number;
+  readonly settings: SmsSettings;
+  readonly #ctx: BearerContext;
+  readonly #options: SmsDriverOptions;
+  readonly #timing: SmsTiming;
+  readonly #budget: DailyBudget;
+  readonly #inbox = new Inbox();
+  readonly #reports: ReportBook;
+  #supervisor: DeviceSupervisor | null = null;
+  #at: AtSession | null = null;
+  #device: string | null = null;
+  #phase: SmsPhase = 'closed';
+  #state: BearerState = { connected: false, lastError: null, phase: 'closed' };
+  /** The PIN the SIM refused: never sent again (three wrong PINs lock the SIM). */
+  #pinRefused = false;
+  #registration: string | null = null;
+  #signal: number | null = null;
+  #modem: string | null = null;
+  #cnmi: string | null = null;
+  #reference = Math.floor(Math.random() * 256);
+  #timers: { poll?: TimerHandle; budget?: TimerHandle } = {};
+  readonly #counters = { received: 0, sent_parts: 0, sent_messages: 0, failed: 0, reports: 0, undecodable: 0, deleted: 0, store_failures: 0, incomplete: 0 };
+
+  constructor(ctx: BearerContext, options: SmsDriverOptions) {
+    this.#ctx = ctx;
+    this.#options = options;
+    this.#timing = { ...DEFAULT_SMS_TIMING, ...options.timing };
+    this.settings = SmsSettings.parse(ctx.settings ?? {});
+    // 134 octets a part once a message is concatenated (docs/protocols/sms.md 4.4).
+    this.mtu = this.settings.max_parts === 1 ? 140 : this.settings.max_parts * 134;
+    // With reports a delivery waits minutes for them; others go out meanwhile.
+    this.concurrency = this.settings.delivery_reports ? 4 : 1;
+    this.#budget = new DailyBudget(ctx.clock, this.settings.parts_per_day);
+    this.#reports = new ReportBook(ctx.clock);
+  }
+
+  get phase(): SmsPhase {
+    return this.#phase;
+  }
+
+  async start(device: string): Promise<void> {
+    if (this.#supervisor) await this.stop();
+    this.#device = device;
+    this.#supervisor = new DeviceSupervisor({
+      device,
+      open: (d) => this.#options.openLink(d),
+      session: (link) => this.#session(link),
+      onState: (s) => this.#onSupervisorState(s),
+      clock: this.#ctx.clock,
+      log: this.#ctx.log.child({ device }),
+      backoff: { initialMs: this.#timing.backoffInitialMs, maxMs: this.#timing.backoffMaxMs },
+    });
+    this.#supervisor.start();
+  }
+
+  async stop(): Promise<void> {
+    const supervisor = this.#supervisor;
+    if (!supervisor) return;
+    this.#supervisor = null;
+    this.#goOffline('the interface stopped');
+    await supervisor.stop();
+    this.#enter('closed', 'stop requested', { connected: false, lastError: null });
+  }
+
+  async send(frame: OutboundFrame): Promise<SendResult> {
+    const to = normalizeNumber(frame.to, this.settings.default_country_code ?? undefined);
+    if (!to.ok) return this.#failed({ ok: false, retryable: false, error: `ERR_SMS_NUMBER: ${JSON.stringify(frame.to)} is not a phone number: ${to.reason}` });
+    const reference = (this.#reference = (this.#reference + 1) & 0xff);
+    const options = { maxParts: this.settings.max_parts, reference };
+    const planned = frame.kind === 'text' && frame.text !== null ? planMessage(frame.text, { ...options, encoding: this.settings.encoding }) : planData(frame.payload, options);
+    if (!planned.ok) {
+      const limit = `this interface sends at most ${this.settings.max_parts} parts (${this.mtu} bytes of data)`;
+      return this.#failed({ ok: false, retryable: false, error: `ERR_SMS_TOO_LONG: ${planned.error}; ${limit} (add a truncate transform, or raise max_parts)` });
+    }
+    const parts = planned.plan.parts;
+    if (!this.#budget.fits(parts.length)) return this.#budgetSpent(parts.length);
+    const at = this.#at;
+    if (this.#phase !== 'online' || !at) {
+      return { ok: false, retryable: true, error: `ERR_SMS_OFFLINE: the modem is not online (${this.#phase}${this.#state.lastError ? `: ${this.#state.lastError}` : ''})` };
+    }
+    const references: number[] = [];
+    for (const part of parts) {
+      const pdu = encodeSubmit(part, { destination: to.number, smsc: this.settings.smsc, statusReport: this.settings.delivery_reports });
+      const r = await at.run(`AT+CMGS=${pdu.tpduLength}`, { promptData: new TextEncoder().encode(`${pdu.hex}\x1a`), timeoutMs: this.#timing.sendTimeoutMs });
+      if (r.dataWritten || r.ok) this.#budget.spend(1);
+      if (!r.ok) return this.#failed(this.#sendFailure(r, references.length, parts.length));
+      this.#counters.sent_parts++;
+      const mr = parseInfo(r.info.find((l) => l.startsWith('+CMGS')) ?? '').args[0];
+      references.push(typeof mr === 'number' ? mr : -1);
+    }
+    this.#counters.sent_messages++;
+    const meta = { parts: parts.length, encoding: planned.plan.encoding, message_references: references };
+    if (!this.settings.delivery_reports) return { ok: true, meta: { ...meta, delivered: 'accepted by the SMS centre' } };
+    const report = await this.#reports.wait(to.number, references, this.settings.report_timeout_s * 1000);
+    return report.ok ? { ok: true, meta: { ...meta, delivered: 'confirmed by the recipient\'s phone (status report)' } } : this.#failed(report);
+  }
+
+  stats(): Record<string, unknown> {
+    return {
+      phase: this.#phase,
+      device: this.#device,
+      modem: this.#modem,
+      registration: this.#registration,
+      signal_csq: this.#signal,
+      new_message_indications: this.#cnmi,
+      parts_sent_today: this.#budget.used,
+      parts_left_today: this.#budget.left(),
+      parts_waiting_for_reassembly: this.#inbox.waiting,
+      awaiting_reports: this.#reports.size,
+      ...this.#counters,
+    };
+  }
+
+  // ---- bring-up ---------------------------------------------------------------------------
+
+  async #session(link: Link): Promise<void> {
+    const at = new AtSession(link, { clock: this.#ctx.clock, log: this.#ctx.log, defaultTimeoutMs: this.#timing.commandTimeoutMs });
+    this.#at = at;
+    link.onClose((reason) => {
+      if (this.#at !== at) return;
+      this.#goOffline(reason);
+    });
+    at.onUnresponsive((reason) => this.#supervisor?.fail(`the modem stopped answering (${reason})`));
+    at.onUrc('+CMTI', (u) => this.#onNewMessage(u.line));
+    at.onUrc('+CDSI', (u) => this.#onNewMessage(u.line));
+    at.onUrc('+CDS', (u) => {
+      if (u.body) this.#onStatusReport(u.body, parseInfo(u.line).args[0]);
+    });
+    this.#enter('initialising', `link open (${link.description}); initialising the modem`);
+    let alive = await at.run('AT');
+    for (let i = 0; i < 2 && !alive.ok; i++) alive = await at.run('AT');
+    if (!alive.ok) throw new AppError('ERR_SMS_MODEM', 502, 'the modem does not answer AT');
+    await this.#must(at, 'ATE0');
+    await this.#must(at, 'AT+CMEE=1');
+    await this.#unlockSim(at);
+    await this.#must(at, 'AT+CMGF=0');
+    if (this.settings.smsc) await this.#must(at, `AT+CSCA="${this.settings.smsc}",145`);
+    this.#cnmi = null;
+    for (const variant of CNMI_VARIANTS) {
+      if ((await at.run(`AT+CNMI=${variant}`)).ok) {
+        this.#cnmi = variant;
+        break;
+      }
+    }
+    const identity = await at.run('AT+CGMM');
+    this.#modem = identity.ok ? (identity.info[0] ?? null) : null;
+    await this.#health(at);
+    // What arrived while the bridge was away, and what a crash left between storing and deleting.
+    await this.#readAll(at);
+  }
+
+  /** SIM PIN: sent only when asked, never twice when refused (docs/sms.md, "PIN"). */
+  async #unlockSim(at: AtSession): Promise<void> {
+    const state = async () => parseInfo((await at.run('AT+CPIN?')).info.find((l) => l.startsWith('+CPIN')) ?? '').args[0];
+    let sim = await state();
+    if (sim === 'READY') return;
+    if (sim === 'SIM PUK' || sim === 'SIM PUK2') throw new AppError('ERR_SMS_SIM_PUK', 502, 'the SIM is locked and asks for its PUK: unlock it in a phone');
+    if (sim !== 'SIM PIN') throw new AppError('ERR_SMS_SIM', 502, `the SIM is not ready (${String(sim ?? 'no answer to AT+CPIN?')})`);
+    if (this.#pinRefused) throw new AppError('ERR_SMS_PIN_WRONG', 502, 'the SIM refused the PIN; it is not sent again (three wrong PINs lock the SIM): set the right pin');
+    const pin = this.settings.pin;
+    if (!pin || pin === '<redacted>') throw new AppError('ERR_SMS_PIN_REQUIRED', 502, 'the SIM asks for a PIN: set the interface\'s pin setting');
+    const r = await at.run(`AT+CPIN="${pin}"`, { timeoutMs: this.#timing.simReadyMs });
+    if (!r.ok) {
+      this.#pinRefused = true;
+      throw new AppError('ERR_SMS_PIN_WRONG', 502, 'the SIM refused the PIN; it is not sent again (three wrong PINs lock the SIM): set the right pin');
+    }
+    const until = this.#ctx.clock.now() + this.#timing.simReadyMs;
+    while ((sim = await state()) !== 'READY') {
+      if (this.#ctx.clock.now() > until) throw new AppError('ERR_SMS_SIM', 502, 'the SIM took the PIN but did not become ready');
+      await this.#sleep(500);
+    }
+  }
+
+  async #health(at: AtSession): Promise<void> {
+    const creg = parseInfo((await at.run('AT+CREG?')).info.find((l) => l.startsWith('+CREG')) ?? '').args;
+    const stat = creg.length >= 2 ? creg[1] : creg[0];
+    this.#registration = REGISTRATION[String(stat)] ?? (stat === undefined ? null : `unknown (${String(stat)})`);
+    const csq = parseInfo((await at.run('AT+CSQ')).info.find((l) => l.startsWith('+CSQ')) ?? '').args[0];
+    this.#signal = typeof csq === 'number' && csq !== 99 ? csq : null;
+  }
+
+  // ---- online -----------------------------------------------------------------------------
+
+  #onSupervisorState(s: BearerState): void {
+    const phase = (s.phase ?? 'closed') as SmsPhase;
+    if (phase === 'online') {
+      this.#enter('online', 'modem initialised', s);
+      this.#armPoll();
+      if (!this.#budget.fits(1)) this.#budgetSpent(1);
+    } else if (phase === 'backoff' || phase === 'opening') {
+      this.#enter(phase, s.lastError ?? 'opening the modem', s);
+    }
+  }
+
+  #goOffline(reason: string): void {
+    this.#at?.close(reason);
+    this.#at = null;
+    for (const t of Object.values(this.#timers)) if (t) this.#ctx.clock.clearTimeout(t);
+    this.#timers = {};
+  }
+
+  /** Modems drop indications: list the SIM every poll_s, and store what waited too long. */
+  #armPoll(): void {
+    if (this.#timers.poll) this.#ctx.clock.clearTimeout(this.#timers.poll);
+    this.#timers.poll = this.#ctx.clock.setTimeout(async () => {
+      this.#timers.poll = undefined;
+      const at = this.#at;
+      if (!at || (this.#phase !== 'online' && this.#phase !== 'budget')) return;
+      await this.#readAll(at);
+      await this.#health(at);
+      this.#armPoll();
+    }, this.settings.poll_s * 1000);
+  }
+
+  /** The day's parts are spent: nothing is sent (not an attempt) until the next UTC day. */
+  #budgetSpent(needed: number): SendResult {
+    const at = this.#budget.nextDayMs();
+    const reason = `ERR_SMS_BUDGET: the daily budget of ${this.settings.parts_per_day} parts is spent (${this.#budget.left()} left, ${needed} needed); sending resumes at ${new Date(at).toISOString()}`;
+    if (this.#phase === 'online') {
+      this.#enter('budget', reason, { connected: false, lastError: reason });
+      if (!this.#timers.budget) {
+        this.#timers.budget = this.#ctx.clock.setTimeout(() => {
+          this.#timers.budget = undefined;
+          if (this.#phase === 'budget') this.#enter('online', 'a new day: the send budget is full again', { connected: true, lastError: null });
+        }, at - this.#ctx.clock.now());
+      }
+    }
+    return { ok: false, retryable: true, notSent: true, retryAtMs: at, error: reason };
+  }
+
+  // ---- receiving --------------------------------------------------------------------------
+
+  #onNewMessage(line: string): void {
+    const index = parseInfo(line).args[1];
+    const at = this.#at;
+    if (typeof index !== 'number' || !at) return;
+    void this.#readIndex(at, index);
+  }
+
+  async #readIndex(at: AtSession, index: number): Promise<void> {
+    if (this.#inbox.has(index)) return;
+    const r = await at.run(`AT+CMGR=${index}`);
+    if (!r.ok || !r.bodies[0]) return;
+    await this.#take(at, index, r.bodies[0]);
+  }
+
+  async #readAll(at: AtSession): Promise<void> {
+    const r = await at.run('AT+CMGL=4', { timeoutMs: 30_000 });
+    if (r.ok) {
+      for (const [i, line] of r.info.entries()) {
+        const index = parseInfo(line).args[0];
+        const body = r.bodies[i];
+        if (typeof index === 'number' && body && !this.#inbox.has(index)) await this.#take(at, index, body);
+      }
+    }
+    for (const ready of this.#inbox.expired(this.#ctx.clock.now(), this.settings.reassembly_timeout_s * 1000)) {
+      this.#counters.incomplete++;
+      await this.#store(at, ready);
+    }
+  }
+
+  /** One PDU from SIM index `index`: a message part or a status report. */
+  async #take(at: AtSession, index: number, hex: string): Promise<void> {
+    const pdu = decodePdu(hex);
+    if (!pdu.ok) {
+      // Kept on the SIM (nothing is deleted that was not stored) and counted.
+      this.#counters.undecodable++;
+      this.#ctx.log.warn('sms.undecodable', { index, error: pdu.error });
+      return;
+    }
+    if (pdu.value.type === 'status-report') {
+      this.#onReport(pdu.value);
+      await this.#delete(at, [index]);
+      return;
+    }
+    if (pdu.value.type !== 'deliver') return;
+    const ready = this.#inbox.add(index, pdu.value, this.#ctx.clock.now());
+    if (ready) await this.#store(at, ready);
+  }
+
+  /** Through the pipeline; deleted from the SIM only once stored (or a known duplicate). */
+  async #store(at: AtSession, ready: ReadyMessage): Promise<void> {
+    const stored = this.#ctx.events.receive(ready.frame);
+    if (stored === false) {
+      // The database failed: the SMS stays on the SIM and is read again at the next listing.
+      this.#counters.store_failures++;
+      for (const i of ready.indexes) this.#inbox.release(i);
+      return;
+    }
+    this.#counters.received++;
+    await this.#delete(at, ready.indexes);
+  }
+
+  async #delete(at: AtSession, indexes: number[]): Promise<void> {
+    for (const index of indexes) {
+      const r = await at.run(`AT+CMGD=${index}`);
+      if (r.ok) this.#counters.deleted++;
+      this.#inbox.release(index);
+    }
+  }
+
+  /** +CDS: <length> and the report's PDU (the length says whether an SMSC prefix leads it). */
+  #onStatusReport(hex: string, length: unknown): void {
+    const pdu = decodePdu(hex, typeof length === 'number' ? { tpduLength: length } : {});
+    if (pdu.ok && pdu.value.type === 'status-report') this.#onReport(pdu.value);
+    else this.#counters.undecodable++;
+  }
+
+  #onReport(report: SmsStatusReport): void {
+    this.#counters.reports++;
+    this.#reports.settle(report);
+  }
+
+  // ---- helpers ----------------------------------------------------------------------------
+
+  async #must(at: AtSession, command: string): Promise<AtResult> {
+    const r = await at.run(command);
+    if (!r.ok) throw new AppError('ERR_SMS_MODEM', 502, `the modem refused ${command} (${r.error}${r.code !== null ? ` ${r.code}` : ''})`);
+    return r;
+  }
+
+  #sendFailure(r: AtResult, sentParts: number, totalParts: number): SendResult & { ok: false } {
+    const partial = sentParts > 0 ? ` after ${sentParts} of ${totalParts} parts went out (a retry sends them again)` : '';
+    if (r.error === 'TIMEOUT') {
+      return { ok: false, retryable: true, error: `ERR_SMS_TIMEOUT: the modem did not confirm the SMS within ${this.#timing.sendTimeoutMs / 1000} s${r.dataWritten ? ' (it may have been sent)' : ''}${partial}` };
+    }
+    if (r.error === 'CLOSED' || r.error === 'WRITE') return { ok: false, retryable: true, error: `ERR_SMS_OFFLINE: the modem went away while sending${partial}` };
+    const failure = cmsFailure(r.code);
+    return { ...failure, error: failure.error + partial };
+  }
+
+  #failed(result: SendResult & { ok: false }): SendResult {
+    this.#counters.failed++;
+    return result;
+  }
+
+  #enter(phase: SmsPhase, why: string, state?: BearerState): void {
+    if (phase !== this.#phase) this.#ctx.log.info('sms.phase', { from: this.#phase, to: phase, why });
+    this.#phase = phase;
+    const next = state ?? { connected: false, lastError: this.#state.lastError };
+    this.#state = { ...next, phase };
+    this.#ctx.events.state({ ...this.#state });
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.#ctx.clock.setTimeout(resolve, ms));
+  }
+}
+
+// 27.007 +CREG <stat>.
+const REGISTRATION: Record<string, string> = {
+  '0': 'not registered', '1': 'home network', '2': 'searching', '3': 'registration denied', '4': 'unknown', '5': 'roaming',
+};
+
+export function createSmsBearer(ctx: BearerContext, options: SmsDriverOptions): Bearer {
+  return new SmsBearer(ctx, options);
+}
