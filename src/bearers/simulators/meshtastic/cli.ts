@@ -4,6 +4,7 @@ import { MeshtasticDevice } from './device.ts';
 import { MeshtasticMesh, type RoutingErrorName } from './mesh.ts';
 import { serveMeshtasticPty, serveMeshtasticTcp, type SimTransport } from './serve.ts';
 import { LONG_NAME_MAX_BYTES, utf8Length } from './state.ts';
+import { runUntilStopped } from '../run.ts';
 
 // `fieldbridge sim meshtastic --tcp 127.0.0.1:4403 | --pty PATH ...`: runs simulated Meshtastic
 // nodes by hand, for trying the bridge without a radio. Each --tcp or --pty is one node; all
@@ -71,28 +72,7 @@ async function run(values: SimValues, options: SimRunOptions = {}): Promise<numb
   }
   options.onReady?.(nodes.map((n) => n.transport.device));
 
-  const drop = () => {
-    write('dropping every link (SIGUSR1)');
-    for (const n of nodes) void n.transport.dropLink();
-  };
-  const garbage = () => {
-    write('sending garbage (SIGUSR2)');
-    for (const n of nodes) n.device.sendGarbage();
-  };
-  let stop = () => {};
-  await new Promise<void>((resolve) => {
-    stop = resolve;
-    if (options.signal) {
-      if (options.signal.aborted) return resolve();
-      options.signal.addEventListener('abort', stop, { once: true });
-      return;
-    }
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    process.on('SIGUSR1', drop);
-    process.on('SIGUSR2', garbage);
-  });
-  for (const [name, listener] of [['SIGINT', stop], ['SIGTERM', stop], ['SIGUSR1', drop], ['SIGUSR2', garbage]] as const) process.off(name, listener);
+  await runUntilStopped(nodes.map((n) => ({ transport: n.transport, sendGarbage: () => n.device.sendGarbage() })), options, write);
   await closeAll();
   write('stopped');
   return 0;

@@ -1,4 +1,5 @@
 import type { Link } from '../../links/link.ts';
+import { inProcessLink } from '../in-process-link.ts';
 import { MeshtasticDevice, type MeshtasticDeviceOptions } from './device.ts';
 import { MeshtasticMesh } from './mesh.ts';
 
@@ -43,45 +44,13 @@ export async function openMeshtasticSimLink(channelName: string, options: Omit<M
   } else {
     device = new MeshtasticDevice({ name: `${channelName}-${++opened}`, ...options, mesh });
   }
-  const dataListeners: ((chunk: Uint8Array) => void)[] = [];
-  const closeListeners: ((reason: string) => void)[] = [];
-  let closed: string | null = null;
-  const shut = (reason: string) => {
-    if (closed !== null) return;
-    closed = reason;
+  // A closed or dropped link is the radio unplugged: it keeps its settings for the next open.
+  const { link, shut } = inProcessLink(device, `sim://${channelName}`, () => {
     device.off('drop-link', onDrop);
     device.close();
     pool.push(device);
-    for (const l of closeListeners.splice(0)) setImmediate(() => l(reason));
-  };
+  });
   const onDrop = () => shut('dropped by the simulator');
   device.on('drop-link', onDrop);
-  device.attachHost((bytes) => {
-    const copy = bytes.slice();
-    setImmediate(() => {
-      if (closed === null) for (const l of dataListeners) l(copy);
-    });
-  });
-  return {
-    kind: 'serial',
-    description: `sim://${channelName}`,
-    device,
-    write: async (data) => {
-      if (closed !== null) throw new Error(`sim://${channelName} is closed (${closed})`);
-      const copy = data.slice();
-      setImmediate(() => {
-        if (closed === null) device.fromHost(copy);
-      });
-    },
-    onData: (l) => void dataListeners.push(l),
-    onClose: (l) => {
-      if (closed !== null) setImmediate(() => l(closed!));
-      else closeListeners.push(l);
-    },
-    close: async () => {
-      // Bytes written before close() still arrive, as a serial driver flushes them.
-      await new Promise((resolve) => setImmediate(resolve));
-      shut('closed by the bridge');
-    },
-  };
+  return Object.assign(link, { device });
 }

@@ -1,12 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { SerialPort } from 'serialport';
 import { systemClock, type Clock, type TimerHandle } from '../../../lib/clock.ts';
 import { SERIAL_BAUD, TCP_PORT } from '../../meshtastic/codec/messages.ts';
-import type { SimTransport } from '../rnode/serve.ts';
+import { serveDevicePty, type PtyServeOptions, type SimTransport } from '../pty.ts';
 import type { MeshtasticDevice } from './device.ts';
 
 // Carries a simulated Meshtastic device over a real byte stream, so the bridge's driver runs
@@ -115,81 +110,21 @@ export async function serveMeshtasticTcp(device: MeshtasticDevice, options: Mesh
   };
 }
 
-export interface MeshtasticPtyServeOptions {
-  /** Where the bridge's end appears (a symlink socat keeps to the current /dev/pts/N). */
-  path: string;
-}
 
-export async function serveMeshtasticPty(device: MeshtasticDevice, options: MeshtasticPtyServeOptions): Promise<SimTransport> {
-  const dir = mkdtempSync(join(tmpdir(), 'fb-meshtastic-pty-'));
-  const devicePath = join(dir, 'device');
-  let socat: ChildProcess | null = null;
-  let port: SerialPort | null = null;
+export type MeshtasticPtyServeOptions = PtyServeOptions;
 
-  const start = async () => {
-    if (socat) return;
-    const child = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${devicePath}`, `pty,raw,echo=0,link=${options.path}`], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    socat = child;
-    await new Promise<void>((resolve, reject) => {
-      let log = '';
-      const timer = setTimeout(() => reject(new Error(`socat did not start: ${log.trim()}`)), 5000);
-      child.stderr!.on('data', (d) => {
-        log += d;
-        if (log.includes('starting data transfer loop')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.once('error', (e) => {
-        clearTimeout(timer);
-        reject(new Error(`socat could not run (is it installed?): ${e.message}`));
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`socat exited with ${code}: ${log.trim()}`));
-      });
-    });
-    child.stderr!.resume();
-    const p = new SerialPort({ path: devicePath, baudRate: SERIAL_BAUD, autoOpen: false });
-    await new Promise<void>((resolve, reject) => p.open((e) => (e ? reject(e) : resolve())));
-    port = p;
-    p.on('data', (chunk: Buffer) => device.fromHost(chunk));
-    p.on('error', () => {});
-    device.attachHost((bytes) => {
-      if (port === p && p.isOpen) p.write(Buffer.from(bytes));
-    });
-  };
-  const stop = async () => {
-    device.detachHost();
-    const p = port;
-    port = null;
-    if (p?.isOpen) await new Promise<void>((resolve) => p.close(() => resolve()));
-    const child = socat;
-    socat = null;
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.kill('SIGTERM');
-      await exited;
-    }
-  };
-  const dropLink = async () => {
-    await stop();
-    await start();
-  };
-  const onDrop = () => void dropLink().catch(() => {});
+/** A simulated Meshtastic board on a pty pair (simulators/pty.ts). The port stays across a
+ *  reboot, as a USB serial port does; a dropped link comes back under the same path. */
+export async function serveMeshtasticPty(device: MeshtasticDevice, options: PtyServeOptions): Promise<SimTransport> {
+  const transport = await serveDevicePty(device, { baudRate: SERIAL_BAUD, ...options });
+  const onDrop = () => void transport.dropLink().catch(() => {});
   device.on('drop-link', onDrop);
-  await start();
   return {
-    device: options.path,
-    dropLink,
-    stop,
-    start,
+    ...transport,
+    device: transport.device,
     close: async () => {
       device.off('drop-link', onDrop);
-      await stop();
-      rmSync(dir, { recursive: true, force: true });
+      await transport.close();
     },
   };
 }

@@ -4,6 +4,7 @@ import { serveRNodePty, serveRNodeTcp, type SimTransport } from './serve.ts';
 import { RNodeSimulator, type EchoField } from './simulator.ts';
 import { commandName } from '../../rnode/protocol.ts';
 import { ECHO_TYPES } from '../../rnode/verify.ts';
+import { runUntilStopped } from '../run.ts';
 
 // `fieldbridge sim rnode --tcp 127.0.0.1:7633 | --pty PATH ...`: runs simulated RNodes by
 // hand, for trying the bridge without a radio (docs/design.md section 7). Each --tcp or --pty is
@@ -71,28 +72,7 @@ async function run(values: SimValues, options: SimRunOptions = {}): Promise<numb
   }
   options.onReady?.(radios.map((r) => r.transport.device));
 
-  const drop = () => {
-    write('dropping every link (SIGUSR1)');
-    for (const r of radios) void r.transport.dropLink();
-  };
-  const garbage = () => {
-    write('sending garbage (SIGUSR2)');
-    for (const r of radios) r.sim.sendGarbage();
-  };
-  let stop = () => {};
-  await new Promise<void>((resolve) => {
-    stop = resolve;
-    if (options.signal) {
-      if (options.signal.aborted) return resolve();
-      options.signal.addEventListener('abort', stop, { once: true });
-      return;
-    }
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    process.on('SIGUSR1', drop);
-    process.on('SIGUSR2', garbage);
-  });
-  for (const [name, listener] of [['SIGINT', stop], ['SIGTERM', stop], ['SIGUSR1', drop], ['SIGUSR2', garbage]] as const) process.off(name, listener);
+  await runUntilStopped(radios.map((r) => ({ transport: r.transport, sendGarbage: () => r.sim.sendGarbage() })), options, write);
   for (const r of radios) {
     await r.transport.close();
     r.sim.close();

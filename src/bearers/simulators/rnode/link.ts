@@ -1,4 +1,5 @@
 import type { Link } from '../../links/link.ts';
+import { inProcessLink } from '../in-process-link.ts';
 import { RNodeChannel } from './channel.ts';
 import { RNodeSimulator, type RNodeSimOptions } from './simulator.ts';
 
@@ -27,41 +28,6 @@ let opened = 0;
 
 export async function openRNodeSimLink(channelName: string, options: Omit<RNodeSimOptions, 'channel'> = {}): Promise<RNodeSimLink> {
   const sim = new RNodeSimulator({ name: `${channelName}-${++opened}`, ...options, channel: rnodeSimChannel(channelName) });
-  const dataListeners: ((chunk: Uint8Array) => void)[] = [];
-  const closeListeners: ((reason: string) => void)[] = [];
-  let closed: string | null = null;
-  const shut = (reason: string) => {
-    if (closed !== null) return;
-    closed = reason;
-    sim.close();
-    for (const l of closeListeners.splice(0)) setImmediate(() => l(reason));
-  };
-  sim.attachHost((bytes) => {
-    const copy = bytes.slice();
-    setImmediate(() => {
-      if (closed === null) for (const l of dataListeners) l(copy);
-    });
-  });
-  return {
-    kind: 'serial',
-    description: `sim://${channelName}`,
-    sim,
-    write: async (data) => {
-      if (closed !== null) throw new Error(`sim://${channelName} is closed (${closed})`);
-      const copy = data.slice();
-      setImmediate(() => {
-        if (closed === null) sim.fromHost(copy);
-      });
-    },
-    onData: (l) => void dataListeners.push(l),
-    onClose: (l) => {
-      if (closed !== null) setImmediate(() => l(closed!));
-      else closeListeners.push(l);
-    },
-    close: async () => {
-      // Bytes written before close() still arrive, as a serial driver flushes them.
-      await new Promise((resolve) => setImmediate(resolve));
-      shut('closed by the bridge');
-    },
-  };
+  const { link } = inProcessLink(sim, `sim://${channelName}`, () => sim.close());
+  return Object.assign(link, { sim });
 }

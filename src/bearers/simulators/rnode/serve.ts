@@ -1,10 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { SerialPort } from 'serialport';
 import { systemClock, type Clock, type TimerHandle } from '../../../lib/clock.ts';
+import { serveDevicePty, type PtyServeOptions, type SimTransport } from '../pty.ts';
 import type { RNodeSimulator } from './simulator.ts';
 
 // Carries a simulated RNode over a real byte stream, so the bridge's driver runs unchanged:
@@ -17,17 +13,7 @@ import type { RNodeSimulator } from './simulator.ts';
 
 export const WR_READ_TIMEOUT_MS = 6500;
 
-export interface SimTransport {
-  /** "tcp://127.0.0.1:7633" or the pty path: the port value the bridge uses. */
-  readonly device: string;
-  /** Fault: drops the current link (TCP: closes the client; pty: the pair vanishes and
-   *  comes back as a new device under the same path). */
-  dropLink(): Promise<void>;
-  /** Takes the device away until start(). */
-  stop(): Promise<void>;
-  start(): Promise<void>;
-  close(): Promise<void>;
-}
+export type { PtyServeOptions, SimTransport };
 
 export interface TcpServeOptions {
   host?: string;
@@ -112,77 +98,8 @@ export async function serveRNodeTcp(sim: RNodeSimulator, options: TcpServeOption
   };
 }
 
-export interface PtyServeOptions {
-  /** Where the bridge's end appears (a symlink socat keeps to the current /dev/pts/N). */
-  path: string;
-}
 
-export async function serveRNodePty(sim: RNodeSimulator, options: PtyServeOptions): Promise<SimTransport> {
-  const dir = mkdtempSync(join(tmpdir(), 'fb-rnode-pty-'));
-  const devicePath = join(dir, 'device');
-  let socat: ChildProcess | null = null;
-  let port: SerialPort | null = null;
-
-  const start = async () => {
-    if (socat) return;
-    const child = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${devicePath}`, `pty,raw,echo=0,link=${options.path}`], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    socat = child;
-    await new Promise<void>((resolve, reject) => {
-      let log = '';
-      const timer = setTimeout(() => reject(new Error(`socat did not start: ${log.trim()}`)), 5000);
-      child.stderr!.on('data', (d) => {
-        log += d;
-        if (log.includes('starting data transfer loop')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.once('error', (e) => {
-        clearTimeout(timer);
-        reject(new Error(`socat could not run (is it installed?): ${e.message}`));
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`socat exited with ${code}: ${log.trim()}`));
-      });
-    });
-    child.stderr!.resume();
-    const p = new SerialPort({ path: devicePath, baudRate: 115200, autoOpen: false });
-    await new Promise<void>((resolve, reject) => p.open((e) => (e ? reject(e) : resolve())));
-    port = p;
-    p.on('data', (chunk: Buffer) => sim.fromHost(chunk));
-    p.on('error', () => {});
-    sim.attachHost((bytes) => {
-      if (port === p && p.isOpen) p.write(Buffer.from(bytes));
-    });
-  };
-  const stop = async () => {
-    sim.detachHost();
-    const p = port;
-    port = null;
-    if (p?.isOpen) await new Promise<void>((resolve) => p.close(() => resolve()));
-    const child = socat;
-    socat = null;
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.kill('SIGTERM');
-      await exited;
-    }
-  };
-  await start();
-  return {
-    device: options.path,
-    dropLink: async () => {
-      await stop();
-      await start();
-    },
-    stop,
-    start,
-    close: async () => {
-      await stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+/** The simulated RNode on a pty pair (simulators/pty.ts). */
+export function serveRNodePty(sim: RNodeSimulator, options: PtyServeOptions): Promise<SimTransport> {
+  return serveDevicePty(sim, options);
 }

@@ -3,6 +3,7 @@ import { SmsModem } from './modem.ts';
 import type { SubmittedMessage } from './messages.ts';
 import { SmsNetwork, type NetworkMessage } from './network.ts';
 import { serveSmsPty, serveSmsTcp, type SimTransport } from './serve.ts';
+import { runUntilStopped } from '../run.ts';
 
 // `fieldbridge sim sms --tcp 127.0.0.1:7700 | --pty PATH ...`: runs simulated cellular modems
 // by hand, for trying the bridge (or Gammu) without a modem or a SIM. Each --tcp or --pty is
@@ -69,28 +70,7 @@ async function run(values: SimValues, options: SimRunOptions = {}): Promise<numb
   }
   options.onReady?.(modems.map((m) => m.transport.device));
 
-  const drop = () => {
-    write('dropping every link (SIGUSR1)');
-    for (const m of modems) void m.transport.dropLink();
-  };
-  const garbage = () => {
-    write('sending garbage (SIGUSR2)');
-    for (const m of modems) m.modem.sendGarbage();
-  };
-  let stop = () => {};
-  await new Promise<void>((resolve) => {
-    stop = resolve;
-    if (options.signal) {
-      if (options.signal.aborted) return resolve();
-      options.signal.addEventListener('abort', stop, { once: true });
-      return;
-    }
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    process.on('SIGUSR1', drop);
-    process.on('SIGUSR2', garbage);
-  });
-  for (const [name, listener] of [['SIGINT', stop], ['SIGTERM', stop], ['SIGUSR1', drop], ['SIGUSR2', garbage]] as const) process.off(name, listener);
+  await runUntilStopped(modems.map((m) => ({ transport: m.transport, sendGarbage: () => m.modem.sendGarbage() })), options, write);
   await closeAll();
   write('stopped');
   return 0;

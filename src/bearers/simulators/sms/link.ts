@@ -1,6 +1,7 @@
 import type { Link } from '../../links/link.ts';
 import { SmsModem, type SmsModemOptions } from './modem.ts';
 import { SmsNetwork } from './network.ts';
+import { inProcessLink } from '../in-process-link.ts';
 
 // sim://<channel> for SMS interfaces (docs/design.md section 6): each open attaches one
 // simulated modem, in this process, to the network the channel names, and returns a Link to
@@ -44,42 +45,10 @@ export async function openSmsSimLink(channelName: string, options: Omit<SmsModem
   } else {
     modem = new SmsModem({ name: `${channelName}-${++opened}`, ...options, network });
   }
-  const dataListeners: ((chunk: Uint8Array) => void)[] = [];
-  const closeListeners: ((reason: string) => void)[] = [];
-  let closed: string | null = null;
-  const shut = (reason: string) => {
-    if (closed !== null) return;
-    closed = reason;
+  // A closed link is the modem unplugged: its stored messages wait for the next open.
+  const { link } = inProcessLink(modem, `sim://${channelName}`, () => {
     modem.detachHost();
     pool.push(modem);
-    for (const l of closeListeners.splice(0)) setImmediate(() => l(reason));
-  };
-  modem.attachHost((bytes) => {
-    const copy = bytes.slice();
-    setImmediate(() => {
-      if (closed === null) for (const l of dataListeners) l(copy);
-    });
   });
-  return {
-    kind: 'serial',
-    description: `sim://${channelName}`,
-    modem,
-    write: async (data) => {
-      if (closed !== null) throw new Error(`sim://${channelName} is closed (${closed})`);
-      const copy = data.slice();
-      setImmediate(() => {
-        if (closed === null) modem.fromHost(copy);
-      });
-    },
-    onData: (l) => void dataListeners.push(l),
-    onClose: (l) => {
-      if (closed !== null) setImmediate(() => l(closed!));
-      else closeListeners.push(l);
-    },
-    close: async () => {
-      // Bytes written before close() still arrive, as a serial driver flushes them.
-      await new Promise((resolve) => setImmediate(resolve));
-      shut('closed by the bridge');
-    },
-  };
+  return Object.assign(link, { modem });
 }

@@ -1,10 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { SerialPort } from 'serialport';
-import type { SimTransport } from '../rnode/serve.ts';
+import { serveDevicePty, type PtyServeOptions, type SimTransport } from '../pty.ts';
 import type { SmsModem } from './modem.ts';
 
 // Carries a simulated modem over a real byte stream, so a host (the bridge's driver, Gammu,
@@ -79,77 +74,10 @@ export async function serveSmsTcp(modem: SmsModem, options: SmsTcpServeOptions =
   };
 }
 
-export interface SmsPtyServeOptions {
-  /** Where the host's end appears (a symlink socat keeps to the current /dev/pts/N). */
-  path: string;
-}
 
-export async function serveSmsPty(modem: SmsModem, options: SmsPtyServeOptions): Promise<SimTransport> {
-  const dir = mkdtempSync(join(tmpdir(), 'fb-sms-pty-'));
-  const devicePath = join(dir, 'device');
-  let socat: ChildProcess | null = null;
-  let port: SerialPort | null = null;
+export type SmsPtyServeOptions = PtyServeOptions;
 
-  const start = async () => {
-    if (socat) return;
-    const child = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${devicePath}`, `pty,raw,echo=0,link=${options.path}`], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    socat = child;
-    await new Promise<void>((resolve, reject) => {
-      let log = '';
-      const timer = setTimeout(() => reject(new Error(`socat did not start: ${log.trim()}`)), 5000);
-      child.stderr!.on('data', (d) => {
-        log += d;
-        if (log.includes('starting data transfer loop')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.once('error', (e) => {
-        clearTimeout(timer);
-        reject(new Error(`socat could not run (is it installed? scripts/setup-services.sh installs it): ${e.message}`));
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`socat exited with ${code}: ${log.trim()}`));
-      });
-    });
-    child.stderr!.resume();
-    const p = new SerialPort({ path: devicePath, baudRate: 115200, autoOpen: false });
-    await new Promise<void>((resolve, reject) => p.open((e) => (e ? reject(e) : resolve())));
-    port = p;
-    p.on('data', (chunk: Buffer) => modem.fromHost(chunk));
-    p.on('error', () => {});
-    modem.attachHost((bytes) => {
-      if (port === p && p.isOpen) p.write(Buffer.from(bytes));
-    });
-  };
-  const stop = async () => {
-    modem.detachHost();
-    const p = port;
-    port = null;
-    if (p?.isOpen) await new Promise<void>((resolve) => p.close(() => resolve()));
-    const child = socat;
-    socat = null;
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.kill('SIGTERM');
-      await exited;
-    }
-  };
-  await start();
-  return {
-    device: options.path,
-    dropLink: async () => {
-      await stop();
-      await start();
-    },
-    stop,
-    start,
-    close: async () => {
-      await stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+/** A simulated modem on a pty pair (simulators/pty.ts), for the bridge and for Gammu. */
+export function serveSmsPty(modem: SmsModem, options: PtyServeOptions): Promise<SimTransport> {
+  return serveDevicePty(modem, options);
 }

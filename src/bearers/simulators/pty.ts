@@ -1,0 +1,106 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SerialPort } from 'serialport';
+
+// Serves a simulated device on a pseudo-terminal pair made by socat, so the bridge (or an
+// independent client such as Gammu) opens `path` through the real serial binding. Every
+// simulator's device speaks to its host the same way: attachHost(write), fromHost(bytes),
+// detachHost().
+
+/** A simulated device's host side. */
+export interface HostedDevice {
+  attachHost(write: (bytes: Uint8Array) => void): void;
+  detachHost(): void;
+  fromHost(bytes: Uint8Array): void;
+}
+
+/** A running simulator transport: what tests and `fieldbridge sim` hold. */
+export interface SimTransport {
+  /** "tcp://127.0.0.1:7633" or the pty path: the port value the bridge uses. */
+  readonly device: string;
+  /** Fault: drops the current link (TCP: closes the client; pty: the pair vanishes and
+   *  comes back as a new device under the same path). */
+  dropLink(): Promise<void>;
+  /** Takes the device away until start(). */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface PtyServeOptions {
+  /** Where the host's end appears (a symlink socat keeps to the current /dev/pts/N). */
+  path: string;
+  baudRate?: number;
+}
+
+export async function serveDevicePty(device: HostedDevice, options: PtyServeOptions): Promise<SimTransport> {
+  const dir = mkdtempSync(join(tmpdir(), 'fb-sim-pty-'));
+  const devicePath = join(dir, 'device');
+  let socat: ChildProcess | null = null;
+  let port: SerialPort | null = null;
+
+  const start = async () => {
+    if (socat) return;
+    const child = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${devicePath}`, `pty,raw,echo=0,link=${options.path}`], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    socat = child;
+    await new Promise<void>((resolve, reject) => {
+      let log = '';
+      const timer = setTimeout(() => reject(new Error(`socat did not start: ${log.trim()}`)), 5000);
+      child.stderr!.on('data', (d) => {
+        log += d;
+        if (log.includes('starting data transfer loop')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('error', (e) => {
+        clearTimeout(timer);
+        reject(new Error(`socat could not run (is it installed? scripts/setup-services.sh installs it): ${e.message}`));
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`socat exited with ${code}: ${log.trim()}`));
+      });
+    });
+    child.stderr!.resume();
+    const p = new SerialPort({ path: devicePath, baudRate: options.baudRate ?? 115200, autoOpen: false });
+    await new Promise<void>((resolve, reject) => p.open((e) => (e ? reject(e) : resolve())));
+    port = p;
+    p.on('data', (chunk: Buffer) => device.fromHost(chunk));
+    p.on('error', () => {});
+    device.attachHost((bytes) => {
+      if (port === p && p.isOpen) p.write(Buffer.from(bytes));
+    });
+  };
+  const stop = async () => {
+    device.detachHost();
+    const p = port;
+    port = null;
+    if (p?.isOpen) await new Promise<void>((resolve) => p.close(() => resolve()));
+    const child = socat;
+    socat = null;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      await exited;
+    }
+  };
+  await start();
+  return {
+    device: options.path,
+    dropLink: async () => {
+      await stop();
+      await start();
+    },
+    stop,
+    start,
+    close: async () => {
+      await stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
