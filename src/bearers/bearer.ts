@@ -122,6 +122,10 @@ export interface Bearer {
   /** Sends the dispatcher may have outstanding at once (default 1). A bearer whose sends wait
    *  for an acknowledgement takes several, so one slow ack does not hold up the others. */
   readonly concurrency?: number;
+  /** Longest a send may take before the dispatcher gives up on it (default 120 s): a bearer
+   *  whose send waits for an acknowledgement or a status report names its own, so a slow but
+   *  honest answer is not taken for a lost one and sent twice. */
+  readonly maxSendMs?: number;
   /** Opens the device named by a port value. Resolves once started, connected or not:
    *  a missing device is a state, never a thrown error. */
   start(device: string): Promise<void>;

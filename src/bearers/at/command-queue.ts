@@ -428,7 +428,7 @@ export class AtSession {
     if (counter !== 'timeouts') this.#consecutiveTimeouts = 0;
     this.#finish(job, result, counter);
     if (counter === 'timeouts' && this.#consecutiveTimeouts % this.#unresponsiveAfter === 0) {
-      const reason = `${this.#consecutiveTimeouts} AT commands in a row timed out, the last ${job.command} after ${job.timeoutMs} ms`;
+      const reason = `${this.#consecutiveTimeouts} AT commands in a row timed out, the last ${shownCommand(job.command)} after ${job.timeoutMs} ms`;
       this.#counts.unresponsive++;
       this.#log?.warn('at_unresponsive', { reason });
       for (const listener of this.#unresponsiveListeners) {

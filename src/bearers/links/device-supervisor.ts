@@ -2,6 +2,7 @@ import type { BearerState } from '../bearer.ts';
 import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Link } from './link.ts';
+import { AppError } from '../../lib/errors.ts';
 
 // Keeps one interface's device link up (docs/design.md section 7): open, hand the link to the
 // driver's session, and when the link goes away or the session fails, report
@@ -172,6 +173,9 @@ export class DeviceSupervisor {
   }
 }
 
+/** The reason as the interface shows it: an error's code first when it has one
+ *  (`ERR_SMS_PIN_WRONG: the SIM refused the PIN...`), so docs/errors.md finds it. */
 function errorText(error: unknown): string {
+  if (error instanceof AppError && error.code.startsWith('ERR_') && !error.message.startsWith(error.code)) return `${error.code}: ${error.message}`;
   return error instanceof Error ? error.message : String(error);
 }

@@ -47,20 +47,19 @@ export class SmsBearer implements Bearer {
   readonly kind = 'sms';
   readonly mtu: number;
   readonly concurrency: number;
+  readonly maxSendMs: number;
   readonly settings: SmsSettings;
   readonly #ctx: BearerContext;
   readonly #options: SmsDriverOptions;
   readonly #timing: SmsTiming;
   readonly #budget: DailyBudget;
-  readonly #inbox = new Inbox();
+  readonly #inbox: Inbox;
   readonly #reports: ReportBook;
   #supervisor: DeviceSupervisor | null = null;
   #at: AtSession | null = null;
   #device: string | null = null;
   #phase: SmsPhase = 'closed';
   #state: BearerState = { connected: false, lastError: null, phase: 'closed' };
-  /** The PIN the SIM refused: never sent again (three wrong PINs lock the SIM). */
-  #pinRefused = false;
   #registration: string | null = null;
   #signal: number | null = null;
   #modem: string | null = null;
@@ -78,8 +77,10 @@ export class SmsBearer implements Bearer {
     this.mtu = this.settings.max_parts === 1 ? 140 : this.settings.max_parts * 134;
     // With reports a delivery waits minutes for them; others go out meanwhile.
     this.concurrency = this.settings.delivery_reports ? 4 : 1;
+    this.maxSendMs = this.settings.max_parts * this.#timing.sendTimeoutMs + (this.settings.delivery_reports ? this.settings.report_timeout_s * 1000 : 0) + 30_000;
     this.#budget = new DailyBudget(ctx.clock, this.settings.parts_per_day);
     this.#reports = new ReportBook(ctx.clock);
+    this.#inbox = new Inbox(ctx.interfaceId);
   }
 
   get phase(): SmsPhase {
@@ -106,6 +107,9 @@ export class SmsBearer implements Bearer {
     if (!supervisor) return;
     this.#supervisor = null;
     this.#goOffline('the interface stopped');
+    // Messages the centre accepted and whose reports were not in yet: delivered as far as
+    // anyone can still tell (sending them again would duplicate them).
+    this.#reports.acceptAll('accepted by the SMS centre; the interface stopped before the status report came');
     await supervisor.stop();
     this.#enter('closed', 'stop requested', { connected: false, lastError: null });
   }
@@ -121,26 +125,42 @@ export class SmsBearer implements Bearer {
       return this.#failed({ ok: false, retryable: false, error: `ERR_SMS_TOO_LONG: ${planned.error}; ${limit} (add a truncate transform, or raise max_parts)` });
     }
     const parts = planned.plan.parts;
-    if (!this.#budget.fits(parts.length)) return this.#budgetSpent(parts.length);
+    const perDay = this.settings.parts_per_day;
+    if (perDay !== null && parts.length > perDay) {
+      return this.#failed({ ok: false, retryable: false, error: `ERR_SMS_BUDGET: ${parts.length} parts will never fit in the daily budget of ${perDay} parts (shorten the message or raise parts_per_day)` });
+    }
+    if (this.#phase === 'budget' || !this.#budget.fits(parts.length)) return this.#budgetSpent(parts.length);
     const at = this.#at;
     if (this.#phase !== 'online' || !at) {
       return { ok: false, retryable: true, error: `ERR_SMS_OFFLINE: the modem is not online (${this.#phase}${this.#state.lastError ? `: ${this.#state.lastError}` : ''})` };
     }
+    // Reserved now, before anything awaits, so concurrent sends cannot overspend; what is not
+    // sent is given back.
+    this.#budget.spend(parts.length);
     const references: number[] = [];
+    // Registered before the first part: a part's report can come while the next is sent.
+    const report = this.settings.delivery_reports ? this.#reports.open(to.number, this.settings.report_timeout_s * 1000) : null;
     for (const part of parts) {
       const pdu = encodeSubmit(part, { destination: to.number, smsc: this.settings.smsc, statusReport: this.settings.delivery_reports });
       const r = await at.run(`AT+CMGS=${pdu.tpduLength}`, { promptData: new TextEncoder().encode(`${pdu.hex}\x1a`), timeoutMs: this.#timing.sendTimeoutMs });
-      if (r.dataWritten || r.ok) this.#budget.spend(1);
-      if (!r.ok) return this.#failed(this.#sendFailure(r, references.length, parts.length));
+      if (!r.ok) {
+        const unsent = parts.length - references.length - (r.dataWritten ? 1 : 0);
+        this.#budget.spend(-unsent);
+        report?.cancel();
+        return this.#failed(this.#sendFailure(r, references.length, parts.length));
+      }
       this.#counters.sent_parts++;
       const mr = parseInfo(r.info.find((l) => l.startsWith('+CMGS')) ?? '').args[0];
-      references.push(typeof mr === 'number' ? mr : -1);
+      const reference = typeof mr === 'number' ? mr : -1;
+      references.push(reference);
+      report?.expect(reference);
     }
     this.#counters.sent_messages++;
     const meta = { parts: parts.length, encoding: planned.plan.encoding, message_references: references };
-    if (!this.settings.delivery_reports) return { ok: true, meta: { ...meta, delivered: 'accepted by the SMS centre' } };
-    const report = await this.#reports.wait(to.number, references, this.settings.report_timeout_s * 1000);
-    return report.ok ? { ok: true, meta: { ...meta, delivered: 'confirmed by the recipient\'s phone (status report)' } } : this.#failed(report);
+    if (!report) return { ok: true, meta: { ...meta, delivered: 'accepted by the SMS centre' } };
+    const result = await report.done();
+    if (result.ok) return { ok: true, meta: { ...meta, delivered: result.meta?.delivered ?? 'confirmed by the recipient\'s phone (status report)' } };
+    return this.#failed(result);
   }
 
   stats(): Record<string, unknown> {
@@ -204,12 +224,12 @@ export class SmsBearer implements Bearer {
     if (sim === 'READY') return;
     if (sim === 'SIM PUK' || sim === 'SIM PUK2') throw new AppError('ERR_SMS_SIM_PUK', 502, 'the SIM is locked and asks for its PUK: unlock it in a phone');
     if (sim !== 'SIM PIN') throw new AppError('ERR_SMS_SIM', 502, `the SIM is not ready (${String(sim ?? 'no answer to AT+CPIN?')})`);
-    if (this.#pinRefused) throw new AppError('ERR_SMS_PIN_WRONG', 502, 'the SIM refused the PIN; it is not sent again (three wrong PINs lock the SIM): set the right pin');
     const pin = this.settings.pin;
     if (!pin || pin === '<redacted>') throw new AppError('ERR_SMS_PIN_REQUIRED', 502, 'the SIM asks for a PIN: set the interface\'s pin setting');
+    if (REFUSED_PINS.get(this.#ctx.interfaceId) === pin) throw new AppError('ERR_SMS_PIN_WRONG', 502, 'the SIM refused the PIN; it is not sent again (three wrong PINs lock the SIM): set the right pin');
     const r = await at.run(`AT+CPIN="${pin}"`, { timeoutMs: this.#timing.simReadyMs });
     if (!r.ok) {
-      this.#pinRefused = true;
+      REFUSED_PINS.set(this.#ctx.interfaceId, pin);
       throw new AppError('ERR_SMS_PIN_WRONG', 502, 'the SIM refused the PIN; it is not sent again (three wrong PINs lock the SIM): set the right pin');
     }
     const until = this.#ctx.clock.now() + this.#timing.simReadyMs;
@@ -256,7 +276,7 @@ export class SmsBearer implements Bearer {
       if (!at || (this.#phase !== 'online' && this.#phase !== 'budget')) return;
       await this.#readAll(at);
       await this.#health(at);
-      this.#armPoll();
+      if (this.#at === at) this.#armPoll();
     }, this.settings.poll_s * 1000);
   }
 
@@ -286,9 +306,12 @@ export class SmsBearer implements Bearer {
   }
 
   async #readIndex(at: AtSession, index: number): Promise<void> {
-    if (this.#inbox.has(index)) return;
+    if (!this.#inbox.claim(index)) return;
     const r = await at.run(`AT+CMGR=${index}`);
-    if (!r.ok || !r.bodies[0]) return;
+    if (!r.ok || !r.bodies[0]) {
+      this.#inbox.release(index);
+      return;
+    }
     await this.#take(at, index, r.bodies[0]);
   }
 
@@ -298,7 +321,7 @@ export class SmsBearer implements Bearer {
       for (const [i, line] of r.info.entries()) {
         const index = parseInfo(line).args[0];
         const body = r.bodies[i];
-        if (typeof index === 'number' && body && !this.#inbox.has(index)) await this.#take(at, index, body);
+        if (typeof index === 'number' && body && this.#inbox.claim(index)) await this.#take(at, index, body);
       }
     }
     for (const ready of this.#inbox.expired(this.#ctx.clock.now(), this.settings.reassembly_timeout_s * 1000)) {
@@ -394,6 +417,11 @@ export class SmsBearer implements Bearer {
     return new Promise((resolve) => this.#ctx.clock.setTimeout(resolve, ms));
   }
 }
+
+// PINs a SIM refused, by interface: kept outside the bearer, so disabling and enabling the
+// interface or editing another setting does not send the same wrong PIN again. A new pin
+// setting is tried once. (In memory: a bridge restart forgets it; docs/sms.md.)
+const REFUSED_PINS = new Map<string, string>();
 
 // 27.007 +CREG <stat>.
 const REGISTRATION: Record<string, string> = {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { InboundFrame } from '../bearer.ts';
 import type { SmsDeliver } from './codec/index.ts';
 
@@ -29,12 +30,27 @@ interface Group {
 }
 
 export class Inbox {
+  /** Prefix of every dedupe key: the interface, so two SIMs receiving the same text (an
+   *  alert sent to both numbers) store it twice, once each. */
+  readonly #scope: string;
   readonly #groups = new Map<string, Group>();
   /** Indexes already taken (so a repeated listing is not read twice before deletion). */
   readonly #taken = new Set<number>();
 
+  constructor(scope: string) {
+    this.#scope = scope;
+  }
+
   has(index: number): boolean {
     return this.#taken.has(index);
+  }
+
+  /** Takes an index before reading it; false when a read of it is already under way (a
+   *  listing and a +CMTI can name the same slot). Released after deletion or a failed read. */
+  claim(index: number): boolean {
+    if (this.#taken.has(index)) return false;
+    this.#taken.add(index);
+    return true;
   }
 
   /** Forgets an index after its deletion (the modem reuses indexes). */
@@ -53,7 +69,7 @@ export class Inbox {
   add(index: number, deliver: SmsDeliver, nowMs: number): ReadyMessage | null {
     this.#taken.add(index);
     const concat = deliver.userData.udh?.concat ?? null;
-    if (!concat || concat.total <= 1) return { frame: frameOf([deliver], null, false), indexes: [index] };
+    if (!concat || concat.total <= 1) return { frame: frameOf(this.#scope, [deliver], null, false), indexes: [index] };
     const key = `${deliver.originator.address}|${concat.referenceBits}|${concat.reference}|${concat.total}`;
     let group = this.#groups.get(key);
     if (!group) this.#groups.set(key, (group = { total: concat.total, reference: concat.reference, firstAt: nowMs, parts: new Map() }));
@@ -62,7 +78,7 @@ export class Inbox {
     else group.parts.set(concat.sequence, { sequence: concat.sequence, deliver, indexes: [index] });
     if (group.parts.size < group.total) return null;
     this.#groups.delete(key);
-    return readyOf(group, false);
+    return readyOf(this.#scope, group, false);
   }
 
   /** Groups waiting longer than `timeoutMs`: stored as they are, marked incomplete. */
@@ -71,19 +87,19 @@ export class Inbox {
     for (const [key, group] of this.#groups) {
       if (nowMs - group.firstAt < timeoutMs) continue;
       this.#groups.delete(key);
-      out.push(readyOf(group, true));
+      out.push(readyOf(this.#scope, group, true));
     }
     return out;
   }
 }
 
-function readyOf(group: Group, incomplete: boolean): ReadyMessage {
+function readyOf(scope: string, group: Group, incomplete: boolean): ReadyMessage {
   const parts = [...group.parts.values()].sort((a, b) => a.sequence - b.sequence);
-  const frame = frameOf(parts.map((p) => p.deliver), { reference: group.reference, total: group.total, received: parts.map((p) => p.sequence) }, incomplete);
+  const frame = frameOf(scope, parts.map((p) => p.deliver), { reference: group.reference, total: group.total, received: parts.map((p) => p.sequence) }, incomplete);
   return { frame, indexes: parts.flatMap((p) => p.indexes) };
 }
 
-function frameOf(parts: SmsDeliver[], concat: { reference: number; total: number; received: number[] } | null, incomplete: boolean): InboundFrame {
+function frameOf(scope: string, parts: SmsDeliver[], concat: { reference: number; total: number; received: number[] } | null, incomplete: boolean): InboundFrame {
   const first = parts[0];
   const isText = parts.every((p) => p.userData.text !== null);
   const text = isText ? parts.map((p) => p.userData.text).join('') : null;
@@ -111,10 +127,22 @@ function frameOf(parts: SmsDeliver[], concat: { reference: number; total: number
     text,
     payload: isText ? new TextEncoder().encode(text!) : data,
     meta,
-    // The same SMS read again (a restart between storing and deleting it) is the same sender,
-    // centre timestamp and reference: stored once.
-    dedupeKey: `sms:${first.originator.address}:${first.timestamp?.utc ?? 'no-time'}:${concat ? `${concat.reference}/${concat.total}` : 'single'}:${incomplete ? 'incomplete' : 'whole'}`,
+    // The same SMS read again (a restart between storing and deleting it) has the same sender,
+    // centre timestamp, reference and content: stored once. The content is part of the key:
+    // the centre's timestamp has one-second resolution, and two texts from one sender in the
+    // same second are two messages.
+    dedupeKey: `sms:${scope}:${first.originator.address}:${first.timestamp?.utc ?? 'no-time'}:${concat ? `${concat.reference}/${concat.total}` : 'single'}:${incomplete ? 'incomplete' : 'whole'}:${contentHash(parts)}`,
   };
+}
+
+/** A short digest of what the parts carry (text or octets), for the dedupe key. */
+function contentHash(parts: SmsDeliver[]): string {
+  const hash = createHash('sha256');
+  for (const p of parts) {
+    if (p.userData.text !== null) hash.update(`t:${p.userData.text}`);
+    else hash.update(p.userData.data ?? new Uint8Array(0));
+  }
+  return hash.digest('hex').slice(0, 16);
 }
 
 function concatBytes(chunks: Uint8Array[]): Uint8Array {

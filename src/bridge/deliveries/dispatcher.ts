@@ -85,7 +85,11 @@ export class Dispatcher {
       this.#again.add(interfaceId);
       return;
     }
-    const run = this.#run(interfaceId).catch((error) => this.#d.log.error('dispatcher_failed', { interface_id: interfaceId, error: (error as Error).message }));
+    const run = this.#run(interfaceId).catch((error) => {
+      // A busy database must not leave the queue asleep: look again in a second.
+      this.#d.log.error('dispatcher_failed', { interface_id: interfaceId, error: (error as Error).message, action: 'retrying in 1 s' });
+      this.#d.clock.setTimeout(() => this.kick(interfaceId), 1000);
+    });
     this.#inFlight.add(run);
     void run.finally(() => this.#inFlight.delete(run));
   }
@@ -224,7 +228,8 @@ export class Dispatcher {
     for (const part of transformed.outputs) {
       const payload = part.payload ?? Buffer.from(part.text ?? '', 'utf8');
       const frame: OutboundFrame = { deliveryId: d.id, messageId: d.message_id, to: part.to, channel: part.channel, kind: d.kind, text: part.text, payload };
-      const result = await withTimeout(Promise.resolve().then(() => bearer.send(frame)), SEND_TIMEOUT_MS);
+      // A bearer that waits for acknowledgements or reports names how long a send may take.
+      const result = await withTimeout(Promise.resolve().then(() => bearer.send(frame)), Math.max(SEND_TIMEOUT_MS, bearer.maxSendMs ?? 0));
       if (!result.ok) return result;
       if (result.meta) Object.assign(meta, result.meta);
     }

@@ -23,16 +23,24 @@ function delivers(text: string, from = '+4915112345678', reference = 7): SmsDeli
 }
 
 test('a single SMS is ready at once, as text with its sender, centre time and a dedupe key', () => {
-  const inbox = new Inbox();
+  const inbox = new Inbox('ifc_test');
   const ready = inbox.add(3, delivers('hello')[0], T0)!;
   assert.equal(ready.indexes, [3]);
   assert.equal([ready.frame.from, ready.frame.kind, ready.frame.text], ['+4915112345678', 'text', 'hello']);
   assert.is(ready.frame.meta.smsc_timestamp, '2026-03-02T12:00:00.000Z');
-  assert.is(ready.frame.dedupeKey, 'sms:+4915112345678:2026-03-02T12:00:00.000Z:single:whole');
+  assert.match(ready.frame.dedupeKey ?? '', /^sms:ifc_test:\+4915112345678:2026-03-02T12:00:00.000Z:single:whole:[0-9a-f]{16}$/);
+});
+
+test('dedupe keys: the same SMS read again has the same key; another text in the same second, or another SIM, a different one', () => {
+  const key = (inbox: Inbox, text: string, index: number) => inbox.add(index, delivers(text)[0], T0)!.frame.dedupeKey;
+  const inbox = new Inbox('ifc_a');
+  assert.is(key(inbox, 'pump 1 failed', 1), key(new Inbox('ifc_a'), 'pump 1 failed', 9), 'read again after a restart');
+  assert.is.not(key(inbox, 'pump 1 failed', 2), key(inbox, 'pump 2 failed', 3), 'same sender, same second, other text');
+  assert.is.not(key(new Inbox('ifc_a'), 'alert', 4), key(new Inbox('ifc_b'), 'alert', 4), 'the same alert on two SIMs');
 });
 
 test('parts wait for each other in any order; a part read twice counts once and both indexes are deleted', () => {
-  const inbox = new Inbox();
+  const inbox = new Inbox('ifc_test');
   const long = 'ÄÖÜ emoji 😀 '.repeat(10);
   const parts = delivers(long);
   assert.is(parts.length, 2);
@@ -50,7 +58,7 @@ test('parts wait for each other in any order; a part read twice counts once and 
 });
 
 test('parts still incomplete after the timeout are stored as they are, marked incomplete with what is missing', () => {
-  const inbox = new Inbox();
+  const inbox = new Inbox('ifc_test');
   const parts = delivers('x'.repeat(400));
   assert.is(parts.length, 3);
   inbox.add(1, parts[0], T0);
@@ -64,7 +72,7 @@ test('parts still incomplete after the timeout are stored as they are, marked in
 });
 
 test('two senders using the same reference are two messages', () => {
-  const inbox = new Inbox();
+  const inbox = new Inbox('ifc_test');
   const a = delivers('a'.repeat(200), '+111111111');
   const b = delivers('b'.repeat(200), '+222222222');
   inbox.add(1, a[0], T0);
@@ -96,6 +104,21 @@ test('reports: delivered when every part\'s report says so; a failed one fails i
   book.settle(report(10, 0));
   clock.advance(60_000);
   assert.equal(await silent, { ok: false, retryable: true, error: 'ERR_SMS_NO_REPORT: 1 of 2 parts had no status report within 60 s' });
+});
+
+test('reports: a part\'s report that comes while the next part is still being sent is kept', async () => {
+  const book = new ReportBook(new FakeClock(T0));
+  const open = book.open('+4915112345678', 60_000);
+  open.expect(1);
+  assert.ok(book.settle(report(1, 0x00)), 'part 1 reported before part 2 went out');
+  open.expect(2);
+  book.settle(report(2, 0x00));
+  assert.equal(await open.done(), { ok: true }, 'not delivered before every part is known');
+  const stopped = book.open('+4915112345678', 60_000);
+  stopped.expect(3);
+  const waiting = stopped.done();
+  book.acceptAll('accepted; stopped before the report');
+  assert.equal(await waiting, { ok: true, meta: { delivered: 'accepted; stopped before the report' } });
 });
 
 test('the day budget: parts per UTC day, full again at midnight', () => {
