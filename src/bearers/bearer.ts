@@ -92,9 +92,10 @@ export interface DeviceConfig {
   /** A section this driver declared, as configured now; null while the operator never wrote
    *  it: the device's own values then stand (a default must not overwrite a working radio). */
   desired(section: DeviceSection): Record<string, unknown> | null;
-  /** Called after each committed change of a declared section; returns the unsubscribe. The
-   *  bridge unsubscribes by itself when the bearer stops. */
-  onChange(listener: (section: DeviceSection, value: Record<string, unknown>) => void): () => void;
+  /** Called after each committed change of a declared section (for `modules`, `part` names
+   *  the module that changed); returns the unsubscribe. The bridge unsubscribes by itself when
+   *  the bearer stops. */
+  onChange(listener: (section: DeviceSection, value: Record<string, unknown>, part?: string) => void): () => void;
   /** What the device reports it holds (null: nothing known, e.g. the device went away). The
    *  bridge compares it with what is configured (radio warnings) and shows it. */
   report(section: DeviceSection, values: Record<string, unknown> | null): void;

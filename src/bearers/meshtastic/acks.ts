@@ -12,6 +12,8 @@ interface Pending {
   resolve(result: SendResult): void;
   timer: TimerHandle;
   broadcast: boolean;
+  /** The destination of a direct message: only its NONE means delivered. */
+  to: number | null;
 }
 
 export class AckBook {
@@ -27,13 +29,13 @@ export class AckBook {
   }
 
   /** Waits for the answer to packet `id`; no answer within `timeoutMs` is a retryable failure. */
-  wait(id: number, broadcast: boolean, timeoutMs: number): Promise<SendResult> {
+  wait(id: number, broadcast: boolean, timeoutMs: number, to: number | null = null): Promise<SendResult> {
     return new Promise((resolve) => {
       const timer = this.#clock.setTimeout(() => {
         this.#pending.delete(id);
         resolve({ ok: false, retryable: true, error: `ERR_MESHTASTIC_NO_ACK: no acknowledgement within ${Math.round(timeoutMs / 1000)} s` });
       }, timeoutMs);
-      this.#pending.set(id, { resolve, timer, broadcast });
+      this.#pending.set(id, { resolve, timer, broadcast, to });
     });
   }
 
@@ -41,6 +43,9 @@ export class AckBook {
   settle(requestId: number, from: number, errorReason: number): boolean {
     const p = this.#pending.get(requestId);
     if (!p) return false;
+    // A NONE from another node for a direct message is a relay heard repeating it (the
+    // firmware's implicit ack): progress, not delivery. Keep waiting for the destination.
+    if (errorReason === ROUTING_ERROR.NONE && !p.broadcast && p.to !== null && from !== p.to) return true;
     this.#pending.delete(requestId);
     this.#clock.clearTimeout(p.timer);
     if (errorReason === ROUTING_ERROR.NONE) {
@@ -87,7 +92,7 @@ export class AckBook {
 export class DeviceQueue {
   #free: number | null = null;
   #max: number | null = null;
-  readonly #waiters: Array<() => void> = [];
+  readonly #waiters: Array<(granted: boolean) => void> = [];
 
   get free(): number | null {
     return this.#free;
@@ -99,23 +104,45 @@ export class DeviceQueue {
   status(free: number, max: number): void {
     this.#free = free;
     this.#max = max;
-    while (this.#free > 0 && this.#waiters.length > 0) this.#waiters.shift()!();
+    // Each waiter let through takes its slot at once, so no more go than there is room for.
+    while (this.#free > 0 && this.#waiters.length > 0) {
+      this.#free--;
+      this.#waiters.shift()!(true);
+    }
   }
 
-  /** Resolves when a packet may be written (at once while the device has not said). */
-  room(): Promise<void> {
-    if (this.#free === null || this.#free > 0) return Promise.resolve();
-    return new Promise((resolve) => this.#waiters.push(resolve));
+  /** Resolves when a packet may be written, with its slot taken (at once while the device
+   *  has not said how much room it has). */
+  room(clock: Clock, timeoutMs: number): Promise<boolean> {
+    if (this.#free === null) return Promise.resolve(true);
+    if (this.#free > 0) {
+      this.#free--;
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve) => {
+      const waiter = (granted: boolean) => {
+        clock.clearTimeout(timer);
+        resolve(granted);
+      };
+      // No room in time: the caller gives up without having written anything.
+      const timer = clock.setTimeout(() => {
+        const at = this.#waiters.indexOf(waiter);
+        if (at >= 0) this.#waiters.splice(at, 1);
+        resolve(false);
+      }, timeoutMs);
+      this.#waiters.push(waiter);
+    });
   }
 
-  wrote(): void {
-    if (this.#free !== null) this.#free = Math.max(0, this.#free - 1);
+  /** A granted slot that was not used (the link went away before the write). */
+  giveBack(): void {
+    if (this.#free !== null) this.#free++;
   }
 
   /** A new session: the device will say again. Waiters go on (they are failed by timeouts). */
   reset(): void {
     this.#free = null;
     this.#max = null;
-    while (this.#waiters.length > 0) this.#waiters.shift()!();
+    while (this.#waiters.length > 0) this.#waiters.shift()!(true);
   }
 }

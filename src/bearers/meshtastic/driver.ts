@@ -50,6 +50,7 @@ export class MeshtasticBearer implements Bearer {
   // Acknowledgements take seconds: several messages may wait for theirs at once, within the
   // device's queue (DeviceQueue).
   readonly concurrency = 8;
+  readonly maxSendMs: number;
   readonly settings: MeshtasticSettings;
   readonly #ctx: BearerContext;
   readonly #options: MeshtasticDriverOptions;
@@ -71,6 +72,12 @@ export class MeshtasticBearer implements Bearer {
   /** The changes pushed last (their fields), to verify after the reboot and never loop. */
   #pushed: string[] | null = null;
   #configError: string | null = null;
+  /** Fields the device refused, with the value it refused: not pushed again until it changes. */
+  readonly #refused = new Map<string, unknown>();
+  /** The bridge's module settings as last seen, to push only what an operator changed. */
+  #modulesSeen: Record<string, Record<string, unknown>> | null = null;
+  /** Module fields changed while the device was not online: pushed after the next handshake. */
+  #pendingModules: Record<string, Record<string, unknown>> = {};
   #timers: { heartbeat?: TimerHandle; silence?: TimerHandle; textWindow?: TimerHandle } = {};
   #textLines = 0;
   #unsubscribe: (() => void) | null = null;
@@ -84,6 +91,8 @@ export class MeshtasticBearer implements Bearer {
     this.#random = options.random ?? Math.random;
     this.settings = MeshtasticSettings.parse(ctx.settings ?? {});
     this.#acks = new AckBook(ctx.clock);
+    // The acknowledgement's deadline, and time to wait for room in the device's queue.
+    this.maxSendMs = this.settings.ack_timeout_s * 1000 + 60_000;
   }
 
   get phase(): MeshtasticPhase {
@@ -93,7 +102,8 @@ export class MeshtasticBearer implements Bearer {
   async start(device: string): Promise<void> {
     if (this.#supervisor) await this.stop();
     this.#device = device;
-    this.#unsubscribe = this.#ctx.deviceConfig.onChange((section) => this.#configChanged(section));
+    this.#modulesSeen = this.#ctx.deviceConfig.desired('modules') as Record<string, Record<string, unknown>> | null;
+    this.#unsubscribe = this.#ctx.deviceConfig.onChange((section, value, part) => this.#configChanged(section, value, part));
     this.#supervisor = new DeviceSupervisor({
       device,
       open: (d) => this.#options.openLink(d),
@@ -132,17 +142,21 @@ export class MeshtasticBearer implements Bearer {
     const id = this.#packetId();
     const built = outboundPacket(frame, { id, channel: this.settings.channel, hopLimit: this.settings.hop_limit ?? device.lora?.hop_limit ?? 3 });
     if (!built.ok) return this.#failed({ ok: false, retryable: false, error: built.error });
-    await this.#queue.room();
-    if (this.#link !== link) return this.#failed({ ok: false, retryable: true, error: 'ERR_MESHTASTIC_OFFLINE: the link went down before the packet was written' });
+    if (!(await this.#queue.room(this.#ctx.clock, this.settings.ack_timeout_s * 1000))) {
+      return { ok: false, retryable: true, notSent: true, error: 'ERR_MESHTASTIC_QUEUE_FULL: the device\'s transmit queue stayed full; nothing was sent' };
+    }
+    if (this.#link !== link) {
+      this.#queue.giveBack();
+      return this.#failed({ ok: false, retryable: true, error: 'ERR_MESHTASTIC_OFFLINE: the link went down before the packet was written' });
+    }
     // Registered before writing: an acknowledgement can arrive before write() resolves.
-    const ack = this.#acks.wait(id, built.broadcast, this.settings.ack_timeout_s * 1000);
+    const ack = this.#acks.wait(id, built.broadcast, this.settings.ack_timeout_s * 1000, built.broadcast ? null : (built.packet.to ?? null));
     try {
       await this.#write(link, { packet: built.packet });
     } catch (error) {
       this.#acks.cancel(id);
       return this.#failed({ ok: false, retryable: true, error: `ERR_MESHTASTIC_WRITE: ${(error as Error).message}` });
     }
-    this.#queue.wrote();
     this.#counters.sent++;
     const result = await ack;
     if (result.ok) {
@@ -232,19 +246,29 @@ export class MeshtasticBearer implements Bearer {
     const desired = (s: DeviceSection) => this.#ctx.deviceConfig.desired(s);
     const radio = desired('radio');
     const owner = desired('owner');
-    const changes = [radio && loraChange(radio, device.lora), owner && ownerChange(owner, device.owner)].filter((c): c is Change => !!c);
+    const pending = Object.keys(this.#pendingModules).length > 0 ? moduleChanges(this.#pendingModules, device) : null;
+    this.#pendingModules = {};
+    const wanted = (field: string) => {
+      const [section, ...rest] = field.split('.');
+      return rest.reduce<unknown>((v, k) => (v as Record<string, unknown> | null | undefined)?.[k], desired(section as DeviceSection));
+    };
+    // A value the device refused before is not pushed again while it is what is wanted.
+    const changes = [radio && loraChange(radio, device.lora), owner && ownerChange(owner, device.owner), pending]
+      .filter((c): c is Change => !!c)
+      .filter((c) => !c.fields.some((f) => this.#refused.has(f) && this.#refused.get(f) === wanted(f)));
     if (this.#pushed) {
       // We pushed and the device rebooted: what still differs was not taken. Say so, and do
       // not push again (a device that refuses a value would reboot forever).
       const refused = changes.flatMap((c) => c.fields).filter((f) => this.#pushed!.includes(f));
       this.#pushed = null;
       if (refused.length > 0) {
+        for (const f of refused) this.#refused.set(f, wanted(f));
         this.#configError = `ERR_MESHTASTIC_CONFIG: the device did not take ${refused.join(', ')}`;
         this.#ctx.log.warn('meshtastic.config_refused', { fields: refused });
         return [];
       }
     }
-    this.#configError = null;
+    if (this.#refused.size === 0) this.#configError = null;
     return changes;
   }
 
@@ -268,14 +292,29 @@ export class MeshtasticBearer implements Bearer {
     return { to: own, id: this.#packetId(), decoded: { portnum: PORT_NUM.ADMIN_APP, payload: encodeAdminMessage(message) }, channel: 0, hop_limit: 0 };
   }
 
-  /** A committed change of a section while online: apply it now (the device reboots once). */
-  #configChanged(section: DeviceSection): void {
+  /** A committed change of a section: applied now when online (the device reboots once), else
+   *  after the next handshake. For modules, only the fields of the module that changed, and of
+   *  those only what the operator changed: the section's defaults must not undo board settings. */
+  #configChanged(section: DeviceSection, value: Record<string, unknown>, part?: string): void {
+    for (const f of [...this.#refused.keys()]) if (f.startsWith(`${section}.`)) this.#refused.delete(f);
+    if (section === 'modules') {
+      const seen = this.#modulesSeen;
+      this.#modulesSeen = value as Record<string, Record<string, unknown>>;
+      const now = (part ? { [part]: value[part] } : value) as Record<string, Record<string, unknown>>;
+      for (const [module, fields] of Object.entries(now)) {
+        for (const [field, v] of Object.entries(fields ?? {})) {
+          if (seen?.[module] && JSON.stringify(seen[module][field]) === JSON.stringify(v)) continue;
+          (this.#pendingModules[module] ??= {})[field] = v;
+        }
+      }
+    }
     const link = this.#link;
     const device = this.#known;
-    if (this.#phase !== 'online' || !link || !device) return; // the next handshake compares anyway
+    if (this.#phase !== 'online' || !link || !device) return; // the next handshake applies it
     const desired = this.#ctx.deviceConfig.desired(section);
     if (!desired) return;
-    const change = section === 'radio' ? loraChange(desired, device.lora) : section === 'owner' ? ownerChange(desired, device.owner) : moduleChanges(desired, device);
+    const change = section === 'radio' ? loraChange(desired, device.lora) : section === 'owner' ? ownerChange(desired, device.owner) : moduleChanges(this.#pendingModules, device);
+    if (section === 'modules') this.#pendingModules = {};
     if (!change) return;
     this.#push(link, [change]).then(
       () => this.#supervisor?.fail('rebooted to apply its settings'),

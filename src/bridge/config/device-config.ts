@@ -14,7 +14,7 @@ export function deviceConfigSource(config: ConfigService): DeviceConfigSource {
     subscribe(listener) {
       const onChange = (target: ChangeTarget) => {
         const section: DeviceSection | null = target === 'radio' || target === 'owner' ? target : isModuleName(target) ? 'modules' : null;
-        if (section) listener(section, config.section(section) as Record<string, unknown>);
+        if (section) listener(section, config.section(section) as Record<string, unknown>, section === 'modules' ? target : undefined);
       };
       config.on('change', onChange);
       return () => config.off('change', onChange);

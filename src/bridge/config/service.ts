@@ -108,7 +108,9 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
       const parsed = schema.safeParse(restored.value);
       if (!parsed.success) errors.push(...zodErrors(parsed.error, errorRoot));
       if (errors.length > 0) throw invalid(errors);
-      const changed = JSON.stringify(parsed.data) !== JSON.stringify(current);
+      // A section never written is stored by its first write even when it equals what the
+      // device reports: the next device (a replacement board) must get it too.
+      const changed = JSON.stringify(parsed.data) !== JSON.stringify(current) || !this.isStored(section);
       if (changed) {
         const next = isModuleName(target) ? { ...stored, [target]: parsed.data } : parsed.data;
         this.#store.put(section, JSON.stringify(next), new Date(this.#clock.now()).toISOString());

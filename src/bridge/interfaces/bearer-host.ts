@@ -44,7 +44,7 @@ export interface NodeSink {
 export interface DeviceConfigSource {
   desired(section: DeviceSection): Record<string, unknown> | null;
   /** Committed changes of any device section; returns the unsubscribe. */
-  subscribe(listener: (section: DeviceSection, value: Record<string, unknown>) => void): () => void;
+  subscribe(listener: (section: DeviceSection, value: Record<string, unknown>, part?: string) => void): () => void;
   report(interfaceId: string, section: DeviceSection, values: Record<string, unknown> | null): void;
 }
 
@@ -221,8 +221,8 @@ export class BearerHost {
         return this.#d.deviceConfig.desired(section);
       },
       onChange: (listener) => {
-        const off = this.#d.deviceConfig.subscribe((section, value) => {
-          if (declared.has(section) && current()) listener(section, value);
+        const off = this.#d.deviceConfig.subscribe((section, value, part) => {
+          if (declared.has(section) && current()) listener(section, value, part);
         });
         unsubscribe.push(off);
         return off;

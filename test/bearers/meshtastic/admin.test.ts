@@ -94,20 +94,39 @@ test('acks: NONE delivers naming the acking node, a broadcast says only a rebroa
   assert.is(book.size, 0);
 });
 
-test('device queue: free until told, then never more writes than the device has room for', async () => {
+test('device queue: free until told, then never more writes than the device has room for; no room in time is no send', async () => {
+  const clock = new FakeClock();
   const q = new DeviceQueue();
-  await q.room();
+  assert.ok(await q.room(clock, 1000), 'unknown: go');
   q.status(1, 16);
-  await q.room();
-  q.wrote();
-  let waited = false;
-  const next = q.room().then(() => (waited = true));
+  assert.ok(await q.room(clock, 1000), 'the one slot');
+  const waiting = [q.room(clock, 1000), q.room(clock, 1000), q.room(clock, 1000)];
+  q.status(2, 16);
+  const granted: boolean[] = [];
+  waiting.forEach((p) => void p.then((g) => granted.push(g)));
   await Promise.resolve();
-  assert.not.ok(waited, 'full: waits');
-  q.status(3, 16);
-  await next;
-  assert.ok(waited);
-  assert.equal([q.free, q.max], [3, 16]);
+  await Promise.resolve();
+  assert.equal(granted, [true, true], 'two slots: two waiters go, each taking one');
+  assert.is(q.free, 0);
+  clock.advance(1000);
+  assert.is(await waiting[2], false, 'the third gives up');
+  q.status(1, 16);
+  assert.is(q.free, 1, 'and takes no slot later');
+  q.giveBack();
+  assert.equal([q.free, q.max], [2, 16]);
+});
+
+test('a direct message is delivered by its destination\'s NONE only; a relay\'s NONE is progress', async () => {
+  const clock = new FakeClock();
+  const book = new AckBook(clock);
+  const direct = book.wait(21, false, 60_000, 0xbeef);
+  assert.ok(book.settle(21, 0x0001, ROUTING_ERROR.NONE), 'the own node heard a relay repeat it');
+  let done = false;
+  void direct.then(() => (done = true));
+  await Promise.resolve();
+  assert.not.ok(done, 'still waiting');
+  book.settle(21, 0xbeef, ROUTING_ERROR.NONE);
+  assert.equal(await direct, { ok: true, meta: { ack: 'acknowledged', acked_by: '!0000beef' } });
 });
 
 test.run();

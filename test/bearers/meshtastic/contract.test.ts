@@ -102,5 +102,6 @@ const overSim: ContractHarness = {
 // The driver's and the simulator's timers are unref'd; the suite's waits keep the process up.
 const keepAlive = setInterval(() => {}, 1000);
 bearerContract('meshtastic over tcp', overTcp).run();
-bearerContract('meshtastic over sim://', overSim).run();
-setTimeout(() => clearInterval(keepAlive), 100_000).unref();
+const last = bearerContract('meshtastic over sim://', overSim);
+last.after(() => clearInterval(keepAlive));
+last.run();

@@ -91,5 +91,6 @@ const overSim: ContractHarness = {
 
 const keepAlive = setInterval(() => {}, 1000);
 bearerContract('sms over tcp', overTcp).run();
-bearerContract('sms over sim://', overSim).run();
-setTimeout(() => clearInterval(keepAlive), 150_000).unref();
+const last = bearerContract('sms over sim://', overSim);
+last.after(() => clearInterval(keepAlive));
+last.run();
