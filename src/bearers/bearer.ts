@@ -114,6 +114,15 @@ export interface BearerContext {
   openLink(device: string): Promise<Link>;
   /** Bridge-wide sections the driver applies to its device; see DeviceConfig. */
   deviceConfig: DeviceConfig;
+  /** Small facts the driver keeps across restarts, for this interface (never secrets in the
+   *  clear: store a digest). Removed with the interface. */
+  state: DriverState;
+}
+
+export interface DriverState {
+  get(key: string): string | null;
+  /** null removes the key. */
+  set(key: string, value: string | null): void;
 }
 
 export interface Bearer {

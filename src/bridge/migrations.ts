@@ -209,4 +209,19 @@ export const bridgeMigrations: Migration[] = [
       ALTER TABLE deliveries ADD COLUMN result TEXT CHECK (result IS NULL OR json_valid(result));
     `,
   },
+  {
+    version: 8,
+    name: 'driver_state',
+    sql: `
+      -- Small facts a driver must keep across restarts (BearerContext.state): that a SIM
+      -- refused a PIN (its digest, never the PIN), so a restart does not send it again.
+      CREATE TABLE driver_state (
+        interface_id TEXT NOT NULL,
+        key          TEXT NOT NULL,
+        value        TEXT NOT NULL,
+        updated_at   TEXT NOT NULL,
+        PRIMARY KEY (interface_id, key)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

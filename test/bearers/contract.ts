@@ -14,6 +14,7 @@ import type {
 import { openLink, type OpenLinkOptions } from '../../src/bearers/links/open-link.ts';
 import { systemClock, type Clock } from '../../src/lib/clock.ts';
 import { createLogger } from '../../src/lib/log.ts';
+import { memoryState } from '../helpers/bearer-context.ts';
 
 // ---- the harness a driver provides -------------------------------------------------------
 
@@ -128,6 +129,7 @@ export function contractContext(name: string, options: ContextOptions): Recorded
       },
       openLink: (device) => openLink(device, { clock, log, owner: interfaceId, ...options.link }),
       deviceConfig,
+      state: memoryState(),
     },
     states,
     received,

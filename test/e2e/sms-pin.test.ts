@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SmsModem } from '../../src/bearers/simulators/sms/modem.ts';
@@ -25,14 +28,18 @@ const pinQueries = () => modem.hostLog.filter((l) => /^AT\+CPIN\?/i.test(l.line)
 /** The PIN as a token of its own (not inside a longer number). */
 const mentions = (text: string, pin: string) => new RegExp(`(^|[^0-9])${pin}([^0-9]|$)`).test(text);
 
+// The bridge's folder is kept across its restart (startSmsBridge keeps a folder it is given).
+const dir = mkdtempSync(join(tmpdir(), 'fb-sms-pin-'));
+
 test.before(async () => {
   release = keepProcessAlive();
   tcp = await serveSmsTcp(modem, { port: 0 });
-  t = await startSmsBridge();
+  t = await startSmsBridge({ dir });
 });
 
 test.after(async () => {
   await t?.stop();
+  rmSync(dir, { recursive: true, force: true });
   await tcp?.close();
   modem.close();
   release?.();
@@ -47,9 +54,7 @@ test('a wrong PIN: the interface stays down naming the refusal, and the PIN is s
   });
   assert.is(down.connected, false);
   assert.is.not(down.phase, 'online');
-  // docs/sms.md says the interface stays down "with ERR_SMS_PIN_WRONG", but the device
-  // supervisor keeps only the error's message (not its code) as last_error: reported.
-  assert.match(down.last_error, /the SIM refused the PIN; it is not sent again/, down.last_error);
+  assert.match(down.last_error, /^ERR_SMS_PIN_WRONG: the SIM refused the PIN; it is not sent again/, down.last_error);
   assert.match(down.last_error, /set the right pin/);
   assert.is(pinLines().length, 1);
   assert.is(modem.sim.pinLeft, 2, 'one try of three spent');
@@ -64,6 +69,20 @@ test('a wrong PIN: the interface stays down naming the refusal, and the PIN is s
   assert.match(later.last_error, /the SIM refused the PIN/);
   assert.is(pinLines().length, 1, `AT+CPIN= lines: ${JSON.stringify(pinLines())}`);
   assert.is(modem.sim.state, 'pin');
+  assert.is(modem.sim.pinLeft, 2);
+});
+
+test('a restart of the bridge does not send the refused PIN again either', async () => {
+  await t.stop();
+  t = await startSmsBridge({ dir });
+  const queries = pinQueries().length;
+  await waitUntil('the restarted bridge asks the SIM', () => pinQueries().length > queries, 15_000, 50);
+  const h = await waitUntil('the refusal in the health', async () => {
+    const x = await health(t, 'sms');
+    return x.last_error !== null && /PIN/.test(x.last_error) && x;
+  });
+  assert.match(h.last_error, /ERR_SMS_PIN_WRONG/);
+  assert.is(pinLines().length, 1, `AT+CPIN= lines after the restart: ${JSON.stringify(pinLines())}`);
   assert.is(modem.sim.pinLeft, 2);
 });
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Bearer, BearerContext, BearerState, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
@@ -226,10 +227,10 @@ export class SmsBearer implements Bearer {
     if (sim !== 'SIM PIN') throw new AppError('ERR_SMS_SIM', 502, `the SIM is not ready (${String(sim ?? 'no answer to AT+CPIN?')})`);
     const pin = this.settings.pin;
     if (!pin || pin === '<redacted>') throw new AppError('ERR_SMS_PIN_REQUIRED', 502, 'the SIM asks for a PIN: set the interface\'s pin setting');
-    if (REFUSED_PINS.get(this.#ctx.interfaceId) === pin) throw new AppError('ERR_SMS_PIN_WRONG', 502, 'the SIM refused the PIN; it is not sent again (three wrong PINs lock the SIM): set the right pin');
+    if (this.#ctx.state.get(REFUSED_PIN) === pinDigest(this.#ctx.interfaceId, pin)) throw new AppError('ERR_SMS_PIN_WRONG', 502, 'the SIM refused the PIN; it is not sent again (three wrong PINs lock the SIM): set the right pin');
     const r = await at.run(`AT+CPIN="${pin}"`, { timeoutMs: this.#timing.simReadyMs });
     if (!r.ok) {
-      REFUSED_PINS.set(this.#ctx.interfaceId, pin);
+      this.#ctx.state.set(REFUSED_PIN, pinDigest(this.#ctx.interfaceId, pin));
       throw new AppError('ERR_SMS_PIN_WRONG', 502, 'the SIM refused the PIN; it is not sent again (three wrong PINs lock the SIM): set the right pin');
     }
     const until = this.#ctx.clock.now() + this.#timing.simReadyMs;
@@ -418,10 +419,11 @@ export class SmsBearer implements Bearer {
   }
 }
 
-// PINs a SIM refused, by interface: kept outside the bearer, so disabling and enabling the
-// interface or editing another setting does not send the same wrong PIN again. A new pin
-// setting is tried once. (In memory: a bridge restart forgets it; docs/sms.md.)
-const REFUSED_PINS = new Map<string, string>();
+// The PIN a SIM refused, kept in the driver's state (the database, as a digest: never the PIN
+// itself), so no restart of the interface or of the bridge sends the same wrong PIN again. A
+// new pin setting is tried once.
+const REFUSED_PIN = 'refused_pin_sha256';
+const pinDigest = (interfaceId: string, pin: string) => createHash('sha256').update(`${interfaceId}:${pin}`).digest('hex');
 
 // 27.007 +CREG <stat>.
 const REGISTRATION: Record<string, string> = {

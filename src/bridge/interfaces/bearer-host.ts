@@ -7,6 +7,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { RouterEvent } from '../router/events.ts';
+import type { DriverStateStore } from './driver-state.ts';
 import type { InterfaceRow } from './store.ts';
 
 // Keeps one bearer running for every interface that is enabled and bound, and none for the
@@ -57,6 +58,7 @@ export interface BearerHostDeps {
   /** Link changes are told here (the dispatcher wakes a queue whose link came up). */
   events: EventStream<RouterEvent>;
   deviceConfig: DeviceConfigSource;
+  driverState: DriverStateStore;
   /** The driver of a kind (default: the registered modules, bearers/drivers.ts). */
   drivers?: (kind: string) => DriverModule | undefined;
   /** Extra options for every openLink (tests give their own port lister or claims). */
@@ -121,6 +123,10 @@ export class BearerHost {
       clock: this.#clock,
       openLink: (device) => this.#openLink(driver, row.id, device, log),
       deviceConfig: this.#deviceConfig(driver, row.id, unsubscribe, isCurrent),
+      state: {
+        get: (key) => this.#d.driverState.get(row.id, key),
+        set: (key, value) => this.#d.driverState.set(row.id, key, value, new Date(this.#clock.now()).toISOString()),
+      },
       events: {
         receive: (frame) => {
           // A frame that arrives after the bearer was replaced or stopped is not accepted.
@@ -174,8 +180,10 @@ export class BearerHost {
     this.#setState(id, { connected: false, lastError: null, phase: 'closed' });
   }
 
+  /** The interface is gone: its runtime view and what its driver kept. */
   forget(id: string): void {
     this.#runtime.delete(id);
+    this.#d.driverState.forget(id);
   }
 
   async stopAll(): Promise<void> {

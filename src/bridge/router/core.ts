@@ -16,6 +16,7 @@ import type { RouterEvent } from './events.ts';
 import { Pipeline } from './pipeline.ts';
 import { SeenFrameStore } from './seen-frames.ts';
 import { NodeStore } from '../nodes/store.ts';
+import { DriverStateStore } from '../interfaces/driver-state.ts';
 
 // The routing core (docs/architecture.md, "The message path"): the parts a message passes
 // through, built in the order it passes them, each given what it needs when it is made:
@@ -49,6 +50,7 @@ export class RoutingCore {
   readonly deliveries: DeliveryStore;
   readonly seen: SeenFrameStore;
   readonly nodes: NodeStore;
+  readonly driverState: DriverStateStore;
   readonly pipeline: Pipeline;
   readonly host: BearerHost;
   readonly dispatcher: Dispatcher;
@@ -64,7 +66,8 @@ export class RoutingCore {
       db, clock, log, events, messages: this.messages, deliveries: this.deliveries, seen: this.seen,
       interfaces: d.interfaceStore, rules: d.rules, contacts: d.contacts, groups: d.groups,
     });
-    this.host = new BearerHost({ log, clock, events, sink: this.pipeline, nodes: this.nodes, deviceConfig: d.deviceConfig, drivers: d.drivers, linkOptions: d.linkOptions });
+    this.driverState = new DriverStateStore(db);
+    this.host = new BearerHost({ log, clock, events, sink: this.pipeline, nodes: this.nodes, driverState: this.driverState, deviceConfig: d.deviceConfig, drivers: d.drivers, linkOptions: d.linkOptions });
     this.dispatcher = new Dispatcher({
       store: this.deliveries, writeBehind: this.writeBehind, host: this.host, events, interfaces: d.interfaceStore, clock, log, random: d.random,
     });

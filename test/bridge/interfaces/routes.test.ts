@@ -104,9 +104,9 @@ test('bind needs a valid port value; unknown fields are refused', async () => {
   assertProblem(await t.call('POST', '/api/interfaces/binder/bind', { body: { device: 'sim://ok', extra: 1 } }), 400, ['body']);
   assert.is((await t.call('GET', '/api/interfaces/binder')).body.device, null);
   // A kind without a driver in this release binds, and says so in its state instead of pretending.
-  const sms = await t.call('POST', '/api/interfaces', { body: { name: 'sms-0', kind: 'sms', settings: {} } });
-  assert.is(sms.status, 201, sms.text);
-  const bound = await t.call('POST', '/api/interfaces/sms-0/bind', { body: { device: '/dev/serial/by-id/usb-modem' } });
+  const sat = await t.call('POST', '/api/interfaces', { body: { name: 'sat-0', kind: 'iridium', settings: {} } });
+  assert.is(sat.status, 201, sat.text);
+  const bound = await t.call('POST', '/api/interfaces/sat-0/bind', { body: { device: '/dev/serial/by-id/usb-modem' } });
   assert.is(bound.status, 200, bound.text);
   assert.is(bound.body.state.connected, false);
   assert.match(bound.body.state.last_error, /no driver/);

@@ -43,11 +43,11 @@ test('an unbound interface answers its settings and zero counters; a kind withou
   assert.is(r.status, 200, r.text);
   assert.is(r.body.phase, 'unbound');
   assert.equal(r.body.stats, { sent: 0, failed: 0, received: 0, channel: null, behaviour: 'fail', mtu: 230 });
-  const sms = await t.call('POST', '/api/interfaces', { body: { name: 'stats-sms', kind: 'sms', settings: {} } });
+  const sms = await t.call('POST', '/api/interfaces', { body: { name: 'stats-sat', kind: 'iridium', settings: {} } });
   const s = await t.call('GET', `/api/interfaces/${sms.body.id}/stats`);
   assert.is(s.status, 200, s.text);
   assert.equal(s.body.stats, {});
-  assert.is(s.body.kind, 'sms');
+  assert.is(s.body.kind, 'iridium');
 });
 
 test('an RNode interface reports the radio values as null until the radio said them, and the derived bit rate', async () => {

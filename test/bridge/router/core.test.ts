@@ -356,6 +356,21 @@ test('a frame that cannot be stored is answered false, so a driver can keep it o
   }
 });
 
+test('driver state: kept for the interface across a bearer restart, gone with the interface', async () => {
+  const h = build();
+  try {
+    const a = await mesh(h, 'a');
+    h.bearers.get(a.id)!.ctx.state.set('refused_pin_sha256', 'abc');
+    await h.interfaces.setEnabled(a.id, false);
+    await h.interfaces.setEnabled(a.id, true);
+    assert.is(h.bearers.get(a.id)!.ctx.state.get('refused_pin_sha256'), 'abc', 'a new bearer sees it');
+    await h.interfaces.delete(a.id);
+    assert.is(h.core.driverState.get(a.id, 'refused_pin_sha256'), null);
+  } finally {
+    await h.close();
+  }
+});
+
 test('nodes a radio reports land in the node database, merged with what was known', async () => {
   const h = build();
   try {
