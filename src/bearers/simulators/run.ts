@@ -34,3 +34,29 @@ export async function runUntilStopped(devices: RunningDevice[], options: SimRunO
   });
   for (const [name, listener] of [['SIGINT', stop], ['SIGTERM', stop], ['SIGUSR1', drop], ['SIGUSR2', garbage]] as const) process.off(name, listener);
 }
+
+/** A usage mistake in `fieldbridge sim <kind>` arguments (exit 2 with the usage). */
+export class SimUsageError extends Error {}
+
+export type SimTarget = { kind: 'tcp'; host: string; port: number } | { kind: 'pty'; path: string };
+
+/** The values of a repeatable option as strings. */
+export function optionList(v: unknown): string[] {
+  return (Array.isArray(v) ? v : v === undefined ? [] : [v]).map(String);
+}
+
+/** Where the devices listen: every --tcp HOST:PORT and --pty PATH, at least one. */
+export function parseTargets(values: Record<string, unknown>, examples: { tcp: string; pty: string }): SimTarget[] {
+  const targets: SimTarget[] = [];
+  for (const t of optionList(values.tcp)) {
+    const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(t);
+    if (!m || Number(m[3]) > 65535) throw new SimUsageError(`--tcp ${JSON.stringify(t)}: expected HOST:PORT, for example ${examples.tcp}`);
+    targets.push({ kind: 'tcp', host: m[1] ?? m[2], port: Number(m[3]) });
+  }
+  for (const p of optionList(values.pty)) {
+    if (!p.startsWith('/')) throw new SimUsageError(`--pty ${JSON.stringify(p)}: expected an absolute path for the link, for example ${examples.pty}`);
+    targets.push({ kind: 'pty', path: p });
+  }
+  if (targets.length === 0) throw new SimUsageError('give at least one --tcp HOST:PORT or --pty PATH');
+  return targets;
+}

@@ -4,7 +4,7 @@ import { MeshtasticDevice } from './device.ts';
 import { MeshtasticMesh, type RoutingErrorName } from './mesh.ts';
 import { serveMeshtasticPty, serveMeshtasticTcp, type SimTransport } from './serve.ts';
 import { LONG_NAME_MAX_BYTES, utf8Length } from './state.ts';
-import { runUntilStopped } from '../run.ts';
+import { optionList, parseTargets, runUntilStopped, SimUsageError } from '../run.ts';
 
 // `fieldbridge sim meshtastic --tcp 127.0.0.1:4403 | --pty PATH ...`: runs simulated Meshtastic
 // nodes by hand, for trying the bridge without a radio. Each --tcp or --pty is one node; all
@@ -29,7 +29,6 @@ const USAGE =
   '  one mesh. --refuse-acks answers direct messages with that routing error. SIGUSR1 drops\n' +
   '  the links, SIGUSR2 sends garbage. Stops on Ctrl-C.';
 
-export class MeshtasticSimUsageError extends Error {}
 
 /** Returns the exit code: 0 after a clean stop, 2 for a usage error (message written). */
 async function run(values: SimValues, options: SimRunOptions = {}): Promise<number> {
@@ -38,7 +37,7 @@ async function run(values: SimValues, options: SimRunOptions = {}): Promise<numb
   try {
     plan = parsePlan(values);
   } catch (e) {
-    if (!(e instanceof MeshtasticSimUsageError)) throw e;
+    if (!(e instanceof SimUsageError)) throw e;
     write(`sim: ${e.message}\n${USAGE}`);
     return 2;
   }
@@ -98,35 +97,23 @@ function watch(device: MeshtasticDevice, write: (line: string) => void, verbose:
   if (verbose) device.on('host-frame', (m: ToRadio) => write(`${name}: host sent ${toRadioVariant(m) ?? 'an unknown ToRadio'}`));
 }
 
-type Target = { kind: 'tcp'; host: string; port: number } | { kind: 'pty'; path: string };
 
 function parsePlan(values: SimValues) {
-  const list = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v]).map(String);
-  const targets: Target[] = [];
-  for (const t of list(values.tcp)) {
-    const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(t);
-    if (!m || Number(m[3]) > 65535) throw new MeshtasticSimUsageError(`--tcp ${JSON.stringify(t)}: expected HOST:PORT, for example 127.0.0.1:4403`);
-    targets.push({ kind: 'tcp', host: m[1] ?? m[2], port: Number(m[3]) });
-  }
-  for (const p of list(values.pty)) {
-    if (!p.startsWith('/')) throw new MeshtasticSimUsageError(`--pty ${JSON.stringify(p)}: expected an absolute path for the link, for example /tmp/meshtastic0`);
-    targets.push({ kind: 'pty', path: p });
-  }
-  if (targets.length === 0) throw new MeshtasticSimUsageError('give at least one --tcp HOST:PORT or --pty PATH');
+  const targets = parseTargets(values, { tcp: '127.0.0.1:4403', pty: '/tmp/meshtastic0' });
   let nodeName: string | undefined;
   if (values['node-name'] !== undefined) {
     nodeName = String(values['node-name']);
     // The longest name a node takes (mesh.options User.long_name), with room for " N".
     const room = LONG_NAME_MAX_BYTES - (targets.length > 1 ? 1 + String(targets.length).length : 0);
     if (nodeName.trim() === '' || utf8Length(nodeName) > room) {
-      throw new MeshtasticSimUsageError(`--node-name ${JSON.stringify(nodeName)}: expected 1 to ${room} bytes of UTF-8`);
+      throw new SimUsageError(`--node-name ${JSON.stringify(nodeName)}: expected 1 to ${room} bytes of UTF-8`);
     }
   }
   let refuseAcks: RoutingErrorName | null = null;
   if (values['refuse-acks'] !== undefined) {
     const reason = String(values['refuse-acks']).toUpperCase();
     if (!REFUSALS.includes(reason as RoutingErrorName)) {
-      throw new MeshtasticSimUsageError(`--refuse-acks ${JSON.stringify(values['refuse-acks'])}: expected a routing error, one of ${REFUSALS.join(', ')}`);
+      throw new SimUsageError(`--refuse-acks ${JSON.stringify(values['refuse-acks'])}: expected a routing error, one of ${REFUSALS.join(', ')}`);
     }
     refuseAcks = reason as RoutingErrorName;
   }

@@ -4,7 +4,7 @@ import { serveRNodePty, serveRNodeTcp, type SimTransport } from './serve.ts';
 import { RNodeSimulator, type EchoField } from './simulator.ts';
 import { commandName } from '../../rnode/protocol.ts';
 import { ECHO_TYPES } from '../../rnode/verify.ts';
-import { runUntilStopped } from '../run.ts';
+import { optionList, parseTargets, runUntilStopped, SimUsageError } from '../run.ts';
 
 // `fieldbridge sim rnode --tcp 127.0.0.1:7633 | --pty PATH ...`: runs simulated RNodes by
 // hand, for trying the bridge without a radio (docs/design.md section 7). Each --tcp or --pty is
@@ -33,7 +33,6 @@ const USAGE =
 
 const ECHO_FIELDS: readonly EchoField[] = ECHO_TYPES;
 
-export class SimUsageError extends Error {}
 
 /** Returns the exit code: 0 after a clean stop, 2 for a usage error (message written). */
 async function run(values: SimValues, options: SimRunOptions = {}): Promise<number> {
@@ -91,21 +90,9 @@ function watch(sim: RNodeSimulator, write: (line: string) => void, verbose: bool
   if (verbose) sim.on('host-frame', (f: { command: number; payload: Uint8Array }) => write(`${sim.name}: host sent ${commandName(f.command)} (${f.payload.length} bytes)`));
 }
 
-type Target = { kind: 'tcp'; host: string; port: number } | { kind: 'pty'; path: string };
 
 function parsePlan(values: SimValues) {
-  const list = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v]).map(String);
-  const targets: Target[] = [];
-  for (const t of list(values.tcp)) {
-    const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(t);
-    if (!m || Number(m[3]) > 65535) throw new SimUsageError(`--tcp ${JSON.stringify(t)}: expected HOST:PORT, for example 127.0.0.1:7633`);
-    targets.push({ kind: 'tcp', host: m[1] ?? m[2], port: Number(m[3]) });
-  }
-  for (const p of list(values.pty)) {
-    if (!p.startsWith('/')) throw new SimUsageError(`--pty ${JSON.stringify(p)}: expected an absolute path for the link, for example /tmp/rnode0`);
-    targets.push({ kind: 'pty', path: p });
-  }
-  if (targets.length === 0) throw new SimUsageError('give at least one --tcp HOST:PORT or --pty PATH');
+  const targets = parseTargets(values, { tcp: '127.0.0.1:7633', pty: '/tmp/rnode0' });
   let firmware: { major: number; minor: number } | undefined;
   if (values.fw !== undefined) {
     const m = /^(\d{1,3})\.(\d{1,3})$/.exec(String(values.fw));

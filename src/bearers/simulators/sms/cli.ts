@@ -3,7 +3,7 @@ import { SmsModem } from './modem.ts';
 import type { SubmittedMessage } from './messages.ts';
 import { SmsNetwork, type NetworkMessage } from './network.ts';
 import { serveSmsPty, serveSmsTcp, type SimTransport } from './serve.ts';
-import { runUntilStopped } from '../run.ts';
+import { optionList, parseTargets, runUntilStopped, SimUsageError } from '../run.ts';
 
 // `fieldbridge sim sms --tcp 127.0.0.1:7700 | --pty PATH ...`: runs simulated cellular modems
 // by hand, for trying the bridge (or Gammu) without a modem or a SIM. Each --tcp or --pty is
@@ -28,7 +28,6 @@ const USAGE =
   '  (in order). --pin makes every SIM ask for that PIN. SIGUSR1 drops the links, SIGUSR2 sends\n' +
   '  garbage. Stops on Ctrl-C.';
 
-export class SmsSimUsageError extends Error {}
 
 /** Returns the exit code: 0 after a clean stop, 2 for a usage error (message written). */
 async function run(values: SimValues, options: SimRunOptions = {}): Promise<number> {
@@ -37,7 +36,7 @@ async function run(values: SimValues, options: SimRunOptions = {}): Promise<numb
   try {
     plan = parsePlan(values);
   } catch (e) {
-    if (!(e instanceof SmsSimUsageError)) throw e;
+    if (!(e instanceof SimUsageError)) throw e;
     write(`sim: ${e.message}\n${USAGE}`);
     return 2;
   }
@@ -93,31 +92,19 @@ function watch(modem: SmsModem, write: (line: string) => void, verbose: boolean)
   }
 }
 
-type Target = { kind: 'tcp'; host: string; port: number } | { kind: 'pty'; path: string };
 
 function parsePlan(values: SimValues) {
-  const list = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v]).map(String);
-  const targets: Target[] = [];
-  for (const t of list(values.tcp)) {
-    const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(t);
-    if (!m || Number(m[3]) > 65535) throw new SmsSimUsageError(`--tcp ${JSON.stringify(t)}: expected HOST:PORT, for example 127.0.0.1:7700`);
-    targets.push({ kind: 'tcp', host: m[1] ?? m[2], port: Number(m[3]) });
-  }
-  for (const p of list(values.pty)) {
-    if (!p.startsWith('/')) throw new SmsSimUsageError(`--pty ${JSON.stringify(p)}: expected an absolute path for the link, for example /tmp/modem0`);
-    targets.push({ kind: 'pty', path: p });
-  }
-  if (targets.length === 0) throw new SmsSimUsageError('give at least one --tcp HOST:PORT or --pty PATH');
-  const numbers = list(values.number);
+  const targets = parseTargets(values, { tcp: '127.0.0.1:7700', pty: '/tmp/modem0' });
+  const numbers = optionList(values.number);
   for (const n of numbers) {
-    if (!/^\+[1-9][0-9]{2,14}$/.test(n)) throw new SmsSimUsageError(`--number ${JSON.stringify(n)}: expected an E.164 number, "+" and 3 to 15 digits, for example +15550000001`);
+    if (!/^\+[1-9][0-9]{2,14}$/.test(n)) throw new SimUsageError(`--number ${JSON.stringify(n)}: expected an E.164 number, "+" and 3 to 15 digits, for example +15550000001`);
   }
-  if (numbers.length > targets.length) throw new SmsSimUsageError(`${numbers.length} --number for ${targets.length} modems: give at most one per --tcp/--pty`);
-  if (new Set(numbers).size !== numbers.length) throw new SmsSimUsageError('each --number must be different');
+  if (numbers.length > targets.length) throw new SimUsageError(`${numbers.length} --number for ${targets.length} modems: give at most one per --tcp/--pty`);
+  if (new Set(numbers).size !== numbers.length) throw new SimUsageError('each --number must be different');
   let pin: string | null = null;
   if (values.pin !== undefined) {
     pin = String(values.pin);
-    if (!/^[0-9]{4,8}$/.test(pin)) throw new SmsSimUsageError(`--pin ${JSON.stringify(pin)}: expected 4 to 8 digits`);
+    if (!/^[0-9]{4,8}$/.test(pin)) throw new SimUsageError(`--pin ${JSON.stringify(pin)}: expected 4 to 8 digits`);
   }
   return { targets, numbers, pin, verbose: values.verbose === true };
 }
