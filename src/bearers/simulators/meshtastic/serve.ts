@@ -1,7 +1,7 @@
-import { createServer, type Server, type Socket } from 'node:net';
-import { systemClock, type Clock, type TimerHandle } from '../../../lib/clock.ts';
+import type { Clock } from '../../../lib/clock.ts';
 import { SERIAL_BAUD, TCP_PORT } from '../../meshtastic/codec/messages.ts';
 import { serveDevicePty, type PtyServeOptions, type SimTransport } from '../pty.ts';
+import { serveDeviceTcp } from '../tcp.ts';
 import type { MeshtasticDevice } from './device.ts';
 
 // Carries a simulated Meshtastic device over a real byte stream, so the bridge's driver runs
@@ -28,84 +28,24 @@ export interface MeshtasticTcpServeOptions {
 }
 
 export async function serveMeshtasticTcp(device: MeshtasticDevice, options: MeshtasticTcpServeOptions = {}): Promise<SimTransport> {
-  const host = options.host ?? '127.0.0.1';
-  const clock = options.clock ?? systemClock;
-  const idleTimeoutMs = options.idleTimeoutMs ?? CLIENT_IDLE_MS;
-  let port = options.port ?? TCP_PORT;
-  let server: Server | null = null;
-  let client: Socket | null = null;
-  let idle: TimerHandle | null = null;
-
-  const dropClient = (graceful = false) => {
-    if (idle) clock.clearTimeout(idle);
-    idle = null;
-    if (!client) return;
-    const c = client;
-    client = null;
-    device.detachHost();
-    // After a reboot the last frame (rebooted) is flushed before the connection ends.
-    if (graceful) c.end(() => c.destroy());
-    else c.destroy();
-  };
-  const armIdle = (socket: Socket) => {
-    if (idle) clock.clearTimeout(idle);
-    idle = clock.setTimeout(() => {
-      if (client === socket) {
-        device.emit('client-timeout');
-        dropClient();
-      }
-    }, idleTimeoutMs);
-  };
-  const onConnection = (socket: Socket) => {
-    dropClient();
-    client = socket;
-    socket.setNoDelay(true);
-    device.attachHost((bytes) => {
-      if (client === socket && !socket.destroyed) socket.write(bytes);
-    });
-    armIdle(socket);
-    socket.on('data', (chunk) => {
-      if (client !== socket) return;
-      armIdle(socket);
-      device.fromHost(chunk);
-    });
-    socket.on('error', () => {});
-    socket.on('close', () => {
-      if (client === socket) dropClient();
-    });
-  };
-  const onDrop = () => dropClient();
-  const onReboot = () => dropClient(true);
+  const transport = await serveDeviceTcp(device, {
+    port: TCP_PORT,
+    ...options,
+    idleTimeoutMs: options.idleTimeoutMs ?? CLIENT_IDLE_MS,
+    onIdle: () => device.emit('client-timeout'),
+  });
+  const onDrop = () => transport.dropClient();
+  // After a reboot the last frame (rebooted) is flushed before the connection ends.
+  const onReboot = () => transport.dropClient(true);
   device.on('drop-link', onDrop);
   device.on('rebooted', onReboot);
-  const start = async () => {
-    if (server) return;
-    const s = createServer(onConnection);
-    await new Promise<void>((resolve, reject) => {
-      s.once('error', reject);
-      s.listen(port, host, () => resolve());
-    });
-    port = (s.address() as { port: number }).port;
-    server = s;
-  };
-  const stop = async () => {
-    dropClient();
-    const s = server;
-    server = null;
-    if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
-  };
-  await start();
   return {
-    get device() {
-      return `tcp://${host.includes(':') ? `[${host}]` : host}:${port}`;
-    },
-    dropLink: async () => dropClient(),
-    stop,
-    start,
+    ...transport,
+    device: transport.device,
     close: async () => {
       device.off('drop-link', onDrop);
       device.off('rebooted', onReboot);
-      await stop();
+      await transport.close();
     },
   };
 }

@@ -1,6 +1,6 @@
-import { createServer, type Server, type Socket } from 'node:net';
-import { systemClock, type Clock, type TimerHandle } from '../../../lib/clock.ts';
+import type { Clock } from '../../../lib/clock.ts';
 import { serveDevicePty, type PtyServeOptions, type SimTransport } from '../pty.ts';
+import { serveDeviceTcp } from '../tcp.ts';
 import type { RNodeSimulator } from './simulator.ts';
 
 // Carries a simulated RNode over a real byte stream, so the bridge's driver runs unchanged:
@@ -23,79 +23,13 @@ export interface TcpServeOptions {
   readTimeoutMs?: number;
 }
 
-export async function serveRNodeTcp(sim: RNodeSimulator, options: TcpServeOptions = {}): Promise<SimTransport> {
-  const host = options.host ?? '127.0.0.1';
-  const clock = options.clock ?? systemClock;
-  const readTimeoutMs = options.readTimeoutMs ?? WR_READ_TIMEOUT_MS;
-  let port = options.port ?? 7633;
-  let server: Server | null = null;
-  let client: Socket | null = null;
-  let idle: TimerHandle | null = null;
-
-  const dropClient = () => {
-    if (idle) clock.clearTimeout(idle);
-    idle = null;
-    if (client) {
-      const c = client;
-      client = null;
-      sim.detachHost();
-      c.destroy();
-    }
-  };
-  const armIdle = (socket: Socket) => {
-    if (idle) clock.clearTimeout(idle);
-    idle = clock.setTimeout(() => {
-      if (client === socket) {
-        sim.emit('client-timeout');
-        dropClient();
-      }
-    }, readTimeoutMs);
-  };
-  const onConnection = (socket: Socket) => {
-    // One client, like the firmware: a newcomer replaces a previous (perhaps dead) one.
-    dropClient();
-    client = socket;
-    socket.setNoDelay(true);
-    sim.attachHost((bytes) => {
-      if (client === socket && !socket.destroyed) socket.write(bytes);
-    });
-    armIdle(socket);
-    socket.on('data', (chunk) => {
-      if (client !== socket) return;
-      armIdle(socket);
-      sim.fromHost(chunk);
-    });
-    socket.on('error', () => {});
-    socket.on('close', () => {
-      if (client === socket) dropClient();
-    });
-  };
-  const start = async () => {
-    if (server) return;
-    const s = createServer(onConnection);
-    await new Promise<void>((resolve, reject) => {
-      s.once('error', reject);
-      s.listen(port, host, () => resolve());
-    });
-    port = (s.address() as { port: number }).port;
-    server = s;
-  };
-  const stop = async () => {
-    dropClient();
-    const s = server;
-    server = null;
-    if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
-  };
-  await start();
-  return {
-    get device() {
-      return `tcp://${host}:${port}`;
-    },
-    dropLink: async () => dropClient(),
-    stop,
-    start,
-    close: stop,
-  };
+export function serveRNodeTcp(sim: RNodeSimulator, options: TcpServeOptions = {}): Promise<SimTransport> {
+  return serveDeviceTcp(sim, {
+    port: 7633,
+    ...options,
+    idleTimeoutMs: options.readTimeoutMs ?? WR_READ_TIMEOUT_MS,
+    onIdle: () => sim.emit('client-timeout'),
+  });
 }
 
 
