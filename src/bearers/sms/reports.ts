@@ -42,8 +42,7 @@ export class ReportBook {
   }
 
   open(recipient: string, timeoutMs: number): OpenReport {
-    let resolve!: (r: SendResult) => void;
-    const promise = new Promise<SendResult>((r) => (resolve = r));
+    const { promise, resolve } = Promise.withResolvers<SendResult>();
     const entry: Waiting = {
       recipient, expected: new Set(), delivered: new Set(), sealed: false, resolve, promise,
       timer: this.#clock.setTimeout(() => {
