@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readlinkSync, renameSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SerialPort } from 'serialport';
@@ -38,12 +38,17 @@ export interface PtyServeOptions {
 export async function serveDevicePty(device: HostedDevice, options: PtyServeOptions): Promise<SimTransport> {
   const dir = mkdtempSync(join(tmpdir(), 'fb-sim-pty-'));
   const devicePath = join(dir, 'device');
+  // socat links the host's end here; `path` is pointed at it only once the device side is
+  // open, and taken away before socat stops. A host that opens `path` early finds nothing
+  // (and retries) instead of a pair nobody listens on, or a stale link to a /dev/pts number
+  // that a later pair has reused.
+  const hostPath = join(dir, 'host');
   let socat: ChildProcess | null = null;
   let port: SerialPort | null = null;
 
   const start = async () => {
     if (socat) return;
-    const child = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${devicePath}`, `pty,raw,echo=0,link=${options.path}`], {
+    const child = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${devicePath}`, `pty,raw,echo=0,link=${hostPath}`], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     socat = child;
@@ -75,8 +80,24 @@ export async function serveDevicePty(device: HostedDevice, options: PtyServeOpti
     device.attachHost((bytes) => {
       if (port === p && p.isOpen) p.write(Buffer.from(bytes));
     });
+    publish(readlinkSync(hostPath));
+  };
+  /** Points `path` at the host's /dev/pts/N in one step (a rename within its directory). */
+  const publish = (pts: string) => {
+    const temporary = `${options.path}.${process.pid}.tmp`;
+    rmSync(temporary, { force: true });
+    symlinkSync(pts, temporary);
+    renameSync(temporary, options.path);
+  };
+  const unpublish = () => {
+    try {
+      unlinkSync(options.path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
   };
   const stop = async () => {
+    unpublish();
     device.detachHost();
     const p = port;
     port = null;
@@ -89,7 +110,14 @@ export async function serveDevicePty(device: HostedDevice, options: PtyServeOpti
       await exited;
     }
   };
-  await start();
+  try {
+    await start();
+  } catch (error) {
+    // A half-started pair (socat up, the port not opened) would keep the process alive.
+    await stop().catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     device: options.path,
     dropLink: async () => {
