@@ -57,7 +57,8 @@ export interface NodeReport {
 export type SendResult =
   | { ok: true; meta?: Record<string, unknown> }
   /** `notSent`: nothing went out and nothing was spent (a daily budget, a busy modem): the
-   *  delivery waits without spending an attempt, until `retryAtMs` (epoch ms) if given. */
+   *  delivery waits without spending an attempt, until `retryAtMs` (epoch ms) if given. A
+   *  retryable failure may name `retryAtMs` too: the retry comes no sooner (session pacing). */
   | { ok: false; error: string; retryable: boolean; notSent?: boolean; retryAtMs?: number };
 
 export interface BearerState {

@@ -1,7 +1,9 @@
 import type { ParseArgsConfig } from 'node:util';
 import { z } from 'zod';
 import type { Route } from '../http/route.ts';
-import type { BearerFactory, DeviceSection } from './bearer.ts';
+import type { Clock } from '../lib/clock.ts';
+import { jsonDepth } from '../lib/json.ts';
+import type { BearerFactory, DeviceSection, DriverState } from './bearer.ts';
 import type { Link } from './links/link.ts';
 import type { Probe } from './links/open-link.ts';
 
@@ -57,7 +59,9 @@ export interface DriverApi {
  *  bearer's stats() and the interface's settings become them. */
 export interface StatsView<T extends Record<string, unknown> = Record<string, unknown>> {
   schema: z.ZodType<T>;
-  read(raw: Record<string, unknown>, settings: Record<string, unknown>): T;
+  /** `raw`: the running bearer's stats() ({} when none runs); `state`: what the driver keeps
+   *  across restarts (BearerContext.state), readable while the interface is stopped too. */
+  read(raw: Record<string, unknown>, settings: Record<string, unknown>, state?: Pick<DriverState, 'get'>, clock?: Clock): T;
 }
 
 /** Which contact address a destination `@contact` uses on this kind (docs/api.md, "Contacts").
@@ -85,8 +89,9 @@ export interface DriverModule<K extends string = string> {
   probe?: Probe;
   /** The port of a tcp://host value that names none (default 7633, the RNode's). */
   tcpPort?: number;
-  /** Serial speed for this kind's devices (default 115200). */
-  baudRate?: number;
+  /** Serial speed for this kind's devices (default 115200), or read from an interface's
+   *  settings (an Iridium modem's `baud`). */
+  baudRate?: number | ((settings: Record<string, unknown>) => number);
   /** Opens sim://<channel>: a simulated device in this process. */
   openSim?: (channel: string) => Promise<Link>;
   simulator?: SimulatorCommand;
@@ -102,5 +107,16 @@ export function defineDriver<const K extends string>(module: DriverModule<K>): D
   return module;
 }
 
-/** Settings of a kind whose driver is not in this release yet: stored as given. */
-export const unspecifiedSettings = z.record(z.string(), z.unknown()).describe('Settings of a kind whose driver is not in this release yet: stored as given');
+/** How deeply the settings of a kind without a schema of its own may nest (issue 14). */
+export const MAX_UNSPECIFIED_SETTINGS_DEPTH = 8;
+
+/** Settings of a kind whose driver is not in this release yet: stored as given, but bounded
+ *  (issue 14): a JSON object nesting at most MAX_UNSPECIFIED_SETTINGS_DEPTH levels, so no
+ *  stored value can make the export, the diff or JSON.stringify walk without end. Every kind
+ *  this release lists has a strict schema of its own; this serves modules written for tests. */
+export const unspecifiedSettings = z
+  .record(z.string(), z.unknown())
+  .refine((value) => jsonDepth(value, MAX_UNSPECIFIED_SETTINGS_DEPTH) <= MAX_UNSPECIFIED_SETTINGS_DEPTH, {
+    error: `settings may nest arrays and objects at most ${MAX_UNSPECIFIED_SETTINGS_DEPTH} levels deep`,
+  })
+  .describe(`Settings of a kind whose driver is not in this release yet: stored as given, nesting at most ${MAX_UNSPECIFIED_SETTINGS_DEPTH} levels`);

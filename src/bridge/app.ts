@@ -1,15 +1,17 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { DRIVERS } from '../bearers/drivers.ts';
 import { migrate } from '../db/migrate.ts';
-import { openSqlite } from '../db/sqlite.ts';
+import { databaseOpenError, openSqlite } from '../db/sqlite.ts';
 import { httpMetrics } from '../http/metrics.ts';
 import { buildOpenApi } from '../http/openapi.ts';
 import type { Route } from '../http/route.ts';
+import { AuthFailureLimiter } from '../http/auth-failures.ts';
 import { createRequestHandler, listen, type RunningServer } from '../http/server.ts';
 import { type Clock, systemClock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import { MetricsRegistry } from '../lib/metrics.ts';
 import { VERSION } from '../lib/version.ts';
+import { AuditRetention } from './audit/retention.ts';
 import { auditRoutes } from './audit/routes.ts';
 import { AuditStore } from './audit/store.ts';
 import { deviceConfigSource } from './config/device-config.ts';
@@ -18,6 +20,7 @@ import { configExportRoutes, configRoutes } from './config/routes.ts';
 import { ConfigService } from './config/service.ts';
 import { ConfigStore } from './config/store.ts';
 import { contactRoutes } from './contacts/routes.ts';
+import { prepareDatabaseFiles } from './data-files.ts';
 import { BookService } from './contacts/service.ts';
 import { BookStore } from './contacts/store.ts';
 import type { Dispatcher } from './deliveries/dispatcher.ts';
@@ -42,6 +45,7 @@ import { bridgeMigrations } from './migrations.ts';
 import { nodeRoutes } from './nodes/routes.ts';
 import type { NodeStore } from './nodes/store.ts';
 import { RoutingCore } from './router/core.ts';
+import type { FallbackService } from './deliveries/fallback.ts';
 import { routerMetrics } from './router/metrics.ts';
 import type { Pipeline } from './router/pipeline.ts';
 import { ruleRoutes } from './rules/routes.ts';
@@ -88,6 +92,7 @@ export interface BridgeServices {
   nodes: NodeStore;
   dispatcher: Dispatcher;
   pipeline: Pipeline;
+  fallbacks: FallbackService;
   audit: AuditStore;
   config: ConfigService;
   configFiles: ConfigFileService;
@@ -121,8 +126,8 @@ export function bridgeRoutes(services: BridgeServices, extra: { startedAt: numbe
     ...interfaceRoutes(services.interfaces),
     ...ruleRoutes(services.rules),
     ...contactRoutes(services.contacts, services.groups),
-    ...messageRoutes({ store: services.messages, pipeline: services.pipeline, interfaces: services.interfaces, contacts: services.contacts, limiter: services.sendLimiter }),
-    ...deliveryRoutes({ store: services.deliveries, dispatcher: services.dispatcher, interfaces: services.interfaces, clock: services.clock }),
+    ...messageRoutes({ store: services.messages, pipeline: services.pipeline, interfaces: services.interfaces, contacts: services.contacts, limiter: services.sendLimiter, fallbacks: services.fallbacks }),
+    ...deliveryRoutes({ store: services.deliveries, dispatcher: services.dispatcher, interfaces: services.interfaces, clock: services.clock, fallbacks: services.fallbacks, messages: services.messages }),
     ...nodeRoutes(services.nodes, services.interfaces),
     ...auditRoutes(services.audit),
     ...configRoutes(services.config),
@@ -146,7 +151,16 @@ export function openBridgeDatabase(dbPath: string, log?: Logger): DatabaseSync {
 
 /** Opens and migrates; `fresh` is true when the file had no schema yet (first start). */
 export function openMigrated(dbPath: string, log?: Logger): { db: DatabaseSync; fresh: boolean } {
-  const db = openSqlite(dbPath);
+  let db: DatabaseSync;
+  try {
+    // The file is made 0600 before SQLite opens it; SQLite gives -wal and -shm its mode (issue 14).
+    prepareDatabaseFiles(dbPath, log);
+    db = openSqlite(dbPath);
+  } catch (error) {
+    // A path that cannot be opened (read-only file system, no permission, a file where a
+    // folder should be) stops the start with one line, not a stack trace (issue 14).
+    throw databaseOpenError(error, dbPath, 'SERVICE_DB_PATH');
+  }
   try {
     const result = migrate(db, bridgeMigrations, `bridge database ${dbPath}`);
     if (result.applied.length > 0) log?.info('db_migrated', { path: dbPath, from: result.from, to: result.to });
@@ -172,11 +186,13 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     routes: bridgeRoutes(services, { startedAt, now: () => clock.now() }),
     log,
     authenticate: (token) => keys.authenticate(token),
+    authFailures: new AuthFailureLimiter({ clock, log, metrics, prefix: 'fieldbridge' }),
     audit: (e) => services.audit.insert({ at: new Date(clock.now()).toISOString(), key_id: e.keyId, method: e.method, path: e.path, status: e.status, request_id: e.requestId }),
     metrics: httpMetrics(metrics, 'fieldbridge'),
     checkResponses: options.checkResponses,
   });
   const retention = new RetentionWorker({ messages: services.messages, deliveries: services.deliveries, seen: services.core.seen, clock, log, days: options.retentionDays ?? 30 });
+  const auditRetention = new AuditRetention({ store: services.audit, clock, log, limits: () => services.config.section('bridge').audit });
   let server: RunningServer;
   try {
     server = await listen(handler, options.host, options.port);
@@ -194,6 +210,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   await services.interfaces.startAll();
   services.core.start();
   retention.start();
+  auditRetention.start();
   services.uplink.start();
   log.info('bridge_listening', { url: server.url, db: options.dbPath, version: VERSION });
 
@@ -209,6 +226,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
         const keepAlive = setInterval(() => {}, 1000);
         await server.close(graceMs);
         retention.stop();
+        auditRetention.stop();
         await services.core.stop(graceMs);
         await services.uplink.close();
         services.audit.flush();
@@ -246,12 +264,12 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
     interfaces: () => interfaceStore.list().map((i) => ({ id: i.id, name: i.name, kind: i.kind, enabled: i.enabled, bound: i.device !== null })),
   });
   followRouter(uplink, events);
-  routerMetrics(metrics, events, deliveries);
+  routerMetrics(metrics, events, deliveries, interfaceStore);
   interfaceMetrics(metrics, interfaces);
-  const audit = new AuditStore(db, log);
+  const audit = new AuditStore(db, log, () => config.section('bridge').audit);
   const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, deliveries, clock, log });
   return {
-    db, keys, metrics, interfaces, core, host, nodes: core.nodes, rules, contacts, groups, messages, deliveries, writeBehind, dispatcher, pipeline, audit, config, configFiles, clock, uplink,
+    db, keys, metrics, interfaces, core, host, nodes: core.nodes, rules, contacts, groups, messages, deliveries, writeBehind, dispatcher, pipeline, fallbacks: core.fallbacks, audit, config, configFiles, clock, uplink,
     sendLimiter: new SendRateLimiter(clock, () => config.section('routing').rate_limit),
   };
 }

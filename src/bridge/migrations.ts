@@ -224,4 +224,86 @@ export const bridgeMigrations: Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 9,
+    name: 'delivery_policy',
+    sql: `
+      -- Delivery policy across bearers (docs/routing.md, "Delivery policy"). The deliveries
+      -- table is rebuilt: SQLite cannot widen a CHECK, and a delivery may now be 'held'
+      -- (its interface is down, or it waits until a mesh node is heard again).
+      --   precedence    0 override, 1 flash, 2 immediate, 3 priority, 4 routine, 5 deferred;
+      --                 each queue is served by it first, then oldest first
+      --   held_ttl_ms   the TTL left when the delivery was held with its TTL paused
+      --   until_heard   the node a delivery is held for until the node is heard again
+      --   fallback_id   the fallback list this delivery is a member of, and its position
+      --   size          bytes of text and payload, for the queue's byte cap
+      CREATE TABLE deliveries_v9 (
+        id               TEXT PRIMARY KEY,
+        message_id       TEXT NOT NULL,
+        interface_id     TEXT NOT NULL,
+        to_addr          TEXT NOT NULL,
+        channel          INTEGER,
+        kind             TEXT NOT NULL,
+        text             TEXT,
+        payload          BLOB,
+        from_addr        TEXT NOT NULL,
+        state            TEXT NOT NULL CHECK (state IN ('pending', 'held', 'sending', 'retrying', 'delivered', 'dead', 'cancelled', 'expired')),
+        precedence       INTEGER NOT NULL DEFAULT 4 CHECK (precedence BETWEEN 0 AND 5),
+        size             INTEGER NOT NULL DEFAULT 0,
+        attempts         INTEGER NOT NULL DEFAULT 0,
+        max_attempts     INTEGER NOT NULL,
+        next_attempt_ms  INTEGER NOT NULL,
+        front_ms         INTEGER,
+        expires_ms       INTEGER NOT NULL,
+        held_ttl_ms      INTEGER,
+        until_heard      TEXT,
+        fallback_id      TEXT,
+        fallback_pos     INTEGER,
+        last_error       TEXT,
+        result           TEXT CHECK (result IS NULL OR json_valid(result)),
+        created_at       TEXT NOT NULL,
+        updated_at       TEXT NOT NULL,
+        finished_at      TEXT
+      );
+      INSERT INTO deliveries_v9 (id, message_id, interface_id, to_addr, channel, kind, text, payload, from_addr, state, size, attempts, max_attempts,
+          next_attempt_ms, front_ms, expires_ms, last_error, result, created_at, updated_at, finished_at)
+        SELECT id, message_id, interface_id, to_addr, channel, kind, text, payload, from_addr, state,
+          coalesce(length(CAST(text AS BLOB)), 0) + coalesce(length(payload), 0), attempts, max_attempts,
+          next_attempt_ms, front_ms, expires_ms, last_error, result, created_at, updated_at, finished_at FROM deliveries;
+      DROP TABLE deliveries;
+      ALTER TABLE deliveries_v9 RENAME TO deliveries;
+      CREATE INDEX deliveries_message ON deliveries (message_id);
+      CREATE INDEX deliveries_state ON deliveries (state, updated_at);
+      -- The queue, covering: due deliveries by precedence then age (dueRows), its depth and
+      -- bytes for the caps, and the lowest-precedence oldest delivery to evict.
+      CREATE INDEX deliveries_queued ON deliveries (interface_id, precedence, id, state, next_attempt_ms, size) WHERE state IN ('pending', 'held', 'retrying');
+      CREATE INDEX deliveries_front ON deliveries (interface_id, front_ms) WHERE front_ms IS NOT NULL;
+      CREATE INDEX deliveries_expiry ON deliveries (expires_ms) WHERE state IN ('pending', 'retrying', 'held');
+      CREATE INDEX deliveries_held ON deliveries (interface_id, until_heard) WHERE state = 'held';
+      CREATE INDEX deliveries_fallback ON deliveries (fallback_id) WHERE fallback_id IS NOT NULL;
+      -- A fallback list (a rule destination or a send to a contact): its members in order, how
+      -- far it got, and when the current member's acknowledgement is due. Stored, not only
+      -- timed: after a power cut an escalation that fell due is made at start, once.
+      CREATE TABLE fallbacks (
+        id           TEXT PRIMARY KEY,
+        message_id   TEXT NOT NULL,
+        strategy     TEXT NOT NULL CHECK (strategy IN ('ordered', 'first_available', 'all')),
+        keep_trying  INTEGER NOT NULL DEFAULT 0,
+        members      TEXT NOT NULL CHECK (json_valid(members)),
+        position     INTEGER NOT NULL,
+        deadline_ms  INTEGER,
+        state        TEXT NOT NULL CHECK (state IN ('active', 'delivered', 'exhausted', 'cancelled')),
+        precedence   INTEGER NOT NULL,
+        ttl_ms       INTEGER,
+        trace        TEXT NOT NULL CHECK (json_valid(trace)),
+        outcome      TEXT,
+        created_at   TEXT NOT NULL,
+        updated_at   TEXT NOT NULL
+      );
+      CREATE INDEX fallbacks_message ON fallbacks (message_id);
+      -- A rule may set the precedence of what it forwards.
+      ALTER TABLE access_rules ADD COLUMN precedence TEXT;
+      CREATE INDEX fallbacks_due ON fallbacks (deadline_ms) WHERE state = 'active' AND deadline_ms IS NOT NULL;
+    `,
+  },
 ];

@@ -21,9 +21,10 @@ const ERROR_STATUSES: Record<number, string> = {
   405: 'The path exists but not with this method; see the Allow header.',
   409: 'The resource is in a state that does not allow this.',
   413: 'The request body is too large.',
-  415: 'The request body is not application/json.',
+  415: 'The request body is not application/json (or, for PATCH, application/merge-patch+json).',
   429: 'Too many sends: the routing.rate_limit budget is spent; see Retry-After.',
-  503: 'The database stayed busy past 5000 ms.',
+  503: 'The database stayed busy past 5000 ms, or cannot be written (read-only).',
+  507: 'The disk holding the database is full: nothing was saved; send again once there is room.',
 };
 
 export function buildOpenApi(info: OpenApiInfo, routes: Route[]): Record<string, unknown> {
@@ -58,7 +59,7 @@ export function buildOpenApi(info: OpenApiInfo, routes: Route[]): Record<string,
     if (parameters.length > 0) op.parameters = parameters;
     if (r.body) {
       const name = register(inputs, inputNames, r.body, r.bodyName ?? `${pascal(opId)}Request`);
-      op.requestBody = { required: true, content: { 'application/json': { schema: ref(name) } } };
+      op.requestBody = { required: true, content: Object.fromEntries((r.bodyTypes ?? ['application/json']).map((type) => [type, { schema: ref(name) }])) };
     }
     const status = String(r.status ?? 200);
     const responses: Record<string, unknown> = {};
@@ -73,8 +74,11 @@ export function buildOpenApi(info: OpenApiInfo, routes: Route[]): Record<string,
     const errorStatuses = new Set<number>(r.errors ?? []);
     if (r.roles !== 'public') [401, 403].forEach((s) => errorStatuses.add(s));
     if (r.params) errorStatuses.add(404);
-    if (r.body || r.query || r.params) errorStatuses.add(400);
+    // Every route can answer 400: one without query parameters refuses any (query.ts).
+    errorStatuses.add(400);
     if (r.body) [413, 415].forEach((s) => errorStatuses.add(s));
+    // Any call that writes can meet a full disk (issue 14).
+    if (r.method !== 'GET') errorStatuses.add(507);
     for (const s of [...errorStatuses].sort()) {
       responses[String(s)] = { $ref: `#/components/responses/Problem${s}` };
     }

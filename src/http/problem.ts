@@ -24,6 +24,7 @@ const TITLES: Record<number, string> = {
   429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
+  507: 'Insufficient Storage',
 };
 
 export const PROBLEM_BASE = 'https://fieldbridge.dev/problems/';

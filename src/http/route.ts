@@ -52,6 +52,8 @@ export interface Route<P = any, Q = any, B = any, R = any> {
   /** Name of the response component in the OpenAPI document. */
   responseName?: string;
   bodyName?: string;
+  /** Media types the body may have (default: application/json and application/*+json); others are 415. */
+  bodyTypes?: readonly string[];
   status?: number;
   /** Largest accepted body in bytes (default 1 MiB). */
   bodyLimit?: number;

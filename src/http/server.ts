@@ -1,15 +1,18 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
-import { isBusyError } from '../db/sqlite.ts';
+import { isBusyError, isReadOnlyError, isStorageFullError } from '../db/sqlite.ts';
 import { AppError, type FieldError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
 import { bearerToken } from '../auth/secrets.ts';
-import { DEFAULT_BODY_LIMIT, isJsonContentType, readBody } from './body.ts';
+import { type AuthFailureLimiter, type AuthFailureReason, sourceOf } from './auth-failures.ts';
+import { DEFAULT_BODY_LIMIT, isJsonContentType, MAX_JSON_DEPTH, readBody } from './body.ts';
+import { hasMediaType } from './merge-patch.ts';
 import type { HttpMetrics } from './metrics.ts';
 import { zodErrors } from '../lib/validation.ts';
 import { problem } from './problem.ts';
+import { NO_QUERY } from './query.ts';
 import { HANDLED, Reply, type Principal, type RequestContext, type Route } from './route.ts';
 import { compileRoutes, matchRoute } from './router.ts';
 
@@ -19,7 +22,11 @@ export interface HttpAppOptions {
   /** Resolves a presented bearer token to a key, or null when it is unknown or revoked. */
   authenticate(token: string, route: Route): Principal | null | Promise<Principal | null>;
   metrics?: HttpMetrics;
-  /** Called once per answered mutating call (not GET/HEAD) that matched a route. */
+  /** Counts, logs and rate-limits requests without a valid key (auth-failures.ts). */
+  authFailures?: AuthFailureLimiter;
+  /** Called once per answered mutating call (not GET/HEAD) that matched a route and presented a
+   *  valid key. Requests without one are not audited: they would let anyone fill the disk
+   *  (issue 14); authFailures counts them instead. */
   audit?(entry: { method: string; path: string; status: number; keyId: string | null; requestId: string }): void;
   /** Validate every response against its schema (tests turn this on; a mismatch is a 500). */
   checkResponses?: boolean;
@@ -41,13 +48,16 @@ export function createRequestHandler(options: HttpAppOptions): RequestHandler {
     res.setHeader('X-Request-Id', requestId);
     let routeTemplate = '(unmatched)';
     let principal: Principal | null = null;
+    // Refused for want of a valid key (401, 429): with authFailures these are logged once a
+    // minute per source, so the access line of each is debug only.
+    let keyRefused = false;
 
     res.once('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const status = String(res.statusCode);
       metrics?.requests.inc({ method: req.method ?? '', route: routeTemplate, status });
       metrics?.duration.observe({ route: routeTemplate }, seconds);
-      log.info('http_request', {
+      (keyRefused && options.authFailures ? log.debug : log.info)('http_request', {
         request_id: requestId,
         method: req.method,
         route: routeTemplate,
@@ -55,7 +65,7 @@ export function createRequestHandler(options: HttpAppOptions): RequestHandler {
         duration_ms: Math.round(seconds * 1e4) / 10,
         key_id: principal?.keyId,
       });
-      if (options.audit && routeTemplate !== '(unmatched)' && req.method !== 'GET' && req.method !== 'HEAD') {
+      if (options.audit && principal && routeTemplate !== '(unmatched)' && req.method !== 'GET' && req.method !== 'HEAD') {
         try {
           options.audit({ method: req.method ?? '', path: (req.url ?? '').split('?')[0], status: res.statusCode, keyId: principal?.keyId ?? null, requestId });
         } catch (error) {
@@ -78,10 +88,19 @@ export function createRequestHandler(options: HttpAppOptions): RequestHandler {
       routeTemplate = route.path;
 
       if (route.roles !== 'public') {
+        const refuse = (reason: AuthFailureReason, detail: string): AppError => {
+          keyRefused = true;
+          const source = sourceOf(req.socket.remoteAddress);
+          const waitS = options.authFailures?.failed(source, reason) ?? null;
+          if (waitS === null) return unauthorized(detail);
+          return new AppError('ERR_AUTH_RATE_LIMITED', 429, `too many requests without a valid API key from ${source}; wait ${waitS} s (a valid key is still accepted)`, {
+            headers: { 'Retry-After': String(waitS), 'WWW-Authenticate': 'Bearer' },
+          });
+        };
         const token = bearerToken(req.headers.authorization);
-        if (!token) throw unauthorized('this endpoint needs an API key: send "Authorization: Bearer <key>"');
+        if (!token) throw refuse('no_key', 'this endpoint needs an API key: send "Authorization: Bearer <key>"');
         principal = await options.authenticate(token, route);
-        if (!principal) throw unauthorized('the API key is unknown or has been deleted');
+        if (!principal) throw refuse('bad_key', 'the API key is unknown or has been deleted');
         if (!route.roles.includes(principal.role)) {
           throw new AppError('ERR_FORBIDDEN', 403, `a key with role '${principal.role}' may not call ${route.method} ${route.path}; allowed roles: ${route.roles.join(', ')}`);
         }
@@ -89,13 +108,17 @@ export function createRequestHandler(options: HttpAppOptions): RequestHandler {
 
       const errors: FieldError[] = [];
       const params = validate(route.params, match.params, 'path', errors);
-      const query = validate(route.query, Object.fromEntries(url.searchParams), 'query', errors);
+      // A route reads only the query parameters its schema names; one without refuses all (query.ts).
+      const query = validate(route.query ?? NO_QUERY, Object.fromEntries(url.searchParams), 'query', errors);
       let body: unknown;
       if (route.body) {
-        const raw = await readBody(req, route.bodyLimit ?? DEFAULT_BODY_LIMIT);
         const contentType = req.headers['content-type'];
-        if ((raw.length > 0 || contentType) && !isJsonContentType(contentType)) {
-          throw new AppError('ERR_UNSUPPORTED_MEDIA_TYPE', 415, `request body must be application/json, got ${contentType ?? 'no Content-Type'}`);
+        // A JSON body's nesting is bounded while it arrives, before JSON.parse (issue 14); a
+        // body of another type is refused below without being parsed.
+        const raw = await readBody(req, route.bodyLimit ?? DEFAULT_BODY_LIMIT, isJsonContentType(contentType) ? MAX_JSON_DEPTH : undefined);
+        if ((raw.length > 0 || contentType) && !(route.bodyTypes ? hasMediaType(contentType, route.bodyTypes) : isJsonContentType(contentType))) {
+          const wanted = route.bodyTypes?.join(' or ') ?? 'application/json';
+          throw new AppError('ERR_UNSUPPORTED_MEDIA_TYPE', 415, `request body must be ${wanted}, got ${contentType ?? 'no Content-Type'}`);
         }
         let parsed: unknown;
         if (raw.length > 0) {
@@ -154,6 +177,14 @@ export function createRequestHandler(options: HttpAppOptions): RequestHandler {
         sendProblem(res, error.status, error.code, error.message, error.errors, { ...error.headers }, requestId);
       } else if (isBusyError(error)) {
         sendProblem(res, 503, 'ERR_DB_BUSY', 'the database stayed busy for 5000 ms; try again', undefined, { 'Retry-After': '1' }, requestId);
+      } else if (isStorageFullError(error)) {
+        // SQLITE_FULL: the write was not made (SQLite rolled its transaction back). Nothing is
+        // wrong with the request; it can be sent again once there is room (issue 14).
+        log.error('storage_full', { request_id: requestId, route: routeTemplate, error: (error as Error).message, action: 'answered 507; free space on the disk holding the database' });
+        sendProblem(res, 507, 'ERR_STORAGE_FULL', 'the disk holding the database is full: the change was not saved; free space on it, then send the request again', undefined, {}, requestId);
+      } else if (isReadOnlyError(error)) {
+        log.error('storage_read_only', { request_id: requestId, route: routeTemplate, error: (error as Error).message, action: 'answered 503; make the database writable again' });
+        sendProblem(res, 503, 'ERR_STORAGE_READ_ONLY', 'the database cannot be written: its file system is read-only or its mode changed; the change was not saved', undefined, {}, requestId);
       } else {
         log.error('http_unexpected_error', {
           request_id: requestId,

@@ -6,14 +6,20 @@ import { ANY_KEY, HANDLED, Reply, route, type Route } from './route.ts';
 // Health, the OpenAPI document and Prometheus metrics: the same three routes on the bridge
 // and the hub, each told how to check its own database and what else to report.
 
+export interface DbCheck {
+  db: string;
+  detail: string | null;
+}
+
 export interface SystemRouteDeps {
   what: string;
   metrics: MetricsRegistry;
   startedAt: number;
   now: () => number;
   openapi: () => unknown;
-  /** Throws (or rejects) when the database cannot be read. */
-  checkDb(): void | Promise<void>;
+  /** Throws (or rejects) when the database cannot be read; or returns its state: anything but
+   *  db "ok" answers 503 with that state and its detail (the bridge's DbHealth, db/health.ts). */
+  checkDb(): void | DbCheck | Promise<void | DbCheck>;
   /** More health fields (the hub adds its MQTT link) and their schema. */
   extra?: { shape: z.ZodRawShape; values(): Record<string, unknown> };
 }
@@ -23,7 +29,9 @@ export function systemRoutes(deps: SystemRouteDeps): Route[] {
     status: z.enum(['ok', 'unavailable']),
     version: z.string(),
     uptime_s: z.number().describe('Seconds since the process started'),
-    db: z.string().describe('"ok", or what went wrong reading the database'),
+    db: z.string().describe('"ok"; on the bridge "busy" (another process holds the write lock), "full" (no room left to write), ' +
+      '"read-only", "closed" or "error"; on the hub what went wrong reading the database'),
+    db_detail: z.string().nullable().optional().describe('Why db is not "ok", in words; null when it is'),
     ...deps.extra?.shape,
   });
   return [
@@ -32,12 +40,15 @@ export function systemRoutes(deps: SystemRouteDeps): Route[] {
       response: Health, responseName: 'Health', errors: [503],
       handler: async () => {
         const base = { version: VERSION, uptime_s: Math.round((deps.now() - deps.startedAt) / 100) / 10, ...deps.extra?.values() };
+        let check: void | DbCheck;
         try {
-          await deps.checkDb();
-          return { status: 'ok', ...base, db: 'ok' };
+          check = await deps.checkDb();
         } catch (error) {
           return new Reply(503, { status: 'unavailable', ...base, db: (error as Error).message });
         }
+        if (!check) return { status: 'ok', ...base, db: 'ok' };
+        if (check.db === 'ok') return { status: 'ok', ...base, db: 'ok', db_detail: null };
+        return new Reply(503, { status: 'unavailable', ...base, db: check.db, db_detail: check.detail });
       },
     }),
     route({

@@ -1,9 +1,12 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { systemClock } from '../lib/clock.ts';
 import { StartupError } from '../lib/errors.ts';
 import { createLogger, pickLogFormat } from '../lib/log.ts';
 import { serveUntilSignal, systemdNotifier } from '../lib/systemd.ts';
 import { startHub } from './app.ts';
-import { readHubConfig } from './config.ts';
+import { DEFAULT_HUB_SQLITE_PATH, readHubConfig } from './config.ts';
 import { DEFAULT_TENANT, HubKeyService } from './keys/service.ts';
 import { TOPIC_SEGMENT } from '../lib/topics.ts';
 import { openHubStore } from './store/store.ts';
@@ -35,6 +38,7 @@ export async function runHubCommand(values: Record<string, string | boolean | un
   // The tenant is an MQTT topic level too (fieldbridge/v1/<tenant>/...), so the same rule.
   if (!TOPIC_SEGMENT.test(tenant)) throw new HubUsageError('--tenant must be 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit');
   const config = readHubConfig(env);
+  if ('sqlitePath' in config.store) checkHubDatabaseExists(config.store.sqlitePath, env);
   const store = await openHubStore(config.store);
   try {
     const created = await new HubKeyService(store, systemClock).create(tenant, label, role);
@@ -44,6 +48,29 @@ export async function runHubCommand(values: Record<string, string | boolean | un
     await store.close();
   }
   return 0;
+}
+
+/**
+ * create-key adds a key to the database the running hub uses; it never creates one. A key
+ * written to a new file (HUB_SQLITE_PATH unset in the shell while the service sets it) is a
+ * key the hub rejects, printed as if it worked. Exit code 1, naming the path it looked at.
+ */
+function checkHubDatabaseExists(path: string, env: NodeJS.ProcessEnv): void {
+  const where = `${resolve(path)} (${env.HUB_SQLITE_PATH ? 'HUB_SQLITE_PATH' : `HUB_SQLITE_PATH is unset, so the default ${DEFAULT_HUB_SQLITE_PATH}`})`;
+  const fix = 'set HUB_SQLITE_PATH (or HUB_DATABASE_URL) to what the hub service uses, or start the hub once to create its database';
+  if (!existsSync(path)) throw new StartupError(`hub create-key: no hub database at ${where}; create-key never creates one: ${fix}`);
+  let isHub = false;
+  try {
+    const db = new DatabaseSync(path, { readOnly: true });
+    try {
+      isHub = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'hub_migrations'").get() !== undefined;
+    } finally {
+      db.close();
+    }
+  } catch {
+    // Not a SQLite file at all: reported below like any other non-hub file.
+  }
+  if (!isHub) throw new StartupError(`hub create-key: ${where} is not a hub database (no hub_migrations table); create-key never creates one: ${fix}`);
 }
 
 async function runHub(env: NodeJS.ProcessEnv): Promise<number> {

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
-export type IdPrefix = 'ifc' | 'rul' | 'msg' | 'dlv' | 'ctc' | 'grp' | 'key' | 'req' | 'evt' | 'brg' | 'ten';
+export type IdPrefix = 'ifc' | 'rul' | 'msg' | 'dlv' | 'fbl' | 'ctc' | 'grp' | 'key' | 'req' | 'evt' | 'brg' | 'ten';
 
 let lastMs = -1;
 let lastRandom: number[] = [];

@@ -26,3 +26,24 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   const keysB = Object.keys(b).filter((k) => b[k] !== undefined);
   return keysA.length === keysB.length && keysA.every((k) => b[k] !== undefined && jsonEqual(a[k], b[k]));
 }
+
+/**
+ * How deeply a JSON value nests arrays and objects (a scalar is 0, `[]` and `{}` are 1),
+ * counted without recursion, so no value can overflow the call stack here. Counting stops
+ * once `stopAbove` is passed (the answer is then stopAbove + 1): a caller asking "deeper
+ * than N?" walks no further than it needs to.
+ */
+export function jsonDepth(value: unknown, stopAbove = Number.POSITIVE_INFINITY): number {
+  let deepest = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > deepest) deepest = depth;
+    if (deepest > stopAbove) return deepest;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return deepest;
+}

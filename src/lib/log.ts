@@ -6,6 +6,8 @@
 // Field names that look like secrets are replaced before a line is written: a key or a
 // password must never reach the journal, whatever the caller passes.
 
+import { invalid } from './env.ts';
+
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 export type LogFormat = 'journald' | 'json' | 'pretty';
 export type LogFields = Record<string, unknown>;
@@ -21,7 +23,8 @@ export interface Logger {
 const RANK: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
 // syslog(3) priorities, which journald reads from the "<N>" prefix.
 const SYSLOG_PRIORITY: Record<LogLevel, number> = { error: 3, warn: 4, info: 6, debug: 7 };
-const SECRET_FIELD = /(^|_)(key|secret|password|passwd|token|authorization|psk)$/i;
+// pin and puk: a SIM's codes (an sms interface's `pin`, a `sim_pin`; issue 14).
+const SECRET_FIELD = /(^|_)(key|secret|password|passwd|token|authorization|psk|pin|puk)$/i;
 const REDACTED = '[redacted]';
 
 export interface LoggerOptions {
@@ -31,10 +34,16 @@ export interface LoggerOptions {
   now?: () => Date;
 }
 
+const LOG_FORMATS: readonly LogFormat[] = ['json', 'journald', 'pretty'];
+
+/** SERVICE_LOG_FORMAT / HUB_LOG_FORMAT: unset or empty picks journald under systemd
+ *  (JOURNAL_STREAM set) and pretty otherwise; a format's name picks it; anything else stops
+ *  the start like every bad environment value (docs/design.md section 4). */
 export function pickLogFormat(env: NodeJS.ProcessEnv, formatVariable: string): LogFormat {
-  if (env[formatVariable] === 'json') return 'json';
-  if (env.JOURNAL_STREAM) return 'journald';
-  return 'pretty';
+  const raw = env[formatVariable];
+  if (raw === undefined || raw === '') return env.JOURNAL_STREAM ? 'journald' : 'pretty';
+  if ((LOG_FORMATS as readonly string[]).includes(raw)) return raw as LogFormat;
+  throw invalid(formatVariable, `one of ${LOG_FORMATS.join(', ')}, or unset to choose by where the output goes`, raw);
 }
 
 export function createLogger(options: LoggerOptions = {}, bound: LogFields = {}): Logger {

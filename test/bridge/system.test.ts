@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { startTestBridge } from '../helpers/bridge.ts';
 
 test('GET /api/health answers without a key', async () => {
@@ -27,6 +27,54 @@ test('GET /api/health answers 503 when the database cannot be read', async () =>
     assert.is.not(r.body.db, 'ok');
   } finally {
     await t.bridge.close(1000).catch(() => {});
+  }
+});
+
+/** Another process takes the database's write lock (BEGIN EXCLUSIVE) and holds it for holdMs. */
+async function holdLock(dbPath: string, holdMs: number): Promise<{ released: Promise<void> }> {
+  const code = `
+    const { DatabaseSync } = require('node:sqlite');
+    const db = new DatabaseSync(process.argv[1]);
+    db.exec('BEGIN EXCLUSIVE');
+    db.exec('UPDATE schema_version SET version = version');
+    process.stdout.write('locked\\n');
+    setTimeout(() => { db.exec('COMMIT'); db.close(); }, Number(process.argv[2]));`;
+  const child = spawn(process.execPath, ['-e', code, dbPath, String(holdMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const released = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise((resolve, reject) => {
+    child.stdout!.once('data', resolve);
+    child.once('exit', (c) => reject(new Error(`the lock holder exited (${c}) before locking`)));
+  });
+  return { released };
+}
+
+test('GET /api/health answers at once with db "busy" while another process holds the lock (issue 14)', async () => {
+  const t = await startTestBridge();
+  try {
+    const lock = await holdLock(t.dbPath, 3000);
+    const started = performance.now();
+    const r = await t.call('GET', '/api/health', { key: null });
+    const ms = performance.now() - started;
+    assert.ok(ms < 500, `health took ${Math.round(ms)} ms while the lock was held`);
+    assert.is(r.status, 503, r.text);
+    assert.is(r.body.status, 'unavailable');
+    assert.is(r.body.db, 'busy');
+    assert.match(r.body.db_detail, /another process holds the database's write lock/);
+    // Checked at most once a second: an immediate second call repeats the answer, no probe.
+    assert.is((await t.call('GET', '/api/health', { key: null })).body.db, 'busy');
+    // A read with a key answers at once too: the key's last_used_at (a hint) is not waited for.
+    const read = performance.now();
+    assert.is((await t.call('GET', '/api/interfaces')).status, 200);
+    assert.ok(performance.now() - read < 500, `an authenticated read took ${Math.round(performance.now() - read)} ms`);
+    await lock.released;
+    await new Promise((r) => setTimeout(r, 1000));
+    const after = await t.call('GET', '/api/health', { key: null });
+    assert.is(after.status, 200, after.text);
+    assert.is(after.body.db, 'ok');
+    // The connection waits again for locks as before (a write after the check still waits).
+    assert.is((t.bridge.services.db.prepare('PRAGMA busy_timeout').get() as { timeout: number }).timeout, 5000);
+  } finally {
+    await t.stop();
   }
 });
 

@@ -90,6 +90,7 @@ test('a bad environment value stops the start with one line naming the variable'
     [{ SERVICE_LISTEN: 'not-an-address' }, /^fieldbridge: SERVICE_LISTEN: expected host:port/],
     [{ SERVICE_LISTEN: '127.0.0.1:70000' }, /SERVICE_LISTEN: expected a port from 0 to 65535/],
     [{ SERVICE_LOG_LEVEL: 'loud' }, /SERVICE_LOG_LEVEL: expected one of error, warn, info, debug, got "loud"/],
+    [{ SERVICE_LOG_FORMAT: 'xml' }, /^fieldbridge: SERVICE_LOG_FORMAT: expected one of json, journald, pretty, or unset to choose by where the output goes, got "xml"$/m],
     [{ SERVICE_RETENTION_DAYS: '-1' }, /SERVICE_RETENTION_DAYS/],
     [{ SERVICE_RETENTION_DAYS: 'ten' }, /SERVICE_RETENTION_DAYS/],
   ];

@@ -46,11 +46,11 @@ const untilState = (id: string, state: string, timeoutMs = 10_000) =>
     return d.state === state ? d : undefined;
   }, timeoutMs);
 
-/** A delivery that waits for its interface stays pending and spends no attempt. */
+/** A delivery that waits for its interface is held and spends no attempt (docs/routing.md, "Held, not failed"). */
 async function assertWaits(id: string, why: string) {
   await pause(WAIT_MS);
   const d = await delivery(id);
-  assert.is(d.state, 'pending', `${why}: still pending`);
+  assert.is(d.state, 'held', `${why}: held`);
   assert.is(d.attempts, 0, `${why}: no attempt spent`);
 }
 
@@ -239,8 +239,9 @@ test('delivery pending -> retry: moves to the front of its queue, skipping its b
   await ok('POST', '/api/interfaces/queue/disable');
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) ids.push((await send('walk-queue', `q${i}`)).deliveries[0].id);
+  for (const id of ids) await untilState(id, 'held');
   const retried = await ok('POST', `/api/deliveries/${ids[2]}/retry`);
-  assert.is(retried.state, 'pending', 'waits for its interface, at the front');
+  assert.is(retried.state, 'held', 'waits for its interface, at the front');
   assert.is(retried.attempts, 0);
   await ok('POST', '/api/interfaces/queue/enable');
   const done = await Promise.all(ids.map((id) => untilState(id, 'delivered')));

@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { keyLookup } from '../../src/auth/secrets.ts';
+import { openHubStore } from '../../src/hub/store/store.ts';
 
 // `fieldbridge hub ...` as a real process, the way an operator runs it.
 
@@ -17,7 +18,37 @@ const run = (args: string[], env: Record<string, string> = {}) =>
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
-test('create-key prints the key once on stdout and creates a named tenant', () => {
+test('create-key never creates a database: a missing or non-hub file is refused, naming the path it looked at', () => {
+  const missing = join(dir, 'nowhere', 'hub.db');
+  const r = run(['create-key', '--role', 'owner', '--label', 'x'], { HUB_SQLITE_PATH: missing });
+  assert.is(r.status, 1, r.stderr);
+  assert.is(r.stdout, '', 'no key printed');
+  assert.match(r.stderr, `no hub database at ${missing} (HUB_SQLITE_PATH)`);
+  assert.match(r.stderr, 'never creates one');
+  assert.not.ok(existsSync(missing), 'nothing created');
+  // A file that is not a hub's (the bridge's database, an empty file) is not turned into one.
+  const other = join(dir, 'bridge.db');
+  const db = new DatabaseSync(other);
+  db.exec('CREATE TABLE api_keys (id TEXT)');
+  db.close();
+  writeFileSync(join(dir, 'empty.db'), '');
+  for (const path of [other, join(dir, 'empty.db')]) {
+    const o = run(['create-key', '--role', 'owner', '--label', 'x'], { HUB_SQLITE_PATH: path });
+    assert.is(o.status, 1, o.stderr);
+    assert.match(o.stderr, `${path} (HUB_SQLITE_PATH) is not a hub database`);
+  }
+  // Unset: the default path is named as such (only checked where no hub lives at the default).
+  if (!existsSync('/data/hub.db')) {
+    const d = run(['create-key', '--role', 'owner', '--label', 'x'], { HUB_SQLITE_PATH: '' });
+    assert.is(d.status, 1, d.stderr);
+    assert.match(d.stderr, 'no hub database at /data/hub.db (HUB_SQLITE_PATH is unset, so the default /data/hub.db)');
+    assert.not.ok(existsSync('/data/hub.db'));
+  }
+});
+
+test('create-key prints the key once on stdout and creates a named tenant', async () => {
+  // The hub has run once: its database exists.
+  await (await openHubStore({ sqlitePath: dbPath })).close();
   const r = run(['create-key', '--role', 'owner', '--label', 'onboarding', '--tenant', 'acme']);
   assert.is(r.status, 0, r.stderr);
   const key = r.stdout.trim();
@@ -49,7 +80,7 @@ test('bad arguments exit 2 and say what is wrong', () => {
 });
 
 test('a bad environment value stops the start with one line naming the variable', () => {
-  for (const [name, value] of [['HUB_LISTEN', 'nowhere'], ['HUB_MQTT_URL', 'http://broker'], ['HUB_MQTT_SHARED', 'yes'], ['HUB_LOG_LEVEL', 'loud'], ['HUB_DATABASE_URL', 'mysql://x']]) {
+  for (const [name, value] of [['HUB_LISTEN', 'nowhere'], ['HUB_MQTT_URL', 'http://broker'], ['HUB_MQTT_SHARED', 'yes'], ['HUB_LOG_LEVEL', 'loud'], ['HUB_LOG_FORMAT', 'xml'], ['HUB_DATABASE_URL', 'mysql://x']]) {
     const r = run([], { [name]: value });
     assert.is(r.status, 1, name);
     assert.is(r.stderr.trim().split('\n').length, 1, r.stderr);

@@ -1,12 +1,28 @@
 import { z } from 'zod';
-import { defineDriver, unspecifiedSettings } from '../driver-module.ts';
+import { defineDriver } from '../driver-module.ts';
+import { iridiumSimulator } from '../simulators/iridium/cli.ts';
+import { openIridiumSimLink } from '../simulators/iridium/link.ts';
+import { createIridiumBearer } from './driver.ts';
+import { IridiumSettings } from './settings.ts';
+import { iridiumStats } from './stats.ts';
 
-// The Iridium SBD satellite modem (docs/protocols/iridium-sbd.md). No driver in this release
-// yet: the kind can be configured, and binding it reports "no driver".
+// The Iridium SBD satellite modem (9602, 9603, RockBLOCK; docs/iridium.md, wire facts
+// docs/protocols/iridium-sbd.md) as a driver module, on the shared AT session (bearers/at/).
+// No probe: `auto` never claims a satellite modem, so an iridium interface is bound by its
+// by-id path or USB serial. The serial speed is the interface's `baud` setting.
 
 export const iridiumDriver = defineDriver({
   kind: 'iridium',
   title: 'Iridium',
-  settings: unspecifiedSettings,
-  contact: { field: 'iridium', schema: z.string().trim().min(1).max(200), description: 'Iridium/RockBLOCK destination' },
+  settings: IridiumSettings as unknown as z.ZodType<Record<string, unknown>>,
+  contact: {
+    field: 'iridium',
+    schema: z.string().trim().regex(/^(gateway|RB[0-9]{1,7})$/, 'must be "gateway" or "RB" and a RockBLOCK serial number, e.g. RB0001234'),
+    description: 'Iridium destination: "gateway" (the provider delivers it) or a RockBLOCK, "RB" and its serial number',
+  },
+  create: (ctx) => createIridiumBearer(ctx, { openLink: ctx.openLink }),
+  baudRate: (settings) => (typeof settings.baud === 'number' ? settings.baud : 19200),
+  openSim: (channel) => openIridiumSimLink(channel),
+  simulator: iridiumSimulator,
+  stats: iridiumStats,
 });

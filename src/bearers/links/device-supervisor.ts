@@ -179,3 +179,20 @@ function errorText(error: unknown): string {
   if (error instanceof AppError && error.code.startsWith('ERR_') && !error.message.startsWith(error.code)) return `${error.code}: ${error.message}`;
   return error instanceof Error ? error.message : String(error);
 }
+
+/** What a driver gives to have its device kept up: how to open it, its bring-up over a fresh
+ *  link, where its states go, and its backoff (initial and largest wait). */
+export interface SupervisedDevice {
+  open: DeviceSupervisorOptions['open'];
+  session: DeviceSupervisorOptions['session'];
+  onState: NonNullable<DeviceSupervisorOptions['onState']>;
+  backoff: { initialMs: number; maxMs: number };
+}
+
+/** The supervisor every driver starts in start(device): the bearer context's clock, a logger
+ *  naming the device, started at once. */
+export function superviseDevice(ctx: { clock: Clock; log: Logger }, device: string, parts: SupervisedDevice): DeviceSupervisor {
+  const supervisor = new DeviceSupervisor({ device, clock: ctx.clock, log: ctx.log.child({ device }), ...parts });
+  supervisor.start();
+  return supervisor;
+}

@@ -96,7 +96,7 @@ export function formatPortValue(value: PortValue): string {
 
 /**
  * The API and settings schema: a string that parsePortValue accepts. Transform-free so it
- * converts to JSON Schema (docs/tooling.md, zod 4.6); callers parse again to get the structure.
+ * converts to JSON Schema (docs/dependencies.md, "zod 4.6"); callers parse again to get the structure.
  */
 export const PortValueSchema = z
   .string()

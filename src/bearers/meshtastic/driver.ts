@@ -1,7 +1,7 @@
 import type { Bearer, BearerContext, BearerState, DeviceSection, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
-import { DeviceSupervisor } from '../links/device-supervisor.ts';
+import { superviseDevice, type DeviceSupervisor } from '../links/device-supervisor.ts';
 import type { Link } from '../links/link.ts';
 import { AckBook, DeviceQueue } from './acks.ts';
 import { editSession, loraChange, moduleChanges, ownerChange, ownerReport, radioReport, type Change } from './admin.ts';
@@ -104,16 +104,12 @@ export class MeshtasticBearer implements Bearer {
     this.#device = device;
     this.#modulesSeen = this.#ctx.deviceConfig.desired('modules') as Record<string, Record<string, unknown>> | null;
     this.#unsubscribe = this.#ctx.deviceConfig.onChange((section, value, part) => this.#configChanged(section, value, part));
-    this.#supervisor = new DeviceSupervisor({
-      device,
+    this.#supervisor = superviseDevice(this.#ctx, device, {
       open: (d) => this.#options.openLink(d),
       session: (link) => this.#session(link),
       onState: (s) => this.#onSupervisorState(s),
-      clock: this.#ctx.clock,
-      log: this.#ctx.log.child({ device }),
       backoff: { initialMs: this.#timing.backoffInitialMs, maxMs: this.#timing.backoffMaxMs },
     });
-    this.#supervisor.start();
   }
 
   async stop(): Promise<void> {

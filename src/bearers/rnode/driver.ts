@@ -1,7 +1,7 @@
 import type { Bearer, BearerContext, BearerState, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
-import { DeviceSupervisor } from '../links/device-supervisor.ts';
+import { superviseDevice, type DeviceSupervisor } from '../links/device-supervisor.ts';
 import type { Link } from '../links/link.ts';
 import { TxQueue } from './flow.ts';
 import { encodeFrame, KISS_MAX_PAYLOAD, KissDecoder } from '../codec/kiss.ts';
@@ -97,17 +97,13 @@ export class RNodeBearer implements Bearer {
   async start(device: string): Promise<void> {
     if (this.#supervisor) await this.stop();
     this.#device = device;
-    const log = this.#ctx.log.child({ interface: this.#ctx.interfaceName, device });
-    this.#supervisor = new DeviceSupervisor({
-      device,
+    const log = this.#ctx.log.child({ interface: this.#ctx.interfaceName });
+    this.#supervisor = superviseDevice({ clock: this.#ctx.clock, log }, device, {
       open: (d) => this.#options.openLink(d),
       session: (link) => this.#session(link),
       onState: (s) => this.#onSupervisorState(s),
-      clock: this.#ctx.clock,
-      log,
       backoff: { initialMs: this.#timing.backoffInitialMs, maxMs: this.#timing.backoffMaxMs },
     });
-    this.#supervisor.start();
   }
 
   /** Radio off, then LEAVE (docs/protocols/rnode.md 1.4 step 7), then the link closes. */

@@ -107,12 +107,20 @@ export function resolveRadioSettings(input: unknown): ResolveResult {
   };
 }
 
+/** What to give instead, named in every missing-radio-field error (docs/api.md 2.7). */
+const GIVE_PRESET = `give settings.preset (${PRESET_NAMES.join(', ')}) or all five radio fields (${RADIO_FIELDS.join(', ')})`;
+
 /** The rules across fields: a preset or all five radio fields; a beacon interval needs a callsign. */
 export function crossFieldErrors(s: Partial<Record<string, unknown>>): FieldError[] {
   const errors: FieldError[] = [];
   const preset = typeof s.preset === 'string' ? findPreset(s.preset) : undefined;
-  for (const field of RADIO_FIELDS) {
-    if ((s[field] ?? preset?.[field]) == null) errors.push({ path: field, message: 'required when no preset is given' });
+  const missing = RADIO_FIELDS.filter((field) => (s[field] ?? preset?.[field]) == null);
+  if (s.preset == null && missing.length === RADIO_FIELDS.length) {
+    // Nothing radio given at all (an interface created with a device and no settings): one
+    // error, on the field most people want, rather than five about fields they never meant to set.
+    errors.push({ path: 'preset', message: `required: ${GIVE_PRESET}` });
+  } else {
+    for (const field of missing) errors.push({ path: field, message: `required when no preset is given: ${GIVE_PRESET}` });
   }
   if (s.beacon_interval_s != null && s.callsign == null) errors.push({ path: 'beacon_interval_s', message: 'a beacon interval needs a callsign to send' });
   return errors;

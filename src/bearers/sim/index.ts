@@ -1,17 +1,19 @@
 import { z } from 'zod';
 import { defineDriver } from '../driver-module.ts';
-import { createSimBearer, SimSettings } from './sim-bearer.ts';
+import { simRoutes } from './routes.ts';
+import { createSimBearer, SIM_BEHAVIOURS, SimSettings } from './sim-bearer.ts';
 
 // The built-in `sim` bearer as a driver module: the smallest complete example of a kind
 // (docs/architecture.md, "Adding a driver"). It carries mesh traffic, so it shares the mesh
-// contact address with Meshtastic and simulate-mesh-rx may inject on it.
+// contact address with Meshtastic and simulate-mesh-rx may inject on it. Its one route takes
+// an interface's link down and up (routes.ts).
 
 const SimStats = z.object({
   sent: z.number().int().describe('Frames this bearer sent'),
-  failed: z.number().int().describe('Sends that failed (behaviour fail, or larger than the mtu)'),
+  failed: z.number().int().describe('Sends that failed (a fail behaviour, the link down, or larger than the mtu)'),
   received: z.number().int().describe('Frames heard from other sim bearers on the channel'),
   channel: z.string().nullable().describe('The sim:// channel, null when not started'),
-  behaviour: z.enum(['deliver', 'fail', 'fail_then_deliver']),
+  behaviour: z.enum(SIM_BEHAVIOURS),
   mtu: z.number().int().describe('bytes'),
 });
 
@@ -22,6 +24,7 @@ export const simDriver = defineDriver({
   contact: { field: 'mesh' },
   meshTraffic: true,
   create: createSimBearer,
+  routes: (api) => simRoutes(api),
   stats: {
     schema: SimStats,
     // Zeros and the settings while no bearer runs (disabled or unbound).

@@ -60,3 +60,60 @@ export function parseTargets(values: Record<string, unknown>, examples: { tcp: s
   if (targets.length === 0) throw new SimUsageError('give at least one --tcp HOST:PORT or --pty PATH');
   return targets;
 }
+
+/** A simulated device as `fieldbridge sim` runs it. */
+export interface RunnableDevice {
+  close(): void;
+  sendGarbage(): void;
+}
+
+export interface ServedDevice<D extends RunnableDevice> {
+  device: D;
+  transport: SimTransport;
+}
+
+/**
+ * One device per target, each made by `make` and served by `serve` (TCP or pty), then told
+ * with `announce`. When one cannot be served, the ones already up are closed and the error is
+ * thrown: a half-started simulator is never left running.
+ */
+export async function serveDevices<D extends RunnableDevice>(
+  targets: SimTarget[],
+  make: (index: number) => D,
+  serve: (device: D, target: SimTarget) => Promise<SimTransport>,
+  announce: (served: ServedDevice<D>) => void,
+): Promise<ServedDevice<D>[]> {
+  const served: ServedDevice<D>[] = [];
+  try {
+    for (const [i, target] of targets.entries()) {
+      const device = make(i);
+      let transport: SimTransport;
+      try {
+        transport = await serve(device, target);
+      } catch (e) {
+        device.close();
+        throw e;
+      }
+      served.push({ device, transport });
+      announce({ device, transport });
+    }
+  } catch (e) {
+    await closeDevices(served);
+    throw e;
+  }
+  return served;
+}
+
+export async function closeDevices(served: ServedDevice<RunnableDevice>[]): Promise<void> {
+  for (const s of served) {
+    await s.transport.close();
+    s.device.close();
+  }
+}
+
+/** Runs the served devices until stopped (runUntilStopped), then closes them. */
+export async function runServed(served: ServedDevice<RunnableDevice>[], options: SimRunOptions, write: (line: string) => void): Promise<void> {
+  options.onReady?.(served.map((s) => s.transport.device));
+  await runUntilStopped(served.map((s) => ({ transport: s.transport, sendGarbage: () => s.device.sendGarbage() })), options, write);
+  await closeDevices(served);
+}

@@ -4,7 +4,7 @@ import type { TimerHandle } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import { AtSession, type AtResult } from '../at/command-queue.ts';
 import { parseInfo } from '../codec/at.ts';
-import { DeviceSupervisor } from '../links/device-supervisor.ts';
+import { superviseDevice, type DeviceSupervisor } from '../links/device-supervisor.ts';
 import type { Link } from '../links/link.ts';
 import { DailyBudget } from './budget.ts';
 import { decodePdu, encodeSubmit, normalizeNumber, planData, planMessage, type SmsStatusReport } from './codec/index.ts';
@@ -67,6 +67,12 @@ export class SmsBearer implements Bearer {
   #cnmi: string | null = null;
   #reference = Math.floor(Math.random() * 256);
   #timers: { poll?: TimerHandle; budget?: TimerHandle } = {};
+  /** A long message whose first parts went out before a part failed, by delivery: its retry
+   *  sends only the rest, under the same concatenation reference, so the recipient's phone
+   *  assembles one message and nobody pays for a part twice (kept in memory: after a restart
+   *  the retry sends every part, as before). Without delivery reports only: with them, the
+   *  reports of the earlier parts belong to the failed attempt. */
+  readonly #partial = new Map<string, { to: string; digest: string; reference: number; total: number; sent: number; references: number[] }>();
   readonly #counters = { received: 0, sent_parts: 0, sent_messages: 0, failed: 0, reports: 0, undecodable: 0, deleted: 0, store_failures: 0, incomplete: 0 };
 
   constructor(ctx: BearerContext, options: SmsDriverOptions) {
@@ -91,16 +97,12 @@ export class SmsBearer implements Bearer {
   async start(device: string): Promise<void> {
     if (this.#supervisor) await this.stop();
     this.#device = device;
-    this.#supervisor = new DeviceSupervisor({
-      device,
+    this.#supervisor = superviseDevice(this.#ctx, device, {
       open: (d) => this.#options.openLink(d),
       session: (link) => this.#session(link),
       onState: (s) => this.#onSupervisorState(s),
-      clock: this.#ctx.clock,
-      log: this.#ctx.log.child({ device }),
       backoff: { initialMs: this.#timing.backoffInitialMs, maxMs: this.#timing.backoffMaxMs },
     });
-    this.#supervisor.start();
   }
 
   async stop(): Promise<void> {
@@ -118,14 +120,21 @@ export class SmsBearer implements Bearer {
   async send(frame: OutboundFrame): Promise<SendResult> {
     const to = normalizeNumber(frame.to, this.settings.default_country_code ?? undefined);
     if (!to.ok) return this.#failed({ ok: false, retryable: false, error: `ERR_SMS_NUMBER: ${JSON.stringify(frame.to)} is not a phone number: ${to.reason}` });
-    const reference = (this.#reference = (this.#reference + 1) & 0xff);
+    // Same delivery, same recipient, same bytes: a retry of a message cut short (#partial).
+    const digest = createHash('sha256').update(frame.payload).digest('hex');
+    const stored = this.settings.delivery_reports ? undefined : this.#partial.get(frame.deliveryId);
+    const earlier = stored && stored.to === to.number && stored.digest === digest ? stored : undefined;
+    const reference = earlier ? earlier.reference : (this.#reference = (this.#reference + 1) & 0xff);
     const options = { maxParts: this.settings.max_parts, reference };
     const planned = frame.kind === 'text' && frame.text !== null ? planMessage(frame.text, { ...options, encoding: this.settings.encoding }) : planData(frame.payload, options);
     if (!planned.ok) {
       const limit = `this interface sends at most ${this.settings.max_parts} parts (${this.mtu} bytes of data)`;
       return this.#failed({ ok: false, retryable: false, error: `ERR_SMS_TOO_LONG: ${planned.error}; ${limit} (add a truncate transform, or raise max_parts)` });
     }
-    const parts = planned.plan.parts;
+    const allParts = planned.plan.parts;
+    // A retry of a message whose first parts went out: only the rest (same reference, same plan).
+    const resume = earlier && earlier.total === allParts.length ? earlier : undefined;
+    const parts = resume ? allParts.slice(resume.sent) : allParts;
     const perDay = this.settings.parts_per_day;
     if (perDay !== null && parts.length > perDay) {
       return this.#failed({ ok: false, retryable: false, error: `ERR_SMS_BUDGET: ${parts.length} parts will never fit in the daily budget of ${perDay} parts (shorten the message or raise parts_per_day)` });
@@ -138,26 +147,31 @@ export class SmsBearer implements Bearer {
     // Reserved now, before anything awaits, so concurrent sends cannot overspend; what is not
     // sent is given back.
     this.#budget.spend(parts.length);
-    const references: number[] = [];
+    const references: number[] = [...(resume?.references ?? [])];
     // Registered before the first part: a part's report can come while the next is sent.
     const report = this.settings.delivery_reports ? this.#reports.open(to.number, this.settings.report_timeout_s * 1000) : null;
     for (const part of parts) {
       const pdu = encodeSubmit(part, { destination: to.number, smsc: this.settings.smsc, statusReport: this.settings.delivery_reports });
       const r = await at.run(`AT+CMGS=${pdu.tpduLength}`, { promptData: new TextEncoder().encode(`${pdu.hex}\x1a`), timeoutMs: this.#timing.sendTimeoutMs });
       if (!r.ok) {
-        const unsent = parts.length - references.length - (r.dataWritten ? 1 : 0);
+        const sentNow = references.length - (resume?.sent ?? 0);
+        const unsent = parts.length - sentNow - (r.dataWritten ? 1 : 0);
         this.#budget.spend(-unsent);
         report?.cancel();
-        return this.#failed(this.#sendFailure(r, references.length, parts.length));
+        if (!this.settings.delivery_reports && references.length > 0) {
+          this.#partial.set(frame.deliveryId, { to: to.number, digest, reference, total: allParts.length, sent: references.length, references: [...references] });
+        }
+        return this.#failed(this.#sendFailure(r, references.length, allParts.length, !this.settings.delivery_reports));
       }
       this.#counters.sent_parts++;
       const mr = parseInfo(r.info.find((l) => l.startsWith('+CMGS')) ?? '').args[0];
-      const reference = typeof mr === 'number' ? mr : -1;
-      references.push(reference);
-      report?.expect(reference);
+      const messageReference = typeof mr === 'number' ? mr : -1;
+      references.push(messageReference);
+      report?.expect(messageReference);
     }
     this.#counters.sent_messages++;
-    const meta = { parts: parts.length, encoding: planned.plan.encoding, message_references: references };
+    this.#partial.delete(frame.deliveryId);
+    const meta = { parts: allParts.length, encoding: planned.plan.encoding, message_references: references, ...(resume ? { resumed_after_part: resume.sent } : {}) };
     if (!report) return { ok: true, meta: { ...meta, delivered: 'accepted by the SMS centre' } };
     const result = await report.done();
     if (result.ok) return { ok: true, meta: { ...meta, delivered: result.meta?.delivered ?? 'confirmed by the recipient\'s phone (status report)' } };
@@ -391,8 +405,8 @@ export class SmsBearer implements Bearer {
     return r;
   }
 
-  #sendFailure(r: AtResult, sentParts: number, totalParts: number): SendResult & { ok: false } {
-    const partial = sentParts > 0 ? ` after ${sentParts} of ${totalParts} parts went out (a retry sends them again)` : '';
+  #sendFailure(r: AtResult, sentParts: number, totalParts: number, resumes: boolean): SendResult & { ok: false } {
+    const partial = sentParts > 0 ? ` after ${sentParts} of ${totalParts} parts went out (${resumes ? 'a retry sends only the rest' : 'a retry sends them again'})` : '';
     if (r.error === 'TIMEOUT') {
       return { ok: false, retryable: true, error: `ERR_SMS_TIMEOUT: the modem did not confirm the SMS within ${this.#timing.sendTimeoutMs / 1000} s${r.dataWritten ? ' (it may have been sent)' : ''}${partial}` };
     }

@@ -1,5 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
-import { transaction } from '../../db/sqlite.ts';
+import { transaction, withoutBusyWait } from '../../db/sqlite.ts';
 import { silentLogger, type Logger } from '../../lib/log.ts';
 
 export interface AuditEntry {
@@ -12,26 +12,65 @@ export interface AuditEntry {
   request_id: string;
 }
 
+/** bridge.audit in the configuration (docs/config.md). */
+export interface AuditLimits {
+  /** Entries older than this many days are deleted by the daily AuditRetention; 0 = no age limit. */
+  retention_days: number;
+  /** At most this many entries are kept: the oldest go as new ones are written. */
+  max_rows: number;
+}
+
+/** The defaults of bridge.audit (config/sections.ts), for a store built without configuration. */
+export const DEFAULT_AUDIT_LIMITS: AuditLimits = { retention_days: 90, max_rows: 100_000 };
+
+/** Most entries kept in memory waiting to be written (issue 14): about 1 MB. */
+export const MAX_QUEUED_AUDIT_ENTRIES = 10_000;
+
+/** Longest path an entry keeps, marker included (issue 14: a URL may be ~15 KB). */
+export const AUDIT_PATH_MAX = 512;
+
+/** The path as stored: at most AUDIT_PATH_MAX characters; a longer one is cut and ends with
+ *  "...[truncated, N chars]" giving its full length. */
+export function boundedPath(path: string): string {
+  if (path.length <= AUDIT_PATH_MAX) return path;
+  const marker = `...[truncated, ${path.length} chars]`;
+  return path.slice(0, AUDIT_PATH_MAX - marker.length) + marker;
+}
+
 /**
- * SQL for the audit log: one row per mutating API call. Never pruned by retention.
+ * SQL for the audit log: one row per mutating API call made with a valid key.
  * Entries are written when the answer has gone out, so they are queued and committed
  * together once per turn of the event loop: under load that saves a commit per request,
  * and it loses nothing the old way would have kept (a crash after the answer lost the entry
  * then too). Reads commit the queue first.
+ * Bounded (issue 14): each path is cut to AUDIT_PATH_MAX characters, and every commit deletes
+ * the entries past limits().max_rows in the same transaction, so the table never holds more.
+ * Ids only grow (AUTOINCREMENT), so "older than the newest max_rows" is an id range: a seek,
+ * not a scan. Age is pruned daily by AuditRetention (retention.ts).
  */
 export class AuditStore {
   readonly #db: DatabaseSync;
   readonly #queue: Array<Omit<AuditEntry, 'id'>> = [];
+  #dropped = 0;
   #scheduled: { cancel(): void } | undefined;
   readonly #log: Logger;
+  readonly #limits: () => AuditLimits;
 
-  constructor(db: DatabaseSync, log: Logger = silentLogger) {
+  constructor(db: DatabaseSync, log: Logger = silentLogger, limits: () => AuditLimits = () => DEFAULT_AUDIT_LIMITS) {
     this.#db = db;
     this.#log = log;
+    this.#limits = limits;
   }
 
   insert(e: Omit<AuditEntry, 'id'>): void {
-    this.#queue.push(e);
+    // Bounded in memory too (issue 14, item 6): while nothing can be written (a full disk),
+    // entries past MAX_QUEUED_AUDIT_ENTRIES are counted, not kept; the count is logged when
+    // dropping starts and again once writing works.
+    if (this.#queue.length >= MAX_QUEUED_AUDIT_ENTRIES) {
+      if (this.#dropped++ === 0) this.#log.error('audit_entries_dropped', { queued: this.#queue.length, action: `entries past ${MAX_QUEUED_AUDIT_ENTRIES} waiting to be written are dropped until the database takes writes again` });
+      return;
+    }
+    this.#queue.push({ ...e, path: boundedPath(e.path) });
     this.#schedule(0);
   }
 
@@ -57,16 +96,40 @@ export class AuditStore {
     }
     const entries = this.#queue.splice(0);
     try {
-      transaction(this.#db, () => {
+      // Never waits for a lock another process holds (issue 14, item 7): waiting froze the
+      // event loop up to 5 s after every mutating call. The entries wait in memory instead
+      // (bounded, see insert) and are tried again in a second.
+      withoutBusyWait(this.#db, () => transaction(this.#db, () => {
         const ins = this.#db.prepare('INSERT INTO audit_log (at, key_id, method, path, status, request_id) VALUES (?, ?, ?, ?, ?, ?)');
         for (const e of entries) ins.run(e.at, e.key_id, e.method, e.path, e.status, e.request_id);
-      });
+        this.#deleteBeyond(this.#limits().max_rows);
+      }));
+      if (this.#dropped > 0) {
+        this.#log.warn('audit_entries_lost', { count: this.#dropped, why: 'they came while the database took no writes and more were waiting' });
+        this.#dropped = 0;
+      }
     } catch (error) {
-      // Busy past 5 s: keep them, in order, and try again in a second.
+      // Locked by another process, or a full disk: keep them, in order, and try again in a second.
       this.#queue.unshift(...entries);
       this.#log.error('audit_write_failed', { error: (error as Error).message, action: 'kept in memory; retrying in 1 s' });
       this.#schedule(1000);
     }
+  }
+
+  /** Deletes all but the newest maxRows entries; returns how many went. */
+  pruneToRows(maxRows: number): number {
+    this.flush();
+    return this.#deleteBeyond(maxRows);
+  }
+
+  /** Deletes entries written before the cut-off (ISO 8601, as `at` is stored); returns how many. */
+  deleteOlderThan(cutoffIso: string): number {
+    this.flush();
+    return Number(this.#db.prepare('DELETE FROM audit_log WHERE at < ?').run(cutoffIso).changes);
+  }
+
+  #deleteBeyond(maxRows: number): number {
+    return Number(this.#db.prepare('DELETE FROM audit_log WHERE id <= (SELECT max(id) FROM audit_log) - ?').run(maxRows).changes);
   }
 
   /** Newest first, before an id (keyset). */

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { backup, DatabaseSync } from 'node:sqlite';
 import { BUSY_TIMEOUT_MS } from '../../db/sqlite.ts';
 import { AppError, StartupError } from '../../lib/errors.ts';
+import { PRIVATE_FILE_MODE, refuseOwnedBackupTarget } from '../data-files.ts';
 
 // `fieldbridge backup <file>` (issue 5; docs/api.md 9: "use the database's online backup command
 // while running; a plain copy of a live file may be inconsistent"). SQLite's online backup
@@ -43,6 +44,7 @@ export async function backupDatabase(options: BackupOptions): Promise<BackupResu
   const say = options.progress ?? (() => {});
   const source = resolve(options.source);
   const target = resolve(options.target);
+  refuseOwnedBackupTarget(source, target);
   if (source === target) throw new AppError('ERR_BACKUP_TARGET_IS_SOURCE', 400, `the backup target ${target} is the live database itself; name another file`);
   if (!existsSync(source) || !statSync(source).isFile()) {
     throw new AppError('ERR_BACKUP_SOURCE_MISSING', 404, `no bridge database at ${source}; set SERVICE_DB_PATH to the file the bridge uses`);
@@ -57,7 +59,7 @@ export async function backupDatabase(options: BackupOptions): Promise<BackupResu
 
   const partial = `${target}.partial-${process.pid}`;
   try {
-    closeSync(openSync(partial, 'wx'));
+    closeSync(openSync(partial, 'wx', PRIVATE_FILE_MODE));
   } catch (error) {
     throw unwritable(target, error);
   }

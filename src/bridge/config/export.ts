@@ -1,16 +1,17 @@
 import { z } from 'zod';
 import { PortValueSchema } from '../../bearers/links/port-value.ts';
-import { ContactAddressesSchema, GroupMembersSchema } from '../contacts/routes.ts';
+import { ContactAddressesSchema, GroupMembersSchema, PreferSchema } from '../contacts/routes.ts';
 import type { BookRow } from '../contacts/store.ts';
 import { DEFAULT_RETRY_POLICY, RetryPolicy } from '../deliveries/backoff.ts';
 import { driverFor, INTERFACE_KINDS, type InterfaceKind } from '../../bearers/drivers.ts';
 import { InterfaceName } from '../interfaces/routes.ts';
 import type { InterfaceRow } from '../interfaces/store.ts';
 import { TransformPipeline } from '../interfaces/transforms.ts';
-import { refineRuleAction, RULE_ACTION_FIELDS, RuleMatch } from '../rules/match.ts';
+import { mapDestinationInterfaces, refineRuleAction, RULE_ACTION_FIELDS, RuleMatch } from '../rules/match.ts';
 import { Schedule } from '../rules/schedule.ts';
 import type { RuleRow } from '../rules/store.ts';
 import { ConfigSections, SECTION_NAMES, type ConfigValues } from './sections.ts';
+import { MAX_JSON_DEPTH } from '../../http/body.ts';
 
 // The configuration file (docs/api.md 2.6, 4.4 GET /api/config/export; issue 5): one readable,
 // hand-editable JSON document with every section, the interfaces, the access rules in
@@ -24,7 +25,9 @@ import { ConfigSections, SECTION_NAMES, type ConfigValues } from './sections.ts'
 //   in the entry schema's order; sections, settings, transforms, retry policies, filters and
 //   schedules in their schema's order (each value is passed through its schema, which also
 //   fills defaults a hand-written file left out). Settings of a kind without a field list (a
-//   kind whose driver is not in this release) have their keys sorted, recursively.
+//   kind whose driver is not in this release), or stored settings their kind's schema no
+//   longer takes, have their keys sorted at every level, iteratively and to a bounded depth
+//   (sortKeysDeep; issue 14).
 // - Interfaces, groups and contacts are sorted by name; access rules keep evaluation order,
 //   which is their meaning.
 // - 2-space indentation and a final newline.
@@ -54,14 +57,15 @@ export const RuleEntry = z
     match: RuleMatch.describe('As in the access rules API, with interfaces given by name'),
     schedule: Schedule.nullable().default(null).describe('null: always active'),
     action: RULE_ACTION_FIELDS.action,
-    destinations: RULE_ACTION_FIELDS.destinations.unwrap().default([]).describe('{interface (a name in this file), to}'),
+    destinations: RULE_ACTION_FIELDS.destinations.unwrap().default([]).describe('{interface (a name in this file), to}, or a fallback list of them'),
+    precedence: RULE_ACTION_FIELDS.precedence,
   })
   .superRefine(refineRuleAction);
 export type RuleEntry = z.output<typeof RuleEntry>;
 
 export const GroupEntry = z.strictObject({ name: InterfaceName, members: GroupMembersSchema });
 export type GroupEntry = z.output<typeof GroupEntry>;
-export const ContactEntry = z.strictObject({ name: InterfaceName, addresses: ContactAddressesSchema });
+export const ContactEntry = z.strictObject({ name: InterfaceName, addresses: ContactAddressesSchema, prefer: PreferSchema.optional() });
 export type ContactEntry = z.output<typeof ContactEntry>;
 
 /** The whole file, as export writes it (documentation and tests; import checks it piece by piece). */
@@ -112,8 +116,11 @@ export function serializeConfigFile(file: ConfigFile): string {
 function canonicalInterface(entry: InterfaceEntry): InterfaceEntry {
   const out = canonical(InterfaceEntry, entry);
   const schema = driverFor(out.kind)?.settings;
-  if (schema instanceof z.ZodRecord) return { ...out, settings: sortKeysDeep(out.settings) as Record<string, unknown> };
-  return { ...out, settings: schema ? canonical(schema, out.settings) : out.settings };
+  const checked = schema && !(schema instanceof z.ZodRecord) ? schema.safeParse(out.settings) : undefined;
+  if (checked?.success) return { ...out, settings: checked.data as Record<string, unknown> };
+  // A kind without a field list, or stored settings its schema no longer takes (written by
+  // an older release): keys sorted, nesting bounded.
+  return { ...out, settings: sortKeysDeep(out.settings, MAX_SETTINGS_DEPTH) as Record<string, unknown> };
 }
 
 /** The value through its schema; a stored value the schema no longer accepts is kept as is. */
@@ -122,12 +129,40 @@ function canonical<S extends z.ZodType>(schema: S, value: unknown): z.output<S> 
   return (parsed.success ? parsed.data : value) as z.output<S>;
 }
 
-function sortKeysDeep(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeysDeep);
-  if (typeof value !== 'object' || value === null) return value;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) out[key] = sortKeysDeep((value as Record<string, unknown>)[key]);
-  return out;
+/** Settings sit 3 levels down in the file (file, interfaces, entry): nested deeper than this,
+ *  the file would be refused by the import's body depth limit (http/body.ts). */
+const MAX_SETTINGS_DEPTH = MAX_JSON_DEPTH - 3;
+export const TOO_DEEP_MARKER = `<nested deeper than ${MAX_SETTINGS_DEPTH} levels: not exported>`;
+
+/**
+ * A copy of `value` with the keys of every object sorted, walked with a stack of its own
+ * rather than by recursion (issue 14), so no stored value can overflow the call stack. An
+ * array or object deeper than `maxDepth` levels is written as TOO_DEEP_MARKER: the API can no
+ * longer store one, and a file holding it could not be imported back.
+ */
+export function sortKeysDeep(value: unknown, maxDepth: number): unknown {
+  const root: Record<string, unknown> = {};
+  const work: Array<{ into: Record<string | number, unknown>; key: string | number; value: unknown; depth: number }> = [{ into: root, key: 'value', value, depth: 1 }];
+  while (work.length > 0) {
+    const { into, key, value: v, depth } = work.pop()!;
+    if (typeof v !== 'object' || v === null) {
+      into[key] = v;
+    } else if (depth > maxDepth) {
+      into[key] = TOO_DEEP_MARKER;
+    } else if (Array.isArray(v)) {
+      const out: unknown[] = new Array(v.length);
+      into[key] = out;
+      v.forEach((item, i) => work.push({ into: out as unknown as Record<number, unknown>, key: i, value: item, depth: depth + 1 }));
+    } else {
+      const out: Record<string, unknown> = {};
+      into[key] = out;
+      for (const k of Object.keys(v).sort()) {
+        out[k] = undefined; // the key's place, in sorted order; filled when its turn comes
+        work.push({ into: out, key: k, value: (v as Record<string, unknown>)[k], depth: depth + 1 });
+      }
+    }
+  }
+  return root.value;
 }
 
 /** What readConfigParts needs: the services that own each part of the configuration. */
@@ -155,9 +190,11 @@ export function readConfigParts(from: ConfigSources): ConfigParts {
       match: r.match.interfaces ? { ...r.match, interfaces: r.match.interfaces.map(nameOf) } : r.match,
       schedule: r.schedule,
       action: r.action,
-      destinations: r.destinations.map((d) => ({ interface: nameOf(d.interface), to: d.to })),
+      destinations: r.destinations.map((d) => mapDestinationInterfaces(d, nameOf)),
+      ...(r.precedence ? { precedence: r.precedence } : {}),
     })),
     groups: from.groups.list().map((g) => ({ name: g.name, members: g.value })),
-    contacts: from.contacts.list().map((c) => ({ name: c.name, addresses: c.value })),
+    // The preferred order is the order of the stored addresses; the file spells it out.
+    contacts: from.contacts.list().map((c) => ({ name: c.name, addresses: c.value, prefer: Object.keys(c.value) })),
   };
 }

@@ -8,7 +8,8 @@ import { silentLogger, type Logger } from '../../lib/log.ts';
 import type { BookService } from '../contacts/service.ts';
 import { driverFor, type InterfaceKind } from '../../bearers/drivers.ts';
 import type { InterfaceService, ReplacedInterfaces } from '../interfaces/service.ts';
-import { isReference } from '../rules/match.ts';
+import { orderAddresses } from '../contacts/routes.ts';
+import { isReference, mapDestinationInterfaces } from '../rules/match.ts';
 import type { RuleService } from '../rules/service.ts';
 import { diffConfig, type ConfigChange } from './diff.ts';
 import {
@@ -165,8 +166,13 @@ function checkReferences(list: unknown, interfaces: Set<string> | null, books: S
     if (!Array.isArray(rule.destinations)) return;
     rule.destinations.forEach((d, k) => {
       if (!isObject(d)) return;
-      iface(d.interface, at('access_rules', i, 'destinations', k, 'interface'));
-      address(d.to, at('access_rules', i, 'destinations', k, 'to'));
+      // A fallback list names its interfaces and addresses in its members.
+      const targets = Array.isArray(d.fallback) ? d.fallback.map((m, j) => ({ m, base: ['fallback', j] })) : [{ m: d as unknown, base: [] as PropertyKey[] }];
+      for (const { m, base } of targets) {
+        if (!isObject(m)) continue;
+        iface(m.interface, at('access_rules', i, 'destinations', k, ...base, 'interface'));
+        address(m.to, at('access_rules', i, 'destinations', k, ...base, 'to'));
+      }
     });
   });
 }
@@ -228,13 +234,13 @@ export class ConfigFileService {
       transaction(this.#d.db, () => {
         announce = config.replaceAll(parts.sections);
         groups.replaceAll(parts.groups.map((g) => ({ name: g.name, value: g.members })));
-        contacts.replaceAll(parts.contacts.map((c) => ({ name: c.name, value: c.addresses as Record<string, string> })));
+        contacts.replaceAll(parts.contacts.map((c) => ({ name: c.name, value: orderAddresses(c.addresses as Record<string, string>, c.prefer) })));
         replaced = interfaces.replaceAll(parts.interfaces.map((i) => ({ ...i, kind: i.kind as InterfaceKind })));
         const idOf = (name: string) => replaced.ids.get(name) ?? name;
         rules.replaceAll(parts.rules.map((r) => ({
           ...r,
           match: r.match.interfaces ? { ...r.match, interfaces: r.match.interfaces.map(idOf) } : r.match,
-          destinations: r.destinations.map((d) => ({ interface: idOf(d.interface), to: d.to })),
+          destinations: r.destinations.map((d) => mapDestinationInterfaces(d, idOf)),
         })));
       });
     } finally {

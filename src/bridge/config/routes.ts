@@ -23,7 +23,8 @@ import type { ConfigService } from './service.ts';
 // their stored values, and the merged section is validated whole before anything is stored.
 // Secrets come back as "<redacted>".
 
-/** Sections POST /api/config/module writes: every module, plus bridge, routing and hub. */
+/** What /api/config/module reads (GET .../{section}) and writes (POST): every module, plus the
+ *  bridge, routing and hub sections. One list for both, so what can be written can be read back. */
 const MODULE_ENDPOINT_TARGETS: ChangeTarget[] = [...MODULE_NAMES, ...MODULE_ENDPOINT_SECTIONS];
 const schemaOf = (target: ChangeTarget): z.ZodObject =>
   (target in MODULE_SCHEMAS ? MODULE_SCHEMAS[target as keyof typeof MODULE_SCHEMAS] : SECTION_SCHEMAS[target as keyof typeof SECTION_SCHEMAS]) as z.ZodObject;
@@ -42,11 +43,11 @@ const ModuleWritten = z.discriminatedUnion(
 
 const AnySection = z.union(SECTION_NAMES.map((n) => SECTION_SCHEMAS[n]) as unknown as [z.ZodObject, ...z.ZodObject[]])
   .describe('The section\'s settings; see the Config schema for each section\'s fields');
-const AnyModule = z.union(MODULE_NAMES.map((n) => MODULE_SCHEMAS[n]) as unknown as [z.ZodObject, ...z.ZodObject[]])
-  .describe('The module\'s settings; see the Config schema (modules) for each module\'s fields');
+const AnyModule = z.union(MODULE_ENDPOINT_TARGETS.map(schemaOf) as unknown as [z.ZodObject, ...z.ZodObject[]])
+  .describe('The module\'s (or the bridge, routing or hub section\'s) settings; see the Config schema for each one\'s fields');
 
 const SectionParams = z.object({ section: z.string().min(1).describe(`One of ${SECTION_NAMES.join(', ')}`) });
-const ModuleParams = z.object({ section: z.string().min(1).describe(`One of ${MODULE_NAMES.join(', ')}`) });
+const ModuleParams = z.object({ section: z.string().min(1).describe(`One of ${MODULE_ENDPOINT_TARGETS.join(', ')}`) });
 
 const RadioWarning = z.object({
   code: z.enum(['RADIO_DIFFERS_FROM_MESH', 'RADIO_NOT_REPORTED']),
@@ -58,6 +59,13 @@ const RadioWritten = z.object({
   warnings: z.array(RadioWarning).describe('Empty when nothing suggests the device could drop off its mesh'),
 });
 const OwnerWritten = z.object({ owner: OwnerSettings });
+
+/** GET /api/config/module/{section}: a module, or a section POST /api/config/module writes. */
+function readModuleTarget(config: ConfigService, name: string): unknown {
+  if ((MODULE_NAMES as string[]).includes(name)) return config.module(name);
+  if ((MODULE_ENDPOINT_SECTIONS as readonly string[]).includes(name)) return redactSecrets(name, config.section(name));
+  throw new AppError('ERR_UNKNOWN_MODULE', 404, `module '${name}' does not exist; known names: ${MODULE_ENDPOINT_TARGETS.join(', ')} (radio and owner: GET /api/config/radio, GET /api/config/owner)`);
+}
 
 export function configRoutes(config: ConfigService): Route[] {
   return [
@@ -86,14 +94,14 @@ export function configRoutes(config: ConfigService): Route[] {
     route({
       method: 'GET',
       path: '/api/config/module/{section}',
-      summary: 'One module\'s settings',
-      description: `Modules: ${MODULE_NAMES.join(', ')}. An unknown name is a 404 that lists them.`,
+      summary: 'One module\'s settings, or the bridge, routing or hub section (what POST /api/config/module writes)',
+      description: `Names: ${MODULE_ENDPOINT_TARGETS.join(', ')}. An unknown name is a 404 that lists them. Secrets are redacted.`,
       tags: ['config'],
       roles: ANY_KEY,
       params: ModuleParams,
       response: AnyModule,
       responseName: 'ModuleSettings',
-      handler: ({ params }) => config.module(params.section),
+      handler: ({ params }) => readModuleTarget(config, params.section),
     }),
     route({
       method: 'POST',

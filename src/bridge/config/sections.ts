@@ -30,6 +30,13 @@ export const BridgeSettings = z.strictObject({
     .describe('What this bridge calls itself in logs, the hub and exports'),
   timezone: z.string().min(1).refine(isIanaTimezone, 'must be an IANA time zone name such as "Europe/Berlin" or "UTC"').default('UTC')
     .describe('IANA time zone for schedules that name none and for local times in logs'),
+  // Issue 14: the audit log is bounded by age and by rows (audit/store.ts, audit/retention.ts).
+  audit: z.strictObject({
+    retention_days: z.number().int().min(0).max(36_500).default(90)
+      .describe('Audit entries older than this many days are deleted by the daily retention run; 0 = no age limit (max_rows still applies)'),
+    max_rows: z.number().int().min(100).max(10_000_000).default(100_000)
+      .describe('Most audit entries kept; the oldest are deleted as new ones are written'),
+  }).prefault({}),
 });
 
 export const RoutingSettings = z.strictObject({

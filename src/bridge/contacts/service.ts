@@ -84,7 +84,8 @@ export class BookService<V> {
     for (const { name, value } of entries) {
       const row = this.store.find(name);
       if (!row) this.store.insert({ id: newId(this.options.prefix, now), name, value, created_at: at, updated_at: at });
-      else if (!jsonEqual(row.value, value)) this.store.update({ ...row, value, updated_at: at });
+      // Key order counts: a contact's addresses are kept in its preferred order.
+      else if (!jsonEqual(row.value, value) || JSON.stringify(row.value) !== JSON.stringify(value)) this.store.update({ ...row, value, updated_at: at });
     }
   }
   expand(name: string): string[] | null {

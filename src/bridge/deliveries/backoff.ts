@@ -1,7 +1,9 @@
 import { z } from 'zod';
 
-// Retry timing for deliveries (docs/design.md section 6: exponential backoff with full jitter,
-// per interface; defaults base 5 s, cap 15 min, 5 attempts, TTL 24 h). Full jitter draws the
+// An interface's delivery policy (its `retry` field): retry timing (docs/design.md section 6:
+// exponential backoff with full jitter, per interface; defaults base 5 s, cap 15 min, 5
+// attempts, TTL 24 h), what a held delivery's TTL does, and the queue's caps (docs/routing.md,
+// "Delivery policy"). Full jitter draws the
 // wait uniformly from [0, min(cap, base * 2^(attempt-1))): deliveries that failed together
 // (a modem that lost signal with 200 queued) spread out instead of retrying in one burst.
 
@@ -15,6 +17,12 @@ export const RetryPolicy = z
       .describe('Attempts before the delivery is dead (the first attempt counts)'),
     ttl_s: z.number({ error: 'ttl_s must be a whole number of seconds' }).int({ error: 'ttl_s must be a whole number of seconds' }).min(1, { error: 'ttl_s must be at least 1' }).max(30 * 86400, { error: 'ttl_s must be at most 2592000 (30 days)' }).default(86400)
       .describe('Seconds after the message was created when an undelivered delivery expires'),
+    ttl_while_held: z.enum(['paused', 'running'], { error: 'ttl_while_held must be paused or running' }).default('paused')
+      .describe('While the interface is down its deliveries are held: paused keeps their TTL for when it returns; running lets it run out (traffic worthless when late)'),
+    queue_max_deliveries: z.number({ error: 'queue_max_deliveries must be a whole number' }).int({ error: 'queue_max_deliveries must be a whole number' }).min(1, { error: 'queue_max_deliveries must be at least 1' }).max(1_000_000, { error: 'queue_max_deliveries must be at most 1000000' }).default(1000)
+      .describe('Most deliveries waiting for this interface; a newcomer over it evicts the lowest-precedence, oldest one to the dead letters (override and flash never)'),
+    queue_max_bytes: z.number({ error: 'queue_max_bytes must be a whole number' }).int({ error: 'queue_max_bytes must be a whole number' }).min(1024, { error: 'queue_max_bytes must be at least 1024' }).max(1_073_741_824, { error: 'queue_max_bytes must be at most 1073741824' }).default(4_194_304)
+      .describe('Most bytes of text and payload waiting for this interface (default 4 MiB)'),
   })
   .superRefine((p, ctx) => {
     if (p.cap_s < p.base_s) ctx.addIssue({ code: 'custom', path: ['cap_s'], message: `cap_s (${p.cap_s}) must not be less than base_s (${p.base_s})` });

@@ -7,6 +7,7 @@ import type { BearerHost } from '../interfaces/bearer-host.ts';
 import type { InterfaceRow } from '../interfaces/store.ts';
 import { applyTransforms, type TransformStep } from '../interfaces/transforms.ts';
 import { nextRetryDelayMs, retryPolicyOf } from './backoff.ts';
+import { DEFAULT_PRECEDENCE, precedenceRank, retryCapMs } from './precedence.ts';
 import type { DeliveryRow, DeliveryStore } from './store.ts';
 import type { WriteBehind } from './write-behind.ts';
 
@@ -19,6 +20,7 @@ import type { WriteBehind } from './write-behind.ts';
 const DUE_BATCH = 32;
 // A send the bearer did not make (SendResult.notSent) waits at least this long.
 const NOT_SENT_MIN_WAIT_MS = 1000;
+const DEFAULT_RANK = precedenceRank(DEFAULT_PRECEDENCE);
 // A bearer that never answers must not wedge its queue forever.
 const SEND_TIMEOUT_MS = 120_000;
 
@@ -33,6 +35,8 @@ export interface DispatcherDeps {
   clock: Clock;
   log: Logger;
   random?: () => number;
+  /** Told of every delivery's first attempt (an ordered fallback list's deadline starts then). */
+  fallbacks?: { firstAttempt(d: DeliveryRow, nowMs: number): void };
 }
 
 export class Dispatcher {
@@ -56,8 +60,8 @@ export class Dispatcher {
   constructor(deps: DispatcherDeps) {
     this.#d = deps;
     deps.events.subscribe((event) => {
-      if (event.type === 'queued') this.added(event.interfaceId, event.earliestExpiryMs);
-      else if (event.type === 'link' && event.connected) this.kick(event.interfaceId);
+      if (event.type === 'queued') this.added(event.interfaceId, event.earliestExpiryMs, event.precedence);
+      else if (event.type === 'link') this.#linkChanged(event.interfaceId, event.connected);
     });
     // A delivery is waiting again: its queue needs a timer for it, and its TTL a timer too.
     deps.writeBehind.flushed.subscribe((interfaceIds) => {
@@ -94,11 +98,35 @@ export class Dispatcher {
     void run.finally(() => this.#inFlight.delete(run));
   }
 
-  /** New deliveries joined the back of an interface's queue: wake it, and the expiry timer
-   *  when one of them may expire before the timer fires. */
-  added(interfaceId: string, expiresMs: number): void {
+  /** New deliveries joined an interface's queue: wake it, and the expiry timer when one of
+   *  them may expire before the timer fires. A newcomer that outranks part of the batch read
+   *  earlier goes before it: the batch is read again. */
+  added(interfaceId: string, expiresMs: number, precedence = DEFAULT_RANK): void {
     if (this.#expiryAt === undefined || expiresMs < this.#expiryAt) this.#scheduleExpiry();
+    const batch = this.#due.get(interfaceId);
+    if (batch && batch.rows.some((r) => r.precedence > precedence)) this.#due.delete(interfaceId);
     this.kick(interfaceId);
+  }
+
+  /** Held while down, released when back (docs/routing.md, "Held, not failed"). */
+  #linkChanged(interfaceId: string, connected: boolean): void {
+    if (this.#stopped) return;
+    const { store, clock } = this.#d;
+    if (connected) {
+      if (store.releaseHeld(interfaceId, clock.now()) > 0) this.changed(interfaceId);
+      else this.kick(interfaceId);
+    } else {
+      this.#hold(interfaceId);
+    }
+  }
+
+  #hold(interfaceId: string): void {
+    const row = this.#d.interfaces.find(interfaceId);
+    const pause = retryPolicyOf(row?.retry).ttl_while_held !== 'running';
+    if (this.#d.store.holdWaiting(interfaceId, this.#d.clock.now(), pause) > 0) {
+      this.#due.delete(interfaceId);
+      this.#scheduleExpiry();
+    }
   }
 
   /** A delivery changed outside the queue (retry now goes to the front): refetch the queue. */
@@ -147,9 +175,12 @@ export class Dispatcher {
     for (;;) {
       if (this.#stopped) return;
       const row = this.#d.interfaces.find(interfaceId);
-      // Disabled, unbound or disconnected: deliveries wait without spending attempts; the
-      // interface's enable/bind/connect kicks the queue again.
-      if (!row || !row.enabled || row.device === null || !host.runtime(interfaceId).connected) return;
+      // Disabled, unbound or disconnected: deliveries are held, without spending attempts; the
+      // interface's enable/bind/connect releases them (#linkChanged).
+      if (!row || !row.enabled || row.device === null || !host.runtime(interfaceId).connected) {
+        if (row) this.#hold(interfaceId);
+        return;
+      }
       const bearer = host.bearer(interfaceId);
       if (!bearer) return;
       // A bearer that waits for acknowledgements takes several sends at once (Bearer.concurrency).
@@ -157,6 +188,12 @@ export class Dispatcher {
       if (onAir.size >= Math.max(1, bearer.concurrency ?? 1)) {
         await Promise.race(onAir);
         continue;
+      }
+      // Delivery states cannot be written now (write-behind.ts, backlogged; issue 14): a send
+      // could not be recorded. Look again in a second.
+      if (this.#d.writeBehind.backlogged) {
+        clock.setTimeout(() => this.kick(interfaceId), 1000);
+        return;
       }
       const now = clock.now();
       const delivery = this.#nextDue(interfaceId, now);
@@ -168,6 +205,7 @@ export class Dispatcher {
         this.#record(delivery, 'expired', 'message TTL passed before delivery', () => store.expire(delivery.id, now));
         continue;
       }
+      if (delivery.attempts === 0 && delivery.fallback_id) this.#d.fallbacks?.firstAttempt(delivery, now);
       this.#d.writeBehind.deferSending(delivery.id, interfaceId, now, () => store.markSending(delivery.id, now));
       const bearerAtStart = host.bearer(interfaceId);
       // A driver or transform that throws (the contract says send never throws) is a retryable
@@ -267,7 +305,12 @@ export class Dispatcher {
         this.#record(sent, 'dead', why, (w) => store.settle(d.id, 'dead', why, now, w), true);
         this.#d.log.warn('delivery_dead', { delivery_id: d.id, interface: row.name, attempts, error: outcome.error });
       } else {
-        const next = now + nextRetryDelayMs(attempts, policy, this.#d.random);
+        // A bearer that paces its own sessions (an Iridium modem after a failed session) names
+        // the earliest sensible retry; the backoff never brings it sooner.
+        // override and flash never wait out a long backoff (precedence.ts).
+        const cap = retryCapMs(d.precedence);
+        const delay = Math.min(nextRetryDelayMs(attempts, policy, this.#d.random), cap ?? Infinity);
+        const next = Math.max(now + delay, outcome.retryAtMs ?? 0);
         this.#record({ ...sent, next_attempt_ms: next }, 'retrying', outcome.error, (w) => store.scheduleRetry(d.id, next, outcome.error, now, w), true);
       }
     }

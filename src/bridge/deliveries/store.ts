@@ -3,9 +3,14 @@ import { StatementCache } from '../../db/statement-cache.ts';
 import { fromJson } from '../../lib/json.ts';
 import type { EventStream } from '../../lib/events.ts';
 import type { RouterEvent } from '../router/events.ts';
+import { PRECEDENCES, precedenceName } from './precedence.ts';
 import type { WriteBehind } from './write-behind.ts';
 
-export const DELIVERY_STATES = ['pending', 'sending', 'retrying', 'delivered', 'dead', 'cancelled', 'expired'] as const;
+export const DELIVERY_STATES = ['pending', 'held', 'sending', 'retrying', 'delivered', 'dead', 'cancelled', 'expired'] as const;
+/** States in which a delivery is still waiting to go (the queue, including what is held). */
+export const WAITING_STATES = ['pending', 'held', 'retrying'] as const;
+/** A TTL that never runs out: an SOS, or a TTL paused while the delivery is held. */
+export const NEVER_MS = 8_640_000_000_000_000;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
 
 export interface DeliveryRow {
@@ -19,17 +24,35 @@ export interface DeliveryRow {
   payload: Uint8Array | null;
   from: string;
   state: DeliveryState;
+  /** 0 override ... 4 routine ... 5 deferred (precedence.ts). */
+  precedence: number;
   attempts: number;
   max_attempts: number;
   next_attempt_ms: number;
   front_ms: number | null;
   expires_ms: number;
+  /** The TTL left when the delivery was held with its TTL paused (expires_ms is NEVER_MS then). */
+  held_ttl_ms?: number | null;
+  /** Held until this mesh node is heard again (a direct message to a node that is away). */
+  until_heard?: string | null;
+  /** The fallback list this delivery belongs to, and its position in it. */
+  fallback_id?: string | null;
+  fallback_pos?: number | null;
   last_error: string | null;
   /** What the bearer said of a delivered send (SendResult.meta), else null. */
   result?: Record<string, unknown> | null;
   created_at: string;
   updated_at: string;
   finished_at: string | null;
+}
+
+/** Which dead letters a bulk action takes (POST /api/deliveries/dead/cancel and /retry). */
+export interface DeadLetterFilter {
+  interface_id?: string;
+  /** Dead since this time or earlier (finished_at, ISO). */
+  died_before?: string;
+  /** A substring of last_error, ignoring ASCII case. */
+  error_contains?: string;
 }
 
 export interface DeliveryFilter {
@@ -51,6 +74,29 @@ const decode = (r: Raw): DeliveryRow => {
 };
 
 const iso = (ms: number) => new Date(ms).toISOString();
+/** SQL for a cancel's last_error (parameters: reason, reason): a dead letter's own error is kept after the reason. */
+const KEEP_DEAD_ERROR = "CASE WHEN state = 'dead' AND last_error IS NOT NULL THEN ? || '; it was a dead letter: ' || last_error ELSE ? END";
+
+function deadWhere(f: DeadLetterFilter): { where: string; args: SQLInputValue[] } {
+  const where = ["state = 'dead'"];
+  const args: SQLInputValue[] = [];
+  if (f.interface_id !== undefined) {
+    where.push('interface_id = ?');
+    args.push(f.interface_id);
+  }
+  if (f.died_before !== undefined) {
+    where.push('finished_at <= ?');
+    args.push(f.died_before);
+  }
+  if (f.error_contains !== undefined) {
+    where.push("last_error LIKE ? ESCAPE '\\'");
+    args.push(`%${f.error_contains.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
+  }
+  return { where: where.join(' AND '), args };
+}
+const utf8 = new TextEncoder();
+/** Bytes a delivery holds in the queue (text and payload), for the byte cap. */
+export const sizeOf = (d: Pick<DeliveryRow, 'text' | 'payload'>) => (d.text !== null ? utf8.encode(d.text).length : 0) + (d.payload?.length ?? 0);
 /**
  * SQL for the deliveries table: the queue, the dead letters and the history of attempts.
  * The dispatcher's own writes go through the write-behind queue (write-behind.ts); every
@@ -87,10 +133,14 @@ export class DeliveryStore {
   insert(d: DeliveryRow): void {
     this
       .#prepare(
-        `INSERT INTO deliveries (id, message_id, interface_id, to_addr, channel, kind, text, payload, from_addr, state, attempts, max_attempts,
-           next_attempt_ms, front_ms, expires_ms, last_error, created_at, updated_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO deliveries (id, message_id, interface_id, to_addr, channel, kind, text, payload, from_addr, state, precedence, size, attempts, max_attempts,
+           next_attempt_ms, front_ms, expires_ms, held_ttl_ms, until_heard, fallback_id, fallback_pos, last_error, created_at, updated_at, finished_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(d.id, d.message_id, d.interface_id, d.to, d.channel, d.kind, d.text, d.payload, d.from, d.state, d.attempts, d.max_attempts, d.next_attempt_ms, d.front_ms, d.expires_ms, d.last_error, d.created_at, d.updated_at, d.finished_at);
+      .run(
+        d.id, d.message_id, d.interface_id, d.to, d.channel, d.kind, d.text, d.payload, d.from, d.state, d.precedence, sizeOf(d), d.attempts, d.max_attempts, d.next_attempt_ms,
+        d.front_ms, d.expires_ms, d.held_ttl_ms ?? null, d.until_heard ?? null, d.fallback_id ?? null, d.fallback_pos ?? null, d.last_error, d.created_at, d.updated_at, d.finished_at,
+      );
   }
   get(id: string): DeliveryRow | undefined {
     this.flush();
@@ -119,21 +169,23 @@ export class DeliveryStore {
     return (this.#prepare('SELECT * FROM deliveries WHERE message_id = ? ORDER BY id').all(messageId) as unknown as Raw[]).map(decode);
   }
   /**
-   * Up to `limit` due deliveries on an interface, in queue order: retry-now first, then the
-   * longest due. Deliveries with deferred changes (the dispatcher's own, just sent and not
-   * yet committed) are skipped. Read through the partial indexes (deliveries_front,
-   * deliveries_waiting). The rows stay valid while `generation` is unchanged.
+   * Up to `limit` due deliveries on an interface, in queue order: highest precedence first;
+   * within one precedence retry-now first, then the oldest (ids grow with time). Deliveries
+   * with deferred changes (the dispatcher's own, just sent and not yet committed) are
+   * skipped. Read through the partial indexes (deliveries_front, deliveries_waiting). The rows
+   * stay valid while `generation` is unchanged.
    */
   dueRows(interfaceId: string, nowMs: number, limit: number): DeliveryRow[] {
     const skip = new Set(this.#writeBehind.dirtyIds(interfaceId));
     // Ids first, from the covering indexes (the skipped ones are the first in order and are
     // not worth reading whole), then the chosen rows.
-    const ids = (sql: string, ...args: Array<string | number>) => (this.#prepare(sql).all(...args) as Array<{ id: string }>).map((r) => r.id);
+    type Key = { id: string; precedence: number; front_ms: number | null };
+    const keys = (sql: string, ...args: Array<string | number>) => this.#prepare(sql).all(...args) as Key[];
     const order = [
-      ...ids("SELECT id FROM deliveries WHERE interface_id = ? AND front_ms IS NOT NULL AND state IN ('pending', 'retrying') ORDER BY front_ms LIMIT ?", interfaceId, skip.size + limit),
-      ...ids("SELECT id FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying') AND next_attempt_ms <= ? ORDER BY next_attempt_ms, id LIMIT ?", interfaceId, nowMs, skip.size + limit),
-    ];
-    const chosen = [...new Set(order.filter((id) => !skip.has(id)))].slice(0, limit);
+      ...keys("SELECT id, precedence, front_ms FROM deliveries WHERE interface_id = ? AND front_ms IS NOT NULL AND state IN ('pending', 'retrying') ORDER BY precedence, front_ms LIMIT ?", interfaceId, skip.size + limit),
+      ...keys("SELECT id, precedence, NULL AS front_ms FROM deliveries INDEXED BY deliveries_queued WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying') AND state != 'held' AND next_attempt_ms <= ? ORDER BY precedence, id LIMIT ?", interfaceId, nowMs, skip.size + limit),
+    ].sort((a, b) => a.precedence - b.precedence || (a.front_ms === null ? 1 : 0) - (b.front_ms === null ? 1 : 0) || (a.front_ms ?? 0) - (b.front_ms ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const chosen = [...new Set(order.map((k) => k.id).filter((id) => !skip.has(id)))].slice(0, limit);
     if (chosen.length === 0) return [];
     const rows = new Map(
       (this.#prepare('SELECT * FROM deliveries WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(chosen)) as unknown as Raw[]).map((r) => [r.id, decode(r)]),
@@ -143,7 +195,7 @@ export class DeliveryStore {
 
   earliestWaiting(interfaceId: string): number | undefined {
     const r = this.#prepare(
-      "SELECT min(next_attempt_ms) AS t FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying') AND id NOT IN (SELECT value FROM json_each(?))",
+      "SELECT min(next_attempt_ms) AS t FROM deliveries INDEXED BY deliveries_queued WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying') AND state != 'held' AND id NOT IN (SELECT value FROM json_each(?))",
     ).get(interfaceId, this.#dirtyJson(interfaceId)) as { t: number | null };
     return r.t ?? undefined;
   }
@@ -152,9 +204,9 @@ export class DeliveryStore {
     // Deliveries on the air count too while their TTL is still ahead (if the send fails they
     // must still expire on time); one past it is expired when it comes back (the dispatcher
     // schedules expiry after every flush that leaves a delivery waiting again).
-    const r = this.#prepare("SELECT expires_ms AS t FROM deliveries INDEXED BY deliveries_expiry WHERE state IN ('pending', 'retrying') ORDER BY expires_ms LIMIT 1").get() as { t: number } | undefined;
+    const r = this.#prepare("SELECT expires_ms AS t FROM deliveries INDEXED BY deliveries_expiry WHERE state IN ('pending', 'retrying', 'held') ORDER BY expires_ms LIMIT 1").get() as { t: number } | undefined;
     const sending = this.#prepare("SELECT min(expires_ms) AS t FROM deliveries WHERE state = 'sending' AND expires_ms > ?").get(nowMs) as { t: number | null };
-    const times = [r?.t, sending.t ?? undefined].filter((t): t is number => t !== undefined);
+    const times = [r?.t, sending.t ?? undefined].filter((t): t is number => t !== undefined && t < NEVER_MS);
     return times.length ? Math.min(...times) : undefined;
   }
 
@@ -166,10 +218,13 @@ export class DeliveryStore {
   }
   // `fromWaiting`: the 'sending' mark was never written (see defer): the outcome is written
   // straight from pending or retrying, counting the attempt.
+  // A delivery a fallback list escalated away from while it was on the air may still be
+  // acknowledged: that late 'delivered' is written over the cancellation, never lost.
   settle(id: string, state: 'delivered' | 'dead' | 'cancelled', error: string | null, nowMs: number, fromWaiting = false, result: Record<string, unknown> | null = null): boolean {
+    const late = state === 'delivered' ? " OR (state = 'cancelled' AND last_error LIKE 'escalated:%')" : '';
     const sql = fromWaiting
-      ? "UPDATE deliveries SET state = ?, attempts = attempts + 1, front_ms = NULL, last_error = coalesce(?, last_error), result = ?, updated_at = ?, finished_at = ? WHERE id = ? AND state IN ('pending', 'retrying')"
-      : "UPDATE deliveries SET state = ?, last_error = coalesce(?, last_error), result = ?, updated_at = ?, finished_at = ? WHERE id = ? AND state = 'sending'";
+      ? `UPDATE deliveries SET state = ?, attempts = attempts + 1, front_ms = NULL, last_error = coalesce(?, last_error), result = ?, updated_at = ?, finished_at = ? WHERE id = ? AND (state IN ('pending', 'retrying')${late})`
+      : `UPDATE deliveries SET state = ?, last_error = coalesce(?, last_error), result = ?, updated_at = ?, finished_at = ? WHERE id = ? AND (state = 'sending'${late})`;
     return this.#changed(this.#prepare(sql).run(state, error, result === null ? null : JSON.stringify(result), iso(nowMs), iso(nowMs), id));
   }
   scheduleRetry(id: string, nextMs: number, error: string, nowMs: number, fromWaiting = false): boolean {
@@ -194,11 +249,30 @@ export class DeliveryStore {
       this.#prepare("UPDATE deliveries SET state = 'expired', last_error = coalesce(last_error, 'message TTL passed before delivery'), updated_at = ?, finished_at = ? WHERE id = ? AND state IN ('pending', 'retrying')").run(iso(nowMs), iso(nowMs), id),
     );
   }
-  /** Cancel through the API: only a waiting delivery. */
+  /** Cancel through the API: a waiting delivery or a dead letter (whose last error is kept in
+   *  the reason). Never one on the air. */
   cancel(id: string, reason: string, nowMs: number): DeliveryRow | undefined {
     this.flush();
-    const rows = this.#returning(this.#prepare("UPDATE deliveries SET state = 'cancelled', last_error = ?, updated_at = ?, finished_at = ? WHERE id = ? AND state IN ('pending', 'retrying') RETURNING *").all(reason, iso(nowMs), iso(nowMs), id));
+    const rows = this.#returning(
+      this.#prepare(`UPDATE deliveries SET state = 'cancelled', last_error = ${KEEP_DEAD_ERROR}, updated_at = ?, finished_at = ? WHERE id = ? AND state IN ('pending', 'held', 'retrying', 'dead') RETURNING *`)
+        .all(reason, reason, iso(nowMs), iso(nowMs), id),
+    );
     return rows[0];
+  }
+  /** The dead letters a filter takes: id and interface, oldest first. */
+  deadLetters(f: DeadLetterFilter): Array<{ id: string; interface_id: string }> {
+    this.flush();
+    const { where, args } = deadWhere(f);
+    return this.#prepare(`SELECT id, interface_id FROM deliveries WHERE ${where} ORDER BY id`).all(...args) as Array<{ id: string; interface_id: string }>;
+  }
+  /** Bulk cancel of dead letters by filter, in one statement; answers how many. */
+  cancelDead(f: DeadLetterFilter, reason: string, nowMs: number): number {
+    this.flush();
+    const { where, args } = deadWhere(f);
+    return this.#returning(
+      this.#prepare(`UPDATE deliveries SET state = 'cancelled', last_error = ${KEEP_DEAD_ERROR}, updated_at = ?, finished_at = ? WHERE ${where} RETURNING *`)
+        .all(reason, reason, iso(nowMs), iso(nowMs), ...args),
+    ).length;
   }
   #changed(result: { changes: number | bigint }): boolean {
     return Number(result.changes) > 0;
@@ -216,20 +290,24 @@ export class DeliveryStore {
    * can still be retried.
    */
   retryNow(id: string, nowMs: number, ttlMs: number): DeliveryRow | undefined {
+    return this.retryMany([id], nowMs, ttlMs)[0];
+  }
+  /** retryNow for several deliveries of one interface at once (a bulk retry of dead letters). */
+  retryMany(ids: readonly string[], nowMs: number, ttlMs: number): DeliveryRow[] {
     this.flush();
     return this.#returning(
       this.#prepare(
         `UPDATE deliveries SET state = CASE state WHEN 'dead' THEN 'retrying' ELSE state END,
            max_attempts = CASE WHEN attempts >= max_attempts THEN attempts + 1 ELSE max_attempts END,
            expires_ms = CASE WHEN expires_ms <= ? THEN ? ELSE expires_ms END, front_ms = ?, next_attempt_ms = ?, finished_at = NULL, updated_at = ?
-         WHERE id = ? AND state IN ('pending', 'retrying', 'dead') RETURNING *`,
-      ).all(nowMs, nowMs + ttlMs, nowMs, nowMs, iso(nowMs), id),
-    )[0];
+         WHERE id IN (SELECT value FROM json_each(?)) AND state IN ('pending', 'held', 'retrying', 'dead') RETURNING *`,
+      ).all(nowMs, nowMs + ttlMs, nowMs, nowMs, iso(nowMs), JSON.stringify(ids)),
+    );
   }
   expireDue(nowMs: number): number {
     this.flush();
     return this.#returning(
-      this.#prepare("UPDATE deliveries SET state = 'expired', last_error = coalesce(last_error, 'message TTL passed before delivery'), updated_at = ?, finished_at = ? WHERE state IN ('pending', 'retrying') AND expires_ms <= ? RETURNING *")
+      this.#prepare("UPDATE deliveries SET state = 'expired', last_error = coalesce(last_error, 'message TTL passed before delivery'), updated_at = ?, finished_at = ? WHERE state IN ('pending', 'retrying', 'held') AND expires_ms <= ? RETURNING *")
         .all(iso(nowMs), iso(nowMs), nowMs),
     ).length;
   }
@@ -244,17 +322,134 @@ export class DeliveryStore {
   cancelWaitingFor(interfaceId: string, reason: string, nowMs: number): number {
     this.flush();
     return this.#returning(
-      this.#prepare("UPDATE deliveries SET state = 'cancelled', last_error = ?, updated_at = ?, finished_at = ? WHERE interface_id = ? AND state IN ('pending', 'retrying', 'sending') RETURNING *")
+      this.#prepare("UPDATE deliveries SET state = 'cancelled', last_error = ?, updated_at = ?, finished_at = ? WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying', 'sending') RETURNING *")
         .all(reason, iso(nowMs), iso(nowMs), interfaceId),
     ).length;
   }
+  /**
+   * The interface went down (disabled, unbound, offline): its waiting deliveries are `held`.
+   * With `pauseTtl` their TTL stops: what is left is kept and the expiry moves out of reach
+   * until release. Answers how many were held.
+   */
+  holdWaiting(interfaceId: string, nowMs: number, pauseTtl: boolean): number {
+    this.flush();
+    return this.#returning(
+      this.#prepare(
+        `UPDATE deliveries SET state = 'held', front_ms = NULL,
+           held_ttl_ms = CASE WHEN ? THEN max(expires_ms - ?, 0) ELSE NULL END,
+           expires_ms = CASE WHEN ? THEN ? ELSE expires_ms END, updated_at = ?
+         WHERE interface_id = ? AND state IN ('pending', 'retrying') RETURNING *`,
+      ).all(pauseTtl ? 1 : 0, nowMs, pauseTtl ? 1 : 0, NEVER_MS, iso(nowMs), interfaceId),
+    ).length;
+  }
+  /** The interface is back: what it held (and is not waiting for a node) is due now, its TTL
+   *  running again from what was left. */
+  releaseHeld(interfaceId: string, nowMs: number): number {
+    this.flush();
+    return this.#returning(
+      this.#prepare(
+        `UPDATE deliveries SET state = CASE WHEN attempts > 0 THEN 'retrying' ELSE 'pending' END, next_attempt_ms = max(next_attempt_ms, ?),
+           expires_ms = CASE WHEN held_ttl_ms IS NOT NULL THEN ? + held_ttl_ms ELSE expires_ms END, held_ttl_ms = NULL, updated_at = ?
+         WHERE interface_id = ? AND state = 'held' AND until_heard IS NULL RETURNING *`,
+      ).all(nowMs, nowMs, iso(nowMs), interfaceId),
+    ).length;
+  }
+  /** A mesh node was heard: deliveries held for it are due now, their TTL counted from now. */
+  releaseHeard(nodeId: string, nowMs: number): DeliveryRow[] {
+    this.flush();
+    return this.#returning(
+      this.#prepare(
+        `UPDATE deliveries SET state = 'pending', until_heard = NULL, next_attempt_ms = ?,
+           expires_ms = CASE WHEN held_ttl_ms IS NOT NULL THEN ? + held_ttl_ms ELSE expires_ms END, held_ttl_ms = NULL, updated_at = ?
+         WHERE state = 'held' AND until_heard = ? COLLATE NOCASE RETURNING *`,
+      ).all(nowMs, nowMs, iso(nowMs), nodeId),
+    );
+  }
+  /** Whether any delivery is held for a node (the pipeline asks before releasing). */
+  anyHeldFor(nodeId: string): boolean {
+    return this.#prepare("SELECT 1 FROM deliveries WHERE state = 'held' AND until_heard = ? COLLATE NOCASE LIMIT 1").get(nodeId) !== undefined;
+  }
+
+  // ---- fallback lists (fallback.ts) ----
+
+  byFallback(listId: string): DeliveryRow[] {
+    this.flush();
+    return (this.#prepare('SELECT * FROM deliveries WHERE fallback_id = ? ORDER BY fallback_pos, id').all(listId) as unknown as Raw[]).map(decode);
+  }
+  /** A member was delivered: the others still waiting are cancelled (on the air ones finish). */
+  supersede(listId: string, deliveredId: string, reason: string, nowMs: number): DeliveryRow[] {
+    this.flush();
+    return this.#returning(
+      this.#prepare(`UPDATE deliveries SET state = 'cancelled', last_error = ?, updated_at = ?, finished_at = ? WHERE fallback_id = ? AND id != ? AND state IN ('pending', 'held', 'retrying') RETURNING *`)
+        .all(reason, iso(nowMs), iso(nowMs), listId, deliveredId),
+    );
+  }
+  /** The list moved past a member: it stops, also on the air (a late acknowledgement is still written: settle). */
+  escalateAway(listId: string, position: number, reason: string, nowMs: number): DeliveryRow[] {
+    this.flush();
+    return this.#returning(
+      this.#prepare(`UPDATE deliveries SET state = 'cancelled', last_error = ?, updated_at = ?, finished_at = ? WHERE fallback_id = ? AND fallback_pos = ? AND state IN ('pending', 'held', 'retrying', 'sending') RETURNING *`)
+        .all(reason, iso(nowMs), iso(nowMs), listId, position),
+    );
+  }
+  /** Every leg of a message stops: waiting or on the air (POST /api/messages/{id}/cancel). */
+  cancelMessage(messageId: string, reason: string, nowMs: number): DeliveryRow[] {
+    this.flush();
+    return this.#returning(
+      this.#prepare(`UPDATE deliveries SET state = 'cancelled', last_error = ?, updated_at = ?, finished_at = ? WHERE message_id = ? AND state IN ('pending', 'held', 'retrying', 'sending') RETURNING *`)
+        .all(reason, iso(nowMs), iso(nowMs), messageId),
+    );
+  }
+
   queueDepth(interfaceId: string): number {
     this.flush();
-    return (this.#prepare("SELECT count(*) AS n FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'retrying', 'sending')").get(interfaceId) as { n: number }).n;
+    return (this.#prepare("SELECT count(*) AS n FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying', 'sending')").get(interfaceId) as { n: number }).n;
   }
   interfacesWithWork(): string[] {
     this.flush();
-    return (this.#prepare("SELECT DISTINCT interface_id AS id FROM deliveries WHERE state IN ('pending', 'retrying')").all() as Array<{ id: string }>).map((r) => r.id);
+    return (this.#prepare("SELECT DISTINCT interface_id AS id FROM deliveries WHERE state IN ('pending', 'held', 'retrying')").all() as Array<{ id: string }>).map((r) => r.id);
+  }
+  /** What waits for an interface (pending, held, retrying), for its caps: count and bytes. */
+  queued(interfaceId: string): { count: number; bytes: number } {
+    const r = this.#prepare("SELECT count(*) AS count, coalesce(sum(size), 0) AS bytes FROM deliveries INDEXED BY deliveries_queued WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying')").get(interfaceId) as { count: number; bytes: number };
+    return r;
+  }
+  /** The delivery a full queue gives up first: the lowest precedence, then the oldest; never
+   *  override or flash (docs/routing.md, "Bounded queues"). */
+  evictionCandidate(interfaceId: string): { id: string; precedence: number; message_id: string } | undefined {
+    // A delivery the dispatcher has just taken (its 'sending' mark not written yet) still reads
+    // as waiting: it is on the air and not the queue's to give up.
+    return this.#prepare(
+      "SELECT id, precedence, message_id FROM deliveries INDEXED BY deliveries_queued WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying') AND precedence > 1 AND id NOT IN (SELECT value FROM json_each(?)) ORDER BY precedence DESC, id LIMIT 1",
+    ).get(interfaceId, this.#dirtyJson(interfaceId)) as { id: string; precedence: number; message_id: string } | undefined;
+  }
+  /** Evicts a waiting delivery to the dead letters with the reason (inside the caller's transaction). */
+  evict(id: string, reason: string, nowMs: number): DeliveryRow | undefined {
+    return this.#returning(
+      this.#prepare("UPDATE deliveries SET state = 'dead', last_error = ?, updated_at = ?, finished_at = ? WHERE id = ? AND state IN ('pending', 'held', 'retrying') RETURNING *").all(reason, iso(nowMs), iso(nowMs), id),
+    )[0];
+  }
+  /** An interface's queue for health: waiting by precedence, how many are held, how many
+   *  were evicted (dead letters still kept). */
+  queueStats(interfaceId: string): { by_precedence: Record<string, number>; held: number; evicted: number } {
+    this.flush();
+    const rows = this.#prepare("SELECT precedence, state, count(*) AS n FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying', 'sending') GROUP BY precedence, state")
+      .all(interfaceId) as Array<{ precedence: number; state: string; n: number }>;
+    const by_precedence: Record<string, number> = Object.fromEntries(PRECEDENCES.map((p) => [p, 0]));
+    let held = 0;
+    for (const r of rows) {
+      by_precedence[precedenceName(r.precedence)] += r.n;
+      if (r.state === 'held') held += r.n;
+    }
+    const evicted = (this.#prepare("SELECT count(*) AS n FROM deliveries WHERE interface_id = ? AND state = 'dead' AND last_error LIKE 'evicted:%'").get(interfaceId) as { n: number }).n;
+    return { by_precedence, held, evicted };
+  }
+  /** Waiting deliveries of an interface by precedence and state, for health and /metrics. */
+  queueByPrecedence(): Array<{ interface_id: string; precedence: number; state: string; n: number }> {
+    this.flush();
+    return this.#prepare(
+      "SELECT interface_id, precedence, state, count(*) AS n FROM deliveries WHERE state IN ('pending', 'held', 'retrying', 'sending') GROUP BY interface_id, precedence, state",
+    ).all() as Array<{ interface_id: string; precedence: number; state: string; n: number }>;
   }
   countByState(): Record<string, number> {
     this.flush();
@@ -263,7 +458,7 @@ export class DeliveryStore {
   }
   countByInterfaceWaiting(): Array<{ interface_id: string; n: number }> {
     this.flush();
-    return this.#prepare("SELECT interface_id, count(*) AS n FROM deliveries WHERE state IN ('pending', 'retrying', 'sending') GROUP BY interface_id").all() as Array<{ interface_id: string; n: number }>;
+    return this.#prepare("SELECT interface_id, count(*) AS n FROM deliveries WHERE state IN ('pending', 'held', 'retrying', 'sending') GROUP BY interface_id").all() as Array<{ interface_id: string; n: number }>;
   }
   /** Retention: resolved deliveries (delivered, expired, cancelled) older than the cut-off. Dead letters stay. */
   deleteResolvedOlderThan(isoCutoff: string): number {

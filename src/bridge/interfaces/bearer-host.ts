@@ -91,6 +91,17 @@ export class BearerHost {
     return this.#running.get(id)?.bearer;
   }
 
+  /** What the interface's driver keeps across restarts, read-only (its stats view shows it
+   *  while the interface is stopped). */
+  driverState(id: string): { get(key: string): string | null } {
+    return { get: (key) => this.#d.driverState.get(id, key) };
+  }
+
+  /** Whether this release can run the kind: its module has a bearer factory. */
+  hasDriver(kind: string): boolean {
+    return (this.#d.drivers ?? driverFor)(kind)?.create !== undefined;
+  }
+
   stats(id: string): Record<string, unknown> {
     return this.#running.get(id)?.bearer.stats() ?? {};
   }
@@ -121,7 +132,7 @@ export class BearerHost {
       settings: row.settings,
       log,
       clock: this.#clock,
-      openLink: (device) => this.#openLink(driver, row.id, device, log),
+      openLink: (device) => this.#openLink(driver, row, device, log),
       deviceConfig: this.#deviceConfig(driver, row.id, unsubscribe, isCurrent),
       state: {
         get: (key) => this.#d.driverState.get(row.id, key),
@@ -211,9 +222,10 @@ export class BearerHost {
   }
 
   /** The driver's probe serves `auto` and its simulator `sim://`; the interface claims the device. */
-  #openLink(driver: DriverModule, interfaceId: string, device: string, log: Logger): Promise<Link> {
+  #openLink(driver: DriverModule, row: InterfaceRow, device: string, log: Logger): Promise<Link> {
+    const baudRate = typeof driver.baudRate === 'function' ? driver.baudRate(row.settings) : driver.baudRate;
     return openLink(device, {
-      clock: this.#clock, log, ...this.#d.linkOptions, owner: interfaceId, probe: driver.probe, openSim: driver.openSim, defaultTcpPort: driver.tcpPort, baudRate: driver.baudRate,
+      clock: this.#clock, log, ...this.#d.linkOptions, owner: row.id, probe: driver.probe, openSim: driver.openSim, defaultTcpPort: driver.tcpPort, baudRate,
     });
   }
 

@@ -1,14 +1,17 @@
 import { z } from 'zod';
 import { PortValueSchema } from '../../bearers/links/port-value.ts';
+import { applyPatch, checkReplace, MERGE_PATCH_TYPES, MergePatchBody, type ReadOnlyField, readOnlyShape } from '../../http/merge-patch.ts';
+import { NOT_PAGED } from '../../http/query.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
 import { DEFAULT_RETRY_POLICY, RetryPolicy } from '../deliveries/backoff.ts';
 import { DRIVERS, INTERFACE_KINDS } from '../../bearers/drivers.ts';
 import type { InterfaceService } from './service.ts';
 import { TransformPipeline } from './transforms.ts';
 
+const SLUG = 'a lowercase slug: letters, digits, "-" and "_", 1-63 characters, starting with a letter or digit';
 export const InterfaceName = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be a lowercase slug: letters, digits, "-" and "_", 1-63 characters, starting with a letter or digit');
+  .string({ error: (issue) => (issue.input === undefined ? `name is required: ${SLUG}` : `name must be ${SLUG}`) })
+  .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, `must be ${SLUG}`);
 
 const Kind = z.enum(INTERFACE_KINDS);
 const Settings = z.record(z.string(), z.unknown()).describe('Kind-specific settings (see docs/routing.md); validated against the kind');
@@ -25,12 +28,13 @@ const CreateInterface = z.strictObject({
 
 // PUT replaces the writable fields and, like a create, needs all of them: a missing field is a
 // 400, never a silent default. enabled and device move only through their own endpoints.
-const ReplaceInterface = z.strictObject({
+const WRITABLE = {
   name: InterfaceName,
   settings: Settings,
   transforms: TransformPipeline,
   retry: RetryPolicy,
-});
+};
+const ReplaceWritable = z.strictObject(WRITABLE);
 
 const InterfaceState = z.object({
   bound: z.boolean(),
@@ -53,7 +57,27 @@ export const InterfaceView = z.object({
   state: InterfaceState,
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
+  warnings: z.array(z.string()).optional().describe('Create and bind only, when there is something to know: a kind without a driver in this release'),
 });
+
+const DeviceValues = z.record(z.string(), z.unknown()).describe('What the device reports, as GET /api/interfaces/{id}/stats answers it in `stats` ({} for a kind that reports nothing)');
+
+// What GET answers beyond the writable fields: PUT and PATCH accept them back (docs/api.md 4.12).
+const READ_ONLY: Record<string, ReadOnlyField> = {
+  id: { schema: z.string() },
+  kind: { schema: Kind, moves: 'an interface keeps its kind: create a new one for another kind' },
+  enabled: { schema: z.boolean(), moves: 'use POST /api/interfaces/{id}/enable or /disable' },
+  device: { schema: z.string().nullable(), moves: 'use POST /api/interfaces/{id}/bind or /unbind' },
+  created_at: { schema: z.string() },
+  updated_at: { schema: z.string() },
+  state: { schema: z.unknown(), volatile: true },
+  reported: { schema: z.unknown(), volatile: true },
+  warnings: { schema: z.unknown(), volatile: true },
+};
+
+// The body GET answers is accepted (issue 14): the writable fields, and the read-only ones equal
+// to the stored values.
+const ReplaceInterface = z.strictObject({ ...WRITABLE, ...readOnlyShape(READ_ONLY) });
 
 const Health = z.object({
   id: z.string(),
@@ -66,12 +90,23 @@ const Health = z.object({
   last_error: z.string().nullable(),
   last_rx_at: z.iso.datetime().nullable(),
   last_tx_at: z.iso.datetime().nullable(),
-  queue_depth: z.number().int().describe('Deliveries waiting for this interface (pending, retrying or sending)'),
+  queue_depth: z.number().int().describe('Deliveries waiting for this interface (pending, held, retrying or sending)'),
+  queue: z.object({
+    by_precedence: z.record(z.string(), z.number().int()).describe('Waiting deliveries per precedence, override to deferred'),
+    held: z.number().int().describe('Held: the interface is down, or they wait until a node is heard'),
+    evicted: z.number().int().describe('Evicted from a full queue to the dead letters (while the dead letters are kept)'),
+  }),
   counters: z.object({ sent: z.number().int(), failed: z.number().int(), received: z.number().int(), duplicates: z.number().int().describe('Repeated frames (same sender and packet id within 24 h) dropped, not stored') }),
-  device: z.record(z.string(), z.unknown()).describe('What the device reports, as GET /api/interfaces/{id}/stats answers it in `stats` ({} for a kind that reports nothing)'),
+  device: DeviceValues,
 });
 
+// One interface as GET /api/interfaces/{id} answers it: the stored fields (`device` is the port
+// value) and what the device reports, `reported` (an Iridium interface's credits, an SMS
+// modem's day budget; health calls the same values `device`).
+const InterfaceDetail = InterfaceView.extend({ reported: DeviceValues });
+
 const Ref = z.object({ id: z.string().min(1).describe('Interface id or name') });
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 // One shape per kind: the link state every interface has, and the values its driver reports
 // (the driver module's stats schema; {} for a kind that reports none yet).
@@ -97,14 +132,14 @@ export function interfaceRoutes(service: InterfaceService): Route[] {
     route({ method: 'POST', path, summary, tags, roles: ADMIN, params: Ref, response: InterfaceView, responseName: 'Interface', handler: async ({ params }) => service.view(await act(params.id)) });
   return [
     route({
-      method: 'GET', path: '/api/interfaces', summary: 'List interfaces', tags, roles: ANY_KEY,
+      method: 'GET', path: '/api/interfaces', summary: 'List interfaces (every one: not paged)', tags, roles: ANY_KEY, query: NOT_PAGED,
       response: z.object({ items: z.array(InterfaceView), next_cursor: z.null() }), responseName: 'InterfaceList',
       handler: () => ({ items: service.list().map((r) => service.view(r)), next_cursor: null }),
     }),
     route({
       method: 'POST', path: '/api/interfaces', summary: 'Create an interface', tags, roles: ADMIN, status: 201, errors: [409],
       body: CreateInterface, bodyName: 'CreateInterface', response: InterfaceView, responseName: 'Interface',
-      handler: async ({ body }) => service.view(await service.create(body)),
+      handler: async ({ body }) => service.withWarnings(await service.create(body)),
     }),
     route({
       method: 'GET', path: '/api/interfaces/health', summary: 'Health of every interface', tags, roles: ANY_KEY,
@@ -112,14 +147,36 @@ export function interfaceRoutes(service: InterfaceService): Route[] {
       handler: () => ({ items: service.list().map((r) => service.health(r)) }),
     }),
     route({
-      method: 'GET', path: '/api/interfaces/{id}', summary: 'One interface', tags, roles: ANY_KEY, params: Ref,
-      response: InterfaceView, responseName: 'Interface',
-      handler: ({ params }) => service.view(service.get(params.id)),
+      method: 'GET', path: '/api/interfaces/{id}', summary: 'One interface, with what its device reports', tags, roles: ANY_KEY, params: Ref,
+      response: InterfaceDetail, responseName: 'InterfaceDetail',
+      handler: ({ params }) => {
+        const row = service.get(params.id);
+        return { ...service.view(row), reported: service.stats(row).stats as Record<string, unknown> };
+      },
     }),
     route({
       method: 'PUT', path: '/api/interfaces/{id}', summary: 'Replace an interface\'s name, settings, transforms and retry policy', tags, roles: ADMIN, errors: [409],
+      description: 'Takes the body GET answers: read-only fields (id, kind, enabled, device, created_at, updated_at) are ignored when equal to the stored values and refused (400) when not; state and reported are ignored.',
       params: Ref, body: ReplaceInterface, bodyName: 'ReplaceInterface', response: InterfaceView, responseName: 'Interface',
-      handler: async ({ params, body }) => service.view(await service.update(params.id, body)),
+      handler: async ({ params, body }) => {
+        const row = service.get(params.id);
+        return service.view(await service.update(row.id, checkReplace(body, service.view(row), READ_ONLY, 'interface')));
+      },
+    }),
+    route({
+      method: 'PATCH', path: '/api/interfaces/{id}', summary: 'Change some of an interface\'s name, settings, transforms and retry policy (JSON merge patch, RFC 7396)', tags, roles: ADMIN, errors: [409],
+      description: 'The patch is applied to the interface as GET shows it and the result is checked as a PUT: null removes a member (a setting falls back to its default); enabled and device are changed only through their own endpoints.',
+      params: Ref, body: MergePatchBody, bodyName: 'MergePatch', bodyTypes: MERGE_PATCH_TYPES, response: InterfaceView, responseName: 'Interface',
+      handler: async ({ params, body }) => {
+        const row = service.get(params.id);
+        const view = service.view(row);
+        const input = applyPatch({
+          patch: body, current: { name: view.name, settings: view.settings, transforms: view.transforms, retry: view.retry }, stored: view,
+          readOnly: READ_ONLY, schema: ReplaceWritable, what: 'interface', // Settings are checked against the interface's kind with the other fields.
+          check: (merged) => (isRecord(merged.settings) ? service.settingsErrors(row, merged.settings) : []),
+        });
+        return service.view(await service.update(row.id, input));
+      },
     }),
     route({
       method: 'DELETE', path: '/api/interfaces/{id}', summary: 'Delete an interface with the rules that name it and its pipeline', tags, roles: ADMIN, params: Ref,
@@ -131,7 +188,7 @@ export function interfaceRoutes(service: InterfaceService): Route[] {
     route({
       method: 'POST', path: '/api/interfaces/{id}/bind', summary: 'Attach a physical device (a port value)', tags, roles: ADMIN,
       params: Ref, body: z.strictObject({ device: PortValueSchema }), bodyName: 'BindInterface', response: InterfaceView, responseName: 'Interface',
-      handler: async ({ params, body }) => service.view(await service.bind(params.id, body.device)),
+      handler: async ({ params, body }) => service.withWarnings(await service.bind(params.id, body.device)),
     }),
     one('Detach the device; the interface, its rules and pipeline stay', '/api/interfaces/{id}/unbind', (ref) => service.unbind(ref)),
     route({

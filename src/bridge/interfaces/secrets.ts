@@ -1,14 +1,37 @@
+import { z } from 'zod';
 import { driverFor } from '../../bearers/drivers.ts';
 import { badRequest } from '../../lib/errors.ts';
-import { redactFields, restoreFields } from '../config/secrets.ts';
+import { REDACTION_MARKER, redactFields, restoreFields } from '../config/secrets.ts';
 
 // Secret interface settings (DriverModule.secretSettings, e.g. a SIM PIN), the way the hub
 // password is handled in the configuration sections (docs/api.md 2.6): answers and exports
 // show "<redacted>"; a write carrying the marker keeps what is stored; the marker where nothing
 // is stored is refused rather than stored as the secret.
 
+// Stored settings may hold fields their kind's schema does not know: an sms interface created
+// while the kind had no schema took any field, a `sim_pin` too (issue 14). Such a field cannot
+// be told from a secret, so it is shown and exported as the marker, like one; the schema
+// refuses it on the next write, so the operator removes it there.
+
 export function redactSettings(kind: string, settings: Record<string, unknown>): Record<string, unknown> {
-  return redactFields(settings, driverFor(kind)?.secretSettings);
+  const redacted = redactFields(settings, driverFor(kind)?.secretSettings);
+  const known = knownFields(kind);
+  if (!known) return redacted;
+  let out = redacted;
+  for (const [field, value] of Object.entries(redacted)) {
+    if (known.has(field) || value === null || value === undefined) continue;
+    if (out === redacted) out = { ...redacted };
+    out[field] = REDACTION_MARKER;
+  }
+  return out;
+}
+
+/** The fields a kind's settings schema names, or null for a kind that takes any (no schema of
+ *  its own: unspecifiedSettings) or is unknown. */
+function knownFields(kind: string): Set<string> | null {
+  const schema = driverFor(kind)?.settings;
+  const shape = schema instanceof z.ZodObject ? schema.shape : undefined;
+  return shape ? new Set(Object.keys(shape)) : null;
 }
 
 /** The incoming settings with every marker replaced by the stored secret; 400 naming the

@@ -1,6 +1,6 @@
 import { zodErrors } from '../../lib/validation.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { badRequest, conflict, notFound } from '../../lib/errors.ts';
+import { AppError, badRequest, conflict, type FieldError, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { jsonEqual } from '../../lib/json.ts';
 import { RetryPolicy } from '../deliveries/backoff.ts';
@@ -25,7 +25,11 @@ export interface InterfaceServiceDeps {
   /** Rules naming an interface are deleted with it. */
   rules: { deleteNaming(interfaceId: string): string[] };
   /** Deliveries still waiting for a removed interface are cancelled with a reason. */
-  deliveries: { cancelWaitingFor(interfaceId: string, reason: string, nowMs: number): number; queueDepth(interfaceId: string): number };
+  deliveries: {
+    cancelWaitingFor(interfaceId: string, reason: string, nowMs: number): number;
+    queueDepth(interfaceId: string): number;
+    queueStats(interfaceId: string): { by_precedence: Record<string, number>; held: number; evicted: number };
+  };
   clock: Clock;
 }
 
@@ -197,13 +201,44 @@ export class InterfaceService {
     };
   }
 
+  /** The view, with what to know about the interface now (create and bind answer it). */
+  withWarnings(row: InterfaceRow) {
+    const warnings = this.warnings(row);
+    return warnings.length > 0 ? { ...this.view(row), warnings } : this.view(row);
+  }
+
+  /** What an operator should know about an interface just created or bound: a kind whose driver
+   *  this release does not have is stored and can be bound, but carries no traffic. */
+  warnings(row: InterfaceRow): string[] {
+    if (this.#host.hasDriver(row.kind)) return [];
+    return [`no driver for interface kind '${row.kind}' in this release: the interface is stored and can be bound, but it cannot send or receive`];
+  }
+
+  /**
+   * Why deliveries for this interface cannot go out now, or null: read from the interface's
+   * state each time it is asked (a delivery's waiting_for, docs/api.md 2.5), never stored.
+   * The same conditions as the routing core's fallback check (router/core.ts), in words.
+   */
+  waitingFor(interfaceId: string): string | null {
+    const row = this.#store.find(interfaceId);
+    if (!row) return `interface ${interfaceId} was deleted`;
+    const name = `interface '${row.name}'`;
+    if (!row.enabled) return `${name} is disabled`;
+    if (row.device === null) return `${name} is unbound (no device)`;
+    if (!this.#host.hasDriver(row.kind)) return `${name} has no driver for kind '${row.kind}' in this release`;
+    const rt = this.#host.runtime(row.id);
+    if (rt.phase === 'budget' || /_BUDGET\b/.test(rt.last_error ?? '')) return `${name} is out of budget${rt.last_error ? `: ${rt.last_error}` : ''}`;
+    if (!rt.connected) return `${name} is offline: ${rt.last_error ?? rt.phase}`;
+    return null;
+  }
+
   /** The link state and the values the driver reports (GET /api/interfaces/{id}/stats). */
   stats(row: InterfaceRow) {
     const rt = this.#host.runtime(row.id);
     const view = driverFor(row.kind)?.stats;
     return {
       id: row.id, name: row.name, kind: row.kind, connected: rt.connected, phase: rt.phase, last_error: rt.last_error,
-      stats: view ? view.read(this.#host.stats(row.id), row.settings) : {},
+      stats: view ? view.read(this.#host.stats(row.id), row.settings, this.#host.driverState(row.id), this.#clock) : {},
     };
   }
 
@@ -221,6 +256,7 @@ export class InterfaceService {
       last_rx_at: rt.last_rx_at,
       last_tx_at: rt.last_tx_at,
       queue_depth: this.#d.deliveries.queueDepth(row.id),
+      queue: this.#d.deliveries.queueStats(row.id),
       counters: { ...rt.counters },
       device: this.stats(row).stats as Record<string, unknown>,
     };
@@ -232,6 +268,18 @@ export class InterfaceService {
 
   #cancelWaiting(interfaceId: string, reason: string): void {
     this.#d.deliveries.cancelWaitingFor(interfaceId, reason, this.#clock.now());
+  }
+
+  /** What update() would refuse in these settings for this interface, without writing
+   *  (PATCH reports it together with the other fields, docs/style.md habit 9). */
+  settingsErrors(row: InterfaceRow, settings: Record<string, unknown>): FieldError[] {
+    try {
+      this.#checkSettings(row.kind as InterfaceKind, restoreSettings(row.kind, settings, row.settings, 'body.settings'));
+      return [];
+    } catch (error) {
+      if (error instanceof AppError && error.errors) return error.errors;
+      throw error;
+    }
   }
 
   #checkSettings(kind: InterfaceKind, settings: Record<string, unknown>): Record<string, unknown> {

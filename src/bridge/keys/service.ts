@@ -5,6 +5,7 @@ import { type CreatedKey, type PublicKey, TouchThrottle } from '../../auth/keys.
 import type { Principal, Role } from '../../auth/roles.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
+import { OWNER_KEY_FILE, PRIVATE_FILE_MODE } from '../data-files.ts';
 import { newId } from '../../lib/ids.ts';
 import type { KeyRow, KeyStore } from './store.ts';
 
@@ -70,8 +71,8 @@ export class KeyService {
   ensureFirstOwnerKey(dbPath: string): string | null {
     if (this.#store.count() > 0) return null;
     const created = this.create('first owner key (owner.key)', 'owner');
-    const file = join(dbPath === ':memory:' ? process.cwd() : dirname(dbPath), 'owner.key');
-    writeFileSync(file, created.key + '\n', { mode: 0o600 });
+    const file = join(dbPath === ':memory:' ? process.cwd() : dirname(dbPath), OWNER_KEY_FILE);
+    writeFileSync(file, created.key + '\n', { mode: PRIVATE_FILE_MODE });
     return file;
   }
 }

@@ -1,5 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import type { Role } from '../../auth/roles.ts';
+import { isBusyError, isReadOnlyError, isStorageFullError, withoutBusyWait } from '../../db/sqlite.ts';
 
 export interface KeyRow {
   id: string;
@@ -40,7 +41,19 @@ export class KeyStore {
       : this.#db.prepare('SELECT count(*) AS n FROM api_keys').get()) as { n: number };
     return row.n;
   }
-  touch(id: string, at: string): void {
-    this.#db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(at, id);
+  /**
+   * Writes a key's last_used_at. It is a hint (docs/decisions.md, "Keys"), so it never holds up
+   * or fails the request that authenticated (issue 14): it does not wait for a lock another
+   * process holds (the wait froze the bridge up to 5 s), and a full or read-only disk skips it
+   * (a GET answered 507). False when it was not written; the next one is a minute later.
+   */
+  touch(id: string, at: string): boolean {
+    try {
+      withoutBusyWait(this.#db, () => this.#db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(at, id));
+      return true;
+    } catch (error) {
+      if (isBusyError(error) || isStorageFullError(error) || isReadOnlyError(error)) return false;
+      throw error;
+    }
   }
 }

@@ -7,8 +7,9 @@ import type { MessageStore } from './store.ts';
 
 // docs/api.md section 8: a daily worker deletes messages (telemetry and positions are messages of
 // those kinds) older than SERVICE_RETENTION_DAYS, and deliveries already resolved (delivered,
-// expired, cancelled). Dead letters stay until an operator retries them; audit entries,
-// configuration, contacts and keys are never pruned. 0 days keeps everything.
+// expired, cancelled). Dead letters stay until an operator retries or cancels them;
+// configuration, contacts and keys are never pruned. 0 days keeps everything. Audit entries
+// have their own bounds (bridge.audit.retention_days, max_rows: src/bridge/audit/retention.ts).
 
 export const DAY_MS = 86_400_000;
 

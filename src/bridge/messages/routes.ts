@@ -3,7 +3,12 @@ import { decodeCursor, PageQuery, pageReply, pageSchema } from '../../http/pagin
 import { ADMIN, ANY_KEY, Reply, route, type Route } from '../../http/route.ts';
 import { badRequest, notFound } from '../../lib/errors.ts';
 import type { BookService } from '../contacts/service.ts';
-import { DeliveryView, deliveryView } from '../deliveries/view.ts';
+import type { FallbackService } from '../deliveries/fallback.ts';
+import type { DeliveryRow } from '../deliveries/store.ts';
+import { PrecedenceSchema } from '../deliveries/precedence.ts';
+import { DEFAULT_ACK_WITHIN_S, FallbackMember, FallbackStrategy } from '../rules/match.ts';
+import { DeliveryApiView, deliveryApiView } from '../deliveries/view.ts';
+import { isoTimeQuery, strictQuery } from '../../http/query.ts';
 import { driverFor } from '../../bearers/drivers.ts';
 import type { InterfaceService } from '../interfaces/service.ts';
 import type { IngestResult, Pipeline } from '../router/pipeline.ts';
@@ -15,34 +20,68 @@ import { MessageKind, MessageView, messageView } from './view.ts';
 // there is no dry run, and a matching forward rule to a paid bearer really sends.
 
 
-const Accepted = z.object({ message: MessageView, deliveries: z.array(DeliveryView) });
+const Accepted = z.object({ message: MessageView, deliveries: z.array(DeliveryApiView) });
+
+// The history filters: GET /api/messages lists what they select, DELETE deletes it.
+const HistoryFilters = {
+  direction: z.enum(['inbound', 'outbound']).optional(),
+  interface: z.string().min(1).optional().describe('Interface id or name'),
+  kind: MessageKind.optional(),
+  since: isoTimeQuery('since').optional().describe('Created at or after (a date is midnight UTC)'),
+  until: isoTimeQuery('until').optional().describe('Created before (exclusive; a date is midnight UTC)'),
+  q: z.string().min(1).max(200).optional().describe('Text contains (case-insensitive for ASCII)'),
+};
 
 const Address = z.string().trim().min(1).max(128);
 const Channel = z.number().int().min(0).max(255).nullable().default(null);
 const base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64').refine((s) => s.length % 4 === 0, 'must be base64 (length a multiple of 4)');
 
+// What every send may say about how its deliveries are treated (docs/routing.md).
+const DeliveryOptions = {
+  precedence: PrecedenceSchema.optional().describe('Default: the deciding rule\'s, else routine'),
+  ttl_s: z.number({ error: 'ttl_s must be a whole number of seconds or null' }).int({ error: 'ttl_s must be a whole number of seconds or null' })
+    .min(1, { error: 'ttl_s must be 1 to 2592000, or null' }).max(30 * 86_400, { error: 'ttl_s must be 1 to 2592000, or null' }).nullable().optional()
+    .describe('How long its deliveries may wait; default each interface\'s ttl_s. null: never expire, only with precedence override (an SOS: it keeps trying until acknowledged or cancelled)'),
+};
+const refineTtl = (b: { precedence?: string; ttl_s?: number | null }, ctx: z.RefinementCtx) => {
+  if (b.ttl_s === null && b.precedence !== 'override') ctx.addIssue({ code: 'custom', path: ['ttl_s'], message: 'ttl_s null (never expire) is only for precedence override (an SOS)' });
+};
+const ttlMsOf = (b: { ttl_s?: number | null }) => (b.ttl_s === undefined ? undefined : b.ttl_s === null ? null : b.ttl_s * 1000);
+
 const SendBody = z
-  .strictObject({ to: Address, text: z.string().min(1).max(65536).optional(), payload_b64: base64.optional(), channel: Channel })
-  .refine((b) => (b.text === undefined) !== (b.payload_b64 === undefined), { message: 'give exactly one of text or payload_b64', path: ['text'] });
+  .strictObject({ to: Address, text: z.string().min(1).max(65536).optional(), payload_b64: base64.optional(), channel: Channel, ...DeliveryOptions })
+  .refine((b) => (b.text === undefined) !== (b.payload_b64 === undefined), { message: 'give exactly one of text or payload_b64', path: ['text'] })
+  .superRefine(refineTtl);
 
-const accepted = (r: IngestResult) => ({ message: messageView(r.message), deliveries: r.deliveries.map(deliveryView) });
+/** A contact's addresses, in its preferred order, on every enabled interface that takes each
+ *  address family (by interface name): the members of a fallback list (docs/routing.md). */
+function contactRoute(name: string, addresses: Record<string, string>, strategy: z.infer<typeof FallbackStrategy>, ackWithinS: number | undefined, keepTrying: boolean, interfaces: InterfaceService) {
+  const rows = interfaces.list().filter((i) => i.enabled).sort((a, b) => (a.name < b.name ? -1 : 1));
+  const members = Object.entries(addresses).flatMap(([field, to]) =>
+    rows.filter((i) => driverFor(i.kind)?.contact.field === field).map((i) => ({ interface: i.id, to, ...(ackWithinS ? { ack_within_s: ackWithinS } : {}) })),
+  );
+  if (members.length === 0) {
+    throw badRequest(`no enabled interface takes any address of contact '${name}' (${Object.keys(addresses).join(', ')})`, [{ path: 'body.contact', message: 'no interface for its addresses' }]);
+  }
+  const fields = Object.keys(addresses).join(', then ');
+  return { destinations: [{ fallback: members.slice(0, 8), strategy, keep_trying: keepTrying }], reason: `send-to-contact '${name}' with strategy ${strategy}: ${fields}` };
+}
 
-export function messageRoutes(deps: { store: MessageStore; pipeline: Pipeline; interfaces: InterfaceService; contacts: BookService<Record<string, string>>; limiter: SendRateLimiter }): Route[] {
-  const { store, pipeline, interfaces, contacts, limiter } = deps;
+
+export function messageRoutes(deps: {
+  store: MessageStore; pipeline: Pipeline; interfaces: InterfaceService; contacts: BookService<Record<string, string>>; limiter: SendRateLimiter;
+  fallbacks: Pick<FallbackService, 'cancelMessage'>;
+}): Route[] {
+  const { store, pipeline, interfaces, contacts, limiter, fallbacks } = deps;
   const tags = ['messages'];
+  // Deliveries answer what they wait for, from their interface now (docs/api.md 2.5).
+  const delivery = (d: DeliveryRow) => deliveryApiView(d, (id) => interfaces.waitingFor(id));
+  const accepted = (r: IngestResult) => ({ message: messageView(r.message), deliveries: r.deliveries.map(delivery) });
   const answer = (results: IngestResult[]) => (results.length === 1 ? new Reply(202, accepted(results[0])) : new Reply(202, { items: results.map(accepted) }));
   return [
     route({
       method: 'GET', path: '/api/messages', summary: 'Message history, newest first', tags, roles: ANY_KEY,
-      query: z.strictObject({
-        ...PageQuery,
-        direction: z.enum(['inbound', 'outbound']).optional(),
-        interface: z.string().min(1).optional().describe('Interface id or name'),
-        kind: MessageKind.optional(),
-        since: z.iso.datetime().optional(),
-        until: z.iso.datetime().optional(),
-        q: z.string().min(1).max(200).optional().describe('Text contains (case-insensitive for ASCII)'),
-      }),
+      query: strictQuery({ ...PageQuery, ...HistoryFilters }),
       response: pageSchema(MessageView), responseName: 'MessagePage',
       handler: (ctx) => {
         const q = ctx.query;
@@ -52,13 +91,25 @@ export function messageRoutes(deps: { store: MessageStore; pipeline: Pipeline; i
       },
     }),
     route({
-      method: 'DELETE', path: '/api/messages', summary: 'Clear local history only: nothing is unsent, deliveries in flight go on, the hub keeps its copy', tags, roles: ADMIN,
+      method: 'DELETE', path: '/api/messages',
+      summary: 'Clear local history, all of it or what the filters select (before, and the filters of GET): nothing is unsent, deliveries in flight go on, the hub keeps its copy', tags, roles: ADMIN,
+      // Filters the handler does not read would delete everything (issue 14): the query is strict.
+      query: strictQuery({ before: isoTimeQuery('before').optional().describe('Only messages created before this time (exclusive); the same as until'), ...HistoryFilters }),
       response: z.object({ deleted: z.number().int() }), responseName: 'MessagesCleared',
-      handler: () => ({ deleted: store.deleteAll() }),
+      handler: ({ query: q }) => {
+        const interface_id = interfaces.idForFilter(q.interface, 'query.interface');
+        // before and until mean the same; both given, the earlier counts.
+        const until = [q.before, q.until].filter((t) => t !== undefined).sort()[0];
+        return { deleted: store.deleteWhere({ direction: q.direction, interface_id, kind: q.kind, since: q.since, until, q: q.q }) };
+      },
     }),
     route({
       method: 'GET', path: '/api/messages/stats', summary: 'Message counts by direction, kind and interface', tags, roles: ANY_KEY,
-      response: z.object({ total: z.number().int(), by_direction: z.record(z.string(), z.number()), by_kind: z.record(z.string(), z.number()), by_interface: z.record(z.string(), z.number()) }),
+      response: z.object({
+        total: z.number().int(), by_direction: z.record(z.string(), z.number()), by_kind: z.record(z.string(), z.number()),
+        by_interface: z.record(z.string(), z.number()).describe('By interface name (the id for an interface deleted since); "(none)": sent through the API'),
+        by_interface_id: z.record(z.string(), z.number()).describe('The same counts by interface id'),
+      }),
       responseName: 'MessageStats',
       handler: () => store.stats(),
     }),
@@ -72,19 +123,31 @@ export function messageRoutes(deps: { store: MessageStore; pipeline: Pipeline; i
             direction: 'outbound', interfaceId: null, from: 'local', to: body.to, channel: body.channel,
             kind: body.text !== undefined ? 'text' : 'data', text: body.text ?? null,
             payload: body.payload_b64 !== undefined ? Buffer.from(body.payload_b64, 'base64') : null,
+            precedence: body.precedence, ttlMs: ttlMsOf(body),
           }),
         );
       },
     }),
     route({
-      method: 'POST', path: '/api/messages/send-to-contact', summary: 'Send text to a named contact; rules see the destination as @contact', tags, roles: ADMIN, status: 202,
-      body: z.strictObject({ contact: z.string().min(1), text: z.string().min(1).max(65536), channel: Channel }), bodyName: 'SendToContact',
-      response: Accepted, responseName: 'MessageAccepted', errors: [429],
+      method: 'POST', path: '/api/messages/send-to-contact',
+      summary: 'Send text to a named contact: without strategy the rules see the destination as @contact; with one, the contact\'s addresses in its preferred order become a fallback list', tags, roles: ADMIN, status: 202,
+      body: z.strictObject({
+        contact: z.string().min(1), text: z.string().min(1).max(65536), channel: Channel,
+        strategy: FallbackStrategy.optional().describe('Try the contact\'s addresses in its preferred order (prefer) on every enabled interface of their kind, instead of asking the rules'),
+        ack_within_s: FallbackMember.shape.ack_within_s.describe(`With strategy ordered: seconds each member has to be delivered (default ${DEFAULT_ACK_WITHIN_S})`),
+        keep_trying: z.boolean().optional(),
+        ...DeliveryOptions,
+      }).superRefine(refineTtl),
+      bodyName: 'SendToContact', response: Accepted, responseName: 'MessageAccepted', errors: [429],
       handler: ({ body }) => {
         limiter.take();
         const contact = contacts.store.find(body.contact.replace(/^@/, ''));
         if (!contact) throw badRequest(`no contact '${body.contact}'`, [{ path: 'body.contact', message: `no contact '${body.contact}'` }]);
-        return answer(pipeline.ingest({ direction: 'outbound', interfaceId: null, from: 'local', to: `@${contact.name}`, channel: body.channel, kind: 'text', text: body.text, payload: null }));
+        const route = body.strategy ? contactRoute(contact.name, contact.value, body.strategy, body.ack_within_s, body.keep_trying ?? false, interfaces) : undefined;
+        return answer(pipeline.ingest({
+          direction: 'outbound', interfaceId: null, from: 'local', to: `@${contact.name}`, channel: body.channel, kind: 'text', text: body.text, payload: null,
+          precedence: body.precedence, ttlMs: ttlMsOf(body), route,
+        }));
       },
     }),
     route({
@@ -102,6 +165,17 @@ export function messageRoutes(deps: { store: MessageStore; pipeline: Pipeline; i
         if (!meshy(iface.kind)) throw badRequest(`interface '${iface.name}' is a ${iface.kind} interface; simulate-mesh-rx takes a meshtastic or sim interface`, [{ path: 'body.interface', message: 'not a mesh interface' }]);
         if (!iface.enabled) throw badRequest(`interface '${iface.name}' is disabled: it accepts no inbound traffic`, [{ path: 'body.interface', message: 'interface disabled' }]);
         return answer(pipeline.ingest({ direction: 'inbound', interfaceId: iface.id, from: body.from, to: body.to, channel: body.channel, kind: 'text', text: body.text, payload: null, meta: { simulated: true } }));
+      },
+    }),
+    route({
+      method: 'POST', path: '/api/messages/{id}/cancel', summary: 'Stop every leg of a message: waiting or on the air, and its fallback lists (an SOS is stopped this way)', tags, roles: ADMIN,
+      params: z.object({ id: z.string().min(1) }), body: z.strictObject({ reason: z.string().trim().min(1).max(500).optional() }).optional(), bodyName: 'CancelMessage',
+      response: z.object({ message_id: z.string(), cancelled: z.array(DeliveryApiView) }), responseName: 'MessageCancelled',
+      handler: ({ params, body }) => {
+        const m = store.get(params.id);
+        if (!m) throw notFound('message', params.id);
+        const reason = `cancelled through the API${body?.reason ? `: ${body.reason}` : ''}`;
+        return { message_id: m.id, cancelled: fallbacks.cancelMessage(m.id, reason).map(delivery) };
       },
     }),
     route({

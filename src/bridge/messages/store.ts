@@ -15,7 +15,8 @@ export interface MessageRow {
   size: number;
   rule_id: string | null;
   action: string | null;
-  decision: { rule_id: string | null; action: string; reason: string } | null;
+  /** Why the message went where it went; precedence: what its deliveries were given. */
+  decision: { rule_id: string | null; action: string; reason: string; precedence?: string } | null;
   meta: Record<string, unknown>;
   created_at: string;
 }
@@ -42,6 +43,25 @@ const decode = (r: Raw): MessageRow => {
   return { ...rest, from: from_addr, to: to_addr, decision: fromJson(r.decision, null), meta: fromJson(r.meta, {}) };
 };
 
+/** The WHERE clause of a filter (empty when nothing is filtered), with its arguments. */
+function whereOf(f: MessageFilter): { where: string; args: SQLInputValue[] } {
+  const where: string[] = [];
+  const args: SQLInputValue[] = [];
+  const add = (sql: string, v: SQLInputValue | undefined) => {
+    if (v === undefined) return;
+    where.push(sql);
+    args.push(v);
+  };
+  add('direction = ?', f.direction);
+  add('interface_id = ?', f.interface_id);
+  add('kind = ?', f.kind);
+  add('created_at >= ?', f.since);
+  add('created_at < ?', f.until);
+  add("text LIKE ? ESCAPE '\\'", f.q === undefined ? undefined : `%${f.q.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
+  add('id < ?', f.before_id);
+  return { where: where.length ? `WHERE ${where.join(' AND ')}` : '', args };
+}
+
 /** SQL for the messages table (local history). */
 export class MessageStore {
   // Statements are compiled once (insert runs for every message; list has a few shapes).
@@ -62,35 +82,28 @@ export class MessageStore {
   }
   /** Newest first; `limit` rows at most. */
   list(f: MessageFilter, limit: number): MessageRow[] {
-    const where: string[] = [];
-    const args: SQLInputValue[] = [];
-    const add = (sql: string, v: SQLInputValue | undefined) => {
-      if (v === undefined) return;
-      where.push(sql);
-      args.push(v);
-    };
-    add('direction = ?', f.direction);
-    add('interface_id = ?', f.interface_id);
-    add('kind = ?', f.kind);
-    add('created_at >= ?', f.since);
-    add('created_at < ?', f.until);
-    add("text LIKE ? ESCAPE '\\'", f.q === undefined ? undefined : `%${f.q.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
-    add('id < ?', f.before_id);
-    const sql = `SELECT * FROM messages ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY id DESC LIMIT ?`;
-    return (this.#db.prepare(sql).all(...args, limit) as unknown as Raw[]).map(decode);
+    const { where, args } = whereOf(f);
+    return (this.#db.prepare(`SELECT * FROM messages ${where} ORDER BY id DESC LIMIT ?`).all(...args, limit) as unknown as Raw[]).map(decode);
   }
   deleteAll(): number {
     return Number(this.#db.prepare('DELETE FROM messages').run().changes);
   }
+  /** DELETE /api/messages with filters (the list's; an empty filter deletes every message). */
+  deleteWhere(f: Omit<MessageFilter, 'before_id'>): number {
+    const { where, args } = whereOf(f);
+    return Number(this.#db.prepare(`DELETE FROM messages ${where}`).run(...args).changes);
+  }
   deleteOlderThan(iso: string): number {
     return Number(this.#db.prepare('DELETE FROM messages WHERE created_at < ?').run(iso).changes);
   }
-  stats(): { total: number; by_direction: Record<string, number>; by_kind: Record<string, number>; by_interface: Record<string, number> } {
-    const group = (col: string) =>
-      Object.fromEntries(
-        (this.#db.prepare(`SELECT coalesce(${col}, '(none)') AS k, count(*) AS n FROM messages GROUP BY ${col}`).all() as Array<{ k: string; n: number }>).map((r) => [r.k, r.n]),
-      );
+  /** Counts for GET /api/messages/stats. by_interface is keyed by the interface's name (what
+   *  the operator wrote; the id for an interface deleted since), by_interface_id by its id;
+   *  '(none)' counts messages sent through the API, which arrived on no interface. */
+  stats(): { total: number; by_direction: Record<string, number>; by_kind: Record<string, number>; by_interface: Record<string, number>; by_interface_id: Record<string, number> } {
+    const rows = (sql: string) => Object.fromEntries((this.#db.prepare(sql).all() as Array<{ k: string; n: number }>).map((r) => [r.k, r.n]));
+    const group = (col: string) => rows(`SELECT coalesce(${col}, '(none)') AS k, count(*) AS n FROM messages GROUP BY ${col}`);
     const { n } = this.#db.prepare('SELECT count(*) AS n FROM messages').get() as { n: number };
-    return { total: n, by_direction: group('direction'), by_kind: group('kind'), by_interface: group('interface_id') };
+    const byName = rows("SELECT coalesce(i.name, m.interface_id, '(none)') AS k, count(*) AS n FROM messages m LEFT JOIN interfaces i ON i.id = m.interface_id GROUP BY k");
+    return { total: n, by_direction: group('direction'), by_kind: group('kind'), by_interface: byName, by_interface_id: group('interface_id') };
   }
 }

@@ -6,6 +6,8 @@ import { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { BookService } from '../contacts/service.ts';
 import { Dispatcher } from '../deliveries/dispatcher.ts';
+import { FallbackService } from '../deliveries/fallback.ts';
+import { FallbackStore } from '../deliveries/fallback-store.ts';
 import { DeliveryStore } from '../deliveries/store.ts';
 import { WriteBehind } from '../deliveries/write-behind.ts';
 import { BearerHost, type DeviceConfigSource } from '../interfaces/bearer-host.ts';
@@ -51,6 +53,7 @@ export class RoutingCore {
   readonly seen: SeenFrameStore;
   readonly nodes: NodeStore;
   readonly driverState: DriverStateStore;
+  readonly fallbacks: FallbackService;
   readonly pipeline: Pipeline;
   readonly host: BearerHost;
   readonly dispatcher: Dispatcher;
@@ -62,26 +65,46 @@ export class RoutingCore {
     this.deliveries = new DeliveryStore(db, this.writeBehind, events);
     this.seen = new SeenFrameStore(db);
     this.nodes = new NodeStore(db);
+    // Whether a member of a fallback list can take a message now asks the bearer host, made
+    // below (it needs the pipeline as its sink): read at call time.
+    const canTake = (interfaceId: string) => this.#canTake(d.interfaceStore, interfaceId);
+    this.fallbacks = new FallbackService({ db, store: new FallbackStore(db), deliveries: this.deliveries, messages: this.messages, interfaces: d.interfaceStore, events, clock, log, canTake });
     this.pipeline = new Pipeline({
-      db, clock, log, events, messages: this.messages, deliveries: this.deliveries, seen: this.seen,
+      db, clock, log, events, messages: this.messages, deliveries: this.deliveries, seen: this.seen, fallbacks: this.fallbacks,
       interfaces: d.interfaceStore, rules: d.rules, contacts: d.contacts, groups: d.groups,
     });
     this.driverState = new DriverStateStore(db);
     this.host = new BearerHost({ log, clock, events, sink: this.pipeline, nodes: this.nodes, driverState: this.driverState, deviceConfig: d.deviceConfig, drivers: d.drivers, linkOptions: d.linkOptions });
     this.dispatcher = new Dispatcher({
-      store: this.deliveries, writeBehind: this.writeBehind, host: this.host, events, interfaces: d.interfaceStore, clock, log, random: d.random,
+      store: this.deliveries, writeBehind: this.writeBehind, host: this.host, events, interfaces: d.interfaceStore, clock, log, random: d.random, fallbacks: this.fallbacks,
     });
+  }
+
+  /** Why an interface cannot take a message now, or null (docs/routing.md, "Fallback lists"). */
+  #canTake(interfaces: InterfaceStore, interfaceId: string): string | null {
+    const row = interfaces.find(interfaceId);
+    if (!row) return 'the interface no longer exists';
+    if (!row.enabled) return 'disabled';
+    if (row.device === null) return 'unbound';
+    const rt = this.host.runtime(interfaceId);
+    // A bearer out of its day or month budget says so in its state (SMS: phase budget;
+    // Iridium: an ERR_IRIDIUM_BUDGET reason).
+    if (rt.phase === 'budget' || /_BUDGET\b/.test(rt.last_error ?? '')) return `out of budget${rt.last_error ? ` (${rt.last_error})` : ''}`;
+    if (!rt.connected) return `offline${rt.last_error ? ` (${rt.last_error})` : ''}`;
+    return null;
   }
 
   /** Recovers deliveries a crash left on the air and starts sending. Bearers may start before. */
   start(): void {
     this.dispatcher.start();
+    this.fallbacks.start();
   }
 
   /** No new sends; bearers stop (sends on the air go back to their queue without spending an
    *  attempt); then every state change is committed. */
   async stop(graceMs: number): Promise<void> {
     this.dispatcher.pause();
+    this.fallbacks.stop();
     await this.host.stopAll();
     await this.dispatcher.drain(Math.min(graceMs, 5000));
   }

@@ -8,8 +8,9 @@ import type { MessageRow } from '../messages/store.ts';
 export type RouterEvent =
   /** A message was stored with its deliveries (inside the transaction that stores them). */
   | { type: 'message'; message: MessageRow; deliveries: DeliveryRow[] }
-  /** After commit: new deliveries wait on this interface; the earliest of their expiries. */
-  | { type: 'queued'; interfaceId: string; earliestExpiryMs: number }
+  /** After commit: new deliveries wait on this interface; the earliest of their expiries and
+   *  the highest of their precedences (the lowest rank). */
+  | { type: 'queued'; interfaceId: string; earliestExpiryMs: number; precedence?: number }
   /** A delivery changed state (inside the transaction that writes it). `failedAttempt`: a
    *  send attempt failed at the bearer (an interrupted send is not one). */
   | { type: 'delivery'; delivery: DeliveryRow; failedAttempt: boolean }

@@ -1,23 +1,36 @@
 import type { EventStream } from '../../lib/events.ts';
 import type { MetricsRegistry } from '../../lib/metrics.ts';
+import { precedenceName } from '../deliveries/precedence.ts';
 import { DELIVERY_STATES, type DeliveryStore } from '../deliveries/store.ts';
+import type { InterfaceStore } from '../interfaces/store.ts';
 import type { RouterEvent } from './events.ts';
 
 // The router's Prometheus metrics (docs/api.md, "Metrics"): counters follow the event stream,
-// gauges read the database at scrape time.
+// gauges read the database at scrape time. Series of one interface carry its name as
+// `interface` (what the operator wrote and queries by) and its id as `interface_id` (stable
+// across a rename; the name of an interface deleted since is its id).
 
-export function routerMetrics(metrics: MetricsRegistry, events: EventStream<RouterEvent>, deliveries: DeliveryStore): void {
+export function routerMetrics(metrics: MetricsRegistry, events: EventStream<RouterEvent>, deliveries: DeliveryStore, interfaces: Pick<InterfaceStore, 'find'>): void {
+  const labelsOf = (id: string) => ({ interface: interfaces.find(id)?.name ?? id, interface_id: id });
   const messages = metrics.counter('fieldbridge_messages_total', 'Messages that entered the router, by direction and the action decided.');
   const bearerErrors = metrics.counter('fieldbridge_bearer_errors_total', 'Failed send attempts, by interface.');
   events.subscribe((event) => {
     if (event.type === 'message') messages.inc({ direction: event.message.direction, action: event.message.action ?? 'none' });
-    else if (event.type === 'delivery' && event.failedAttempt) bearerErrors.inc({ interface: event.delivery.interface_id });
+    else if (event.type === 'delivery' && event.failedAttempt) bearerErrors.inc(labelsOf(event.delivery.interface_id));
   });
   metrics.gauge('fieldbridge_deliveries', 'Deliveries by state.', () => {
     const counts = deliveries.countByState();
     return DELIVERY_STATES.map((state) => ({ labels: { state }, value: counts[state] ?? 0 }));
   });
   metrics.gauge('fieldbridge_queue_depth', 'Deliveries waiting per interface.', () =>
-    deliveries.countByInterfaceWaiting().map((r) => ({ labels: { interface: r.interface_id }, value: r.n })),
+    deliveries.countByInterfaceWaiting().map((r) => ({ labels: labelsOf(r.interface_id), value: r.n })),
   );
+  // docs/routing.md, "Bounded queues": depth by precedence (held ones have state held).
+  metrics.gauge('fieldbridge_queue_by_precedence', 'Deliveries waiting per interface, by precedence and state (pending, held, retrying, sending).', () =>
+    deliveries.queueByPrecedence().map((r) => ({ labels: { ...labelsOf(r.interface_id), precedence: precedenceName(r.precedence), state: r.state }, value: r.n })),
+  );
+  const evictions = metrics.counter('fieldbridge_evictions_total', 'Deliveries evicted from a full queue to the dead letters, by interface.');
+  events.subscribe((event) => {
+    if (event.type === 'delivery' && event.delivery.state === 'dead' && event.delivery.last_error?.startsWith('evicted:')) evictions.inc(labelsOf(event.delivery.interface_id));
+  });
 }

@@ -6,8 +6,13 @@ import { newId } from '../../lib/ids.ts';
 import type { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { BookService } from '../contacts/service.ts';
-import { retryPolicyOf } from '../deliveries/backoff.ts';
-import type { DeliveryRow, DeliveryStore } from '../deliveries/store.ts';
+import { admit, newDelivery, type DeliveryTemplate } from '../deliveries/admission.ts';
+import type { FallbackService } from '../deliveries/fallback.ts';
+import type { FallbackMemberRow } from '../deliveries/fallback-store.ts';
+import { DEFAULT_PRECEDENCE, precedenceName, precedenceRank, type Precedence } from '../deliveries/precedence.ts';
+import { nodeKey } from '../deliveries/node-key.ts';
+import { NEVER_MS, type DeliveryRow, type DeliveryStore } from '../deliveries/store.ts';
+import { DEFAULT_ACK_WITHIN_S, isFallback, type Decision, type Destination, type FallbackDestination, type PlainDestination } from '../rules/match.ts';
 import { driverFor } from '../../bearers/drivers.ts';
 import type { InterfaceLookup } from '../rules/service.ts';
 import { applyTransforms, type TransformStep } from '../interfaces/transforms.ts';
@@ -36,6 +41,13 @@ export interface IngressMessage {
   meta?: Record<string, unknown>;
   /** A repeatable frame's key (InboundFrame.dedupeKey): remembered with the message. */
   dedupeKey?: string;
+  /** From the send request; wins over the deciding rule's (default routine). */
+  precedence?: Precedence;
+  /** How long its deliveries may wait, in ms; null: never expire (an SOS). Default: each
+   *  interface's ttl_s. */
+  ttlMs?: number | null;
+  /** Destinations the caller chose instead of the rules (send-to-contact with a strategy). */
+  route?: { destinations: Destination[]; reason: string };
 }
 
 export interface IngestResult {
@@ -54,6 +66,7 @@ export interface PipelineDeps {
   contacts: BookService<Record<string, string>>;
   groups: BookService<string[]>;
   seen: SeenFrameStore;
+  fallbacks: FallbackService;
   /** Where the pipeline tells what it stored: 'message' inside the transaction that stores it
    *  (the uplink outbox writes there, so both or neither happen), 'queued' after commit (the
    *  dispatcher wakes the interface's queue). */
@@ -69,14 +82,31 @@ export class Pipeline {
   /** A frame heard by a bearer. Disabled interfaces never get here (their bearer is stopped).
    *  A frame whose dedupe key was stored in the last 24 hours answers 'duplicate'. */
   receive(interfaceId: string, frame: InboundFrame): IngestResult[] | 'duplicate' {
-    if (frame.dedupeKey !== undefined && this.#d.seen.seen(frame.dedupeKey, this.#d.clock.now() - DEDUPE_WINDOW_MS)) return 'duplicate';
+    if (frame.dedupeKey !== undefined && this.#d.seen.seen(frame.dedupeKey, this.#d.clock.now() - DEDUPE_WINDOW_MS)) {
+      this.#heard(frame.from); // a repeat still says the node is around
+      return 'duplicate';
+    }
     return this.ingest({
       direction: 'inbound', interfaceId, from: frame.from, to: frame.to ?? 'broadcast', channel: frame.channel, kind: frame.kind, text: frame.text, payload: frame.payload, meta: frame.meta,
       dedupeKey: frame.dedupeKey,
     });
   }
 
+  /** Any packet from a node releases what was held until it is heard (docs/routing.md, "Until heard"). */
+  #heard(from: string): void {
+    const { deliveries, clock, events } = this.#d;
+    const nodeId = nodeKey(from);
+    if (!deliveries.anyHeldFor(nodeId)) return;
+    const released = deliveries.releaseHeard(nodeId, clock.now());
+    const byInterface = new Map<string, DeliveryRow[]>();
+    for (const d of released) byInterface.set(d.interface_id, [...(byInterface.get(d.interface_id) ?? []), d]);
+    for (const [interfaceId, rows] of byInterface) {
+      events.emit({ type: 'queued', interfaceId, earliestExpiryMs: Math.min(...rows.map((r) => r.expires_ms)), precedence: Math.min(...rows.map((r) => r.precedence)) });
+    }
+  }
+
   ingest(input: IngressMessage): IngestResult[] {
+    if (input.direction === 'inbound') this.#heard(input.from);
     const source = input.interfaceId ? this.#d.interfaces.find(input.interfaceId) : undefined;
     let parts: IngressMessage[] = [input];
     let dropReason: string | null = null;
@@ -91,9 +121,12 @@ export class Pipeline {
     } finally {
       // Parts are committed one by one: if a later one fails, the ones already stored are
       // still dispatched.
-      const touched = new Map<string, number>();
-      for (const d of results.flatMap((r) => r.deliveries)) touched.set(d.interface_id, Math.min(d.expires_ms, touched.get(d.interface_id) ?? Infinity));
-      for (const [interfaceId, earliestExpiryMs] of touched) this.#d.events.emit({ type: 'queued', interfaceId, earliestExpiryMs });
+      const touched = new Map<string, { expiry: number; precedence: number }>();
+      for (const d of results.flatMap((r) => r.deliveries)) {
+        const t = touched.get(d.interface_id);
+        touched.set(d.interface_id, { expiry: Math.min(d.expires_ms, t?.expiry ?? Infinity), precedence: Math.min(d.precedence, t?.precedence ?? Infinity) });
+      }
+      for (const [interfaceId, t] of touched) this.#d.events.emit({ type: 'queued', interfaceId, earliestExpiryMs: t.expiry, precedence: t.precedence });
     }
     return results;
   }
@@ -108,9 +141,12 @@ export class Pipeline {
   #decideAndStore(m: IngressMessage, sourceName: string | null, dropReason: string | null): IngestResult {
     const { clock, rules } = this.#d;
     const now = clock.now();
-    const decision = dropReason
-      ? { rule_id: null, action: 'drop' as const, destinations: [], reason: dropReason }
-      : rules.decide({ direction: m.direction, interface_id: m.interfaceId, interface_name: sourceName, from: m.from, to: m.to, channel: m.channel, kind: m.kind, text: m.text });
+    const decision: Decision = dropReason
+      ? { rule_id: null, action: 'drop', destinations: [], reason: dropReason }
+      : m.route
+        ? { rule_id: null, action: 'forward', destinations: m.route.destinations, reason: m.route.reason }
+        : rules.decide({ direction: m.direction, interface_id: m.interfaceId, interface_name: sourceName, from: m.from, to: m.to, channel: m.channel, kind: m.kind, text: m.text });
+    const precedence = precedenceRank(m.precedence ?? decision.precedence ?? DEFAULT_PRECEDENCE);
     const payload = m.payload ?? (m.text !== null ? Buffer.from(m.text, 'utf8') : null);
     const message: MessageRow = {
       id: newId('msg', now),
@@ -125,52 +161,70 @@ export class Pipeline {
       size: payload?.length ?? 0,
       rule_id: decision.rule_id,
       action: decision.action,
-      decision: { rule_id: decision.rule_id, action: decision.action, reason: decision.reason },
+      decision: { rule_id: decision.rule_id, action: decision.action, reason: decision.reason, ...(decision.action === 'forward' ? { precedence: precedenceName(precedence) } : {}) },
       meta: m.meta ?? {},
       created_at: new Date(now).toISOString(),
     };
     const deliveries: DeliveryRow[] = [];
     const notes: string[] = [];
     if (decision.action === 'forward') {
+      const template: DeliveryTemplate = { message, precedence, ttlMs: m.ttlMs, nowMs: now };
       for (const dest of decision.destinations) {
-        const iface = this.#d.interfaces.find(dest.interface);
-        if (!iface) {
-          notes.push(`destination interface ${dest.interface} no longer exists`);
-          continue;
-        }
-        const policy = retryPolicyOf(iface.retry);
-        for (const to of this.#addressesFor(dest.to, m, iface.kind, notes)) {
-          deliveries.push({
-            id: newId('dlv', now),
-            message_id: message.id,
-            interface_id: iface.id,
-            to,
-            channel: m.channel,
-            kind: m.kind,
-            text: m.text,
-            payload: m.text !== null ? null : payload,
-            from: m.from,
-            state: 'pending',
-            attempts: 0,
-            max_attempts: policy.max_attempts,
-            next_attempt_ms: now,
-            front_ms: null,
-            expires_ms: now + policy.ttl_s * 1000,
-            last_error: null,
-            created_at: message.created_at,
-            updated_at: message.created_at,
-            finished_at: null,
-          });
-        }
+        if (isFallback(dest)) deliveries.push(...this.#startList(dest, template, m, notes));
+        else deliveries.push(...this.#plain(dest, template, m, notes));
       }
       if (notes.length > 0 && message.decision) message.decision.reason += `; ${notes.join('; ')}`;
     }
     this.#d.messages.insert(message);
-    for (const d of deliveries) this.#d.deliveries.insert(d);
     // In the same transaction: the key exists exactly when the message does.
     if (m.dedupeKey !== undefined && m.interfaceId !== null) this.#d.seen.remember(m.dedupeKey, m.interfaceId, now);
     this.#d.events.emit({ type: 'message', message, deliveries });
     return { message, deliveries };
+  }
+
+  /** One delivery per address of a plain destination, each let into its queue within the caps. */
+  #plain(dest: PlainDestination, template: DeliveryTemplate, m: IngressMessage, notes: string[]): DeliveryRow[] {
+    const iface = this.#d.interfaces.find(dest.interface);
+    if (!iface) {
+      notes.push(`destination interface ${dest.interface} no longer exists`);
+      return [];
+    }
+    const out: DeliveryRow[] = [];
+    for (const to of this.#addressesFor(dest.to, m, iface.kind, notes)) {
+      const d = newDelivery(template, iface, to);
+      if (dest.until_heard) {
+        // Held until the node is heard again; its TTL counts from then (docs/routing.md).
+        d.state = 'held';
+        d.until_heard = nodeKey(to);
+        d.held_ttl_ms = d.expires_ms >= NEVER_MS ? null : d.expires_ms - template.nowMs;
+        d.expires_ms = NEVER_MS;
+      }
+      const refused = admit(this.#d.deliveries, d, iface, template.nowMs);
+      if (refused) {
+        notes.push(refused);
+        continue;
+      }
+      this.#d.deliveries.insert(d);
+      out.push(d);
+    }
+    return out;
+  }
+
+  /** A fallback list: its members' addresses resolved now (one each), then fallbacks.ts runs it. */
+  #startList(dest: FallbackDestination, template: DeliveryTemplate, m: IngressMessage, notes: string[]): DeliveryRow[] {
+    const members: FallbackMemberRow[] = dest.fallback.map((member) => {
+      const iface = this.#d.interfaces.find(member.interface);
+      const ack = member.ack_within_s ?? DEFAULT_ACK_WITHIN_S;
+      if (!iface) return { interface_id: member.interface, interface: member.interface, to: null, ack_within_s: ack, unusable: 'the interface no longer exists' };
+      const memberNotes: string[] = [];
+      const addresses = this.#addressesFor(member.to, m, iface.kind, memberNotes);
+      if (addresses.length === 0) return { interface_id: iface.id, interface: iface.name, to: null, ack_within_s: ack, unusable: memberNotes.join('; ') || `no address for ${member.to}` };
+      return { interface_id: iface.id, interface: iface.name, to: addresses[0], ack_within_s: ack };
+    });
+    // Written without them, a list is ordered and does not keep trying (match.ts defaults).
+    const { list, deliveries } = this.#d.fallbacks.plan(template, { strategy: dest.strategy ?? 'ordered', keepTrying: dest.keep_trying ?? false, members });
+    if (list.state === 'exhausted') notes.push(`fallback list ${list.id}: ${list.outcome}`);
+    return deliveries;
   }
 
   /** Expands a destination address: "{to}", "@group" (every member), "@contact" (its address for this kind). */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { checkSafeRegex, compileSafeRegex, SAFE_REGEX_MAX_LENGTH } from '../../lib/safe-regex.ts';
+import { PrecedenceSchema, type Precedence } from '../deliveries/precedence.ts';
 import { isScheduleActive, type Schedule } from './schedule.ts';
 
 // Access rule filters, actions and first-match evaluation (docs/api.md 4.5, docs/design.md section 6,
@@ -64,24 +65,109 @@ export const RuleMatch = z
     channel: filterList('channel', z.number({ error: 'channel entries must be channel numbers' }).int({ error: 'channel entries must be whole numbers' }).min(0, { error: 'channel entries must be 0 to 255' }).max(255, { error: 'channel entries must be 0 to 255' }), 'channels').optional(),
     kinds: filterList('kinds', z.enum(KINDS, { error: `kinds entries must be one of ${KINDS.join(', ')}` }), 'kinds').optional(),
     text: TextFilter.optional(),
+  }, {
+    // In words a curl user understands (issue 14), not "expected object, received undefined".
+    error: (issue) => (issue.code === 'invalid_type'
+      ? `match ${issue.input === undefined ? 'is required: give' : 'must be'} an object of filters such as {"to": ["!a1b2c3d4"]}; {} matches everything`
+      : undefined),
   })
   .describe('Every filter given must match; a filter left out matches everything.');
 export type RuleMatch = z.infer<typeof RuleMatch>;
 
-export const Destination = z.strictObject({
-  interface: z.string({ error: 'destinations[].interface must be an interface id or name' }).min(1, { error: 'destinations[].interface must not be empty' }),
+const InterfaceRef = (field: string) =>
+  z.string({ error: `${field} must be an interface id or name` }).min(1, { error: `${field} must not be empty` });
+
+export const PlainDestination = z.strictObject({
+  interface: InterfaceRef('destinations[].interface'),
   to: Address('destinations[].to').describe('Address on that interface\'s bearer, or @contact / @group'),
+  until_heard: z.boolean({ error: 'destinations[].until_heard must be true or false' }).optional()
+    .describe('A direct message to a mesh node: held until the node is heard again (any packet, any interface), then sent; its TTL counts from then'),
 });
+export type PlainDestination = z.infer<typeof PlainDestination>;
+
+export const FALLBACK_STRATEGIES = ['ordered', 'first_available', 'all'] as const;
+export const FallbackStrategy = z.enum(FALLBACK_STRATEGIES, { error: `strategy must be one of ${FALLBACK_STRATEGIES.join(', ')}` })
+  .describe('ordered: one member at a time, the next when it is not delivered within ack_within_s; first_available: the first member that can take it now; all: every member at once');
+
+/** Default time a member of an ordered list has to be delivered before the next starts. */
+export const DEFAULT_ACK_WITHIN_S = 60;
+
+export const FallbackMember = z.strictObject({
+  interface: InterfaceRef('fallback[].interface'),
+  to: Address('fallback[].to').describe('One address on that interface\'s bearer, or @contact (not a group: a member sends to one recipient)'),
+  ack_within_s: z.number({ error: 'fallback[].ack_within_s must be a whole number of seconds' }).int({ error: 'fallback[].ack_within_s must be a whole number of seconds' })
+    .min(1, { error: 'fallback[].ack_within_s must be 1 to 604800' }).max(604_800, { error: 'fallback[].ack_within_s must be 1 to 604800' }).optional()
+    .describe(`With strategy ordered: seconds from this member's first attempt until the next member starts, unless delivered (default ${DEFAULT_ACK_WITHIN_S})`),
+});
+export type FallbackMember = z.infer<typeof FallbackMember>;
+
+export const FallbackDestination = z.strictObject({
+  fallback: z.array(FallbackMember, { error: 'fallback must be a list of {interface, to}' }).min(1, { error: 'fallback must list at least one member' }).max(8, { error: 'fallback may list at most 8 members' }),
+  strategy: FallbackStrategy.default('ordered'),
+  keep_trying: z.boolean({ error: 'keep_trying must be true or false' }).default(false)
+    .describe('Whether a member keeps retrying after the next one started (default false: no second copy is paid for unless asked)'),
+});
+export type FallbackDestination = z.infer<typeof FallbackDestination>;
+
+/** One destination of a forward: an interface and an address, or a fallback list of them
+ *  (docs/routing.md, "Delivery policy"). An object with a `fallback` field is a list. The
+ *  union types stored rules and answers. */
+export const Destination = z.union([FallbackDestination, PlainDestination]);
 export type Destination = z.infer<typeof Destination>;
 
-export const RuleActionKind = z.enum(['forward', 'drop', 'store'], { error: 'action must be forward, drop or store' });
+/** A destination as written in a request or a configuration file: one object whose fields
+ *  say which kind it is, so every mistake is reported at its own field (a union would only say
+ *  "matches neither"). Parses to a Destination. */
+export const DestinationInput = z
+  .strictObject({
+    interface: InterfaceRef('destinations[].interface').optional(),
+    to: Address('destinations[].to').optional(),
+    until_heard: PlainDestination.shape.until_heard,
+    fallback: FallbackDestination.shape.fallback.optional(),
+    strategy: FallbackStrategy.optional(),
+    keep_trying: FallbackDestination.shape.keep_trying.unwrap().optional(),
+  })
+  .superRefine((d, ctx) => {
+    const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    if (d.fallback !== undefined) {
+      for (const field of ['interface', 'to', 'until_heard'] as const) {
+        if (d[field] !== undefined) issue(field, `a fallback list has no ${field} of its own: give it to each member in fallback[]`);
+      }
+      return;
+    }
+    if (d.interface === undefined) issue('interface', 'destinations[].interface must be an interface id or name');
+    if (d.to === undefined) issue('to', 'destinations[].to must be an address or @name');
+    for (const field of ['strategy', 'keep_trying'] as const) {
+      if (d[field] !== undefined) issue(field, `${field} belongs to a fallback list: {fallback: [{interface, to}...], ${field}}`);
+    }
+  })
+  .describe('{interface, to} (optionally until_heard), or a fallback list {fallback: [{interface, to, ack_within_s}...], strategy, keep_trying}') as unknown as z.ZodType<Destination>;
+
+export function isFallback(d: Destination): d is FallbackDestination {
+  return 'fallback' in d;
+}
+
+/** The destination with each interface reference mapped (ids to names for export, names to
+ *  ids on import and validation); `path` is the member's field path under the destination. */
+export function mapDestinationInterfaces(d: Destination, fn: (ref: string, path: string) => string): Destination {
+  if (!isFallback(d)) return { ...d, interface: fn(d.interface, 'interface') };
+  return { ...d, fallback: d.fallback.map((m, i) => ({ ...m, interface: fn(m.interface, `fallback[${i}].interface`) })) };
+}
+
+/** Every {interface, to} a destination names (a plain one, or each member of a list). */
+export function destinationTargets(d: Destination): Array<{ interface: string; to: string }> {
+  return isFallback(d) ? d.fallback : [d];
+}
+
+export const RuleActionKind = z.enum(['forward', 'drop', 'store'], { error: (issue) => (issue.input === undefined ? 'action is required: forward, drop or store' : 'action must be forward, drop or store') });
 export type RuleActionKind = z.infer<typeof RuleActionKind>;
 
 /** The action and destinations fields, to spread into a rule body schema together with
  *  refineRuleAction (a union would not combine with the other fields of the body). */
 export const RULE_ACTION_FIELDS = {
   action: RuleActionKind,
-  destinations: z.array(Destination, { error: 'destinations must be a list of {interface, to}' }).max(64, { error: 'destinations may list at most 64 entries' }).optional(),
+  precedence: PrecedenceSchema.nullable().optional().describe('Precedence of what this rule forwards when the send request gives none (default routine)'),
+  destinations: z.array(DestinationInput, { error: 'destinations must be a list of {interface, to}' }).max(64, { error: 'destinations may list at most 64 entries' }).optional(),
 };
 
 /** forward needs destinations; drop and store refuse them (they would be silently unused). */
@@ -100,7 +186,7 @@ export type RuleAction = z.infer<typeof RuleAction>;
 /** Every @reference a rule makes (match.from, match.to, destinations[].to), for the caller
  *  to check that each names an existing group or contact. */
 export function referencesOf(match: RuleMatch, destinations: readonly Destination[] = []): string[] {
-  const all = [...(match.from ?? []), ...(match.to ?? []), ...destinations.map((d) => d.to)];
+  const all = [...(match.from ?? []), ...(match.to ?? []), ...destinations.flatMap((d) => destinationTargets(d).map((t) => t.to))];
   return [...new Set(all.filter(isReference))];
 }
 
@@ -119,6 +205,8 @@ export interface EvaluableRule {
   schedule: Schedule | null;
   action: RuleActionKind;
   destinations: Destination[];
+  /** The precedence of what it forwards; null/absent: routine unless the request says. */
+  precedence?: Precedence | null;
 }
 
 export interface RoutableMessage {
@@ -143,6 +231,8 @@ export interface Decision {
   action: RuleActionKind;
   destinations: Destination[];
   reason: string;
+  /** The deciding rule's precedence, when it sets one. */
+  precedence?: Precedence | null;
 }
 
 export type DefaultAction = 'store' | 'drop';
@@ -187,14 +277,26 @@ function isSortedByPriority(rules: readonly EvaluableRule[]): boolean {
 function decide(rule: EvaluableRule, matched: string[], msg: RoutableMessage): Decision {
   let reason = `rule '${rule.name}' matched: ${matched.length > 0 ? matched.join(', ') : 'no filters (every message)'}`;
   if (rule.action !== 'forward') return { rule_id: rule.id, action: rule.action, destinations: [], reason };
-  const isSource = (d: Destination) => d.interface === msg.interface_id || d.interface === msg.interface_name;
-  const kept = rule.destinations.filter((d) => !isSource(d));
-  const removed = rule.destinations.filter(isSource);
+  const isSource = (d: { interface: string }) => d.interface === msg.interface_id || d.interface === msg.interface_name;
+  const removed: Array<{ interface: string; to: string }> = [];
+  const kept: Destination[] = [];
+  for (const d of rule.destinations) {
+    if (!isFallback(d)) {
+      if (isSource(d)) removed.push(d);
+      else kept.push(d);
+      continue;
+    }
+    // A fallback list loses the members on the source interface, and the list when none is left.
+    removed.push(...d.fallback.filter(isSource));
+    const members = d.fallback.filter((m) => !isSource(m));
+    if (members.length > 0) kept.push(members.length === d.fallback.length ? d : { ...d, fallback: members });
+  }
   if (removed.length > 0) {
     reason += `; removed ${removed.map((d) => `${d.interface} -> ${d.to}`).join(', ')}: a rule may not forward back to the interface the message came from`;
   }
-  if (kept.length === 0) return { rule_id: rule.id, action: 'store', destinations: [], reason: `${reason}; no destination left, so the message is stored` };
-  return { rule_id: rule.id, action: 'forward', destinations: kept, reason };
+  const precedence = rule.precedence ? { precedence: rule.precedence } : {};
+  if (kept.length === 0) return { rule_id: rule.id, action: 'store', destinations: [], reason: `${reason}; no destination left, so the message is stored`, ...precedence };
+  return { rule_id: rule.id, action: 'forward', destinations: kept, reason, ...precedence };
 }
 
 /** Descriptions of the filters that matched, or null as soon as one does not. */

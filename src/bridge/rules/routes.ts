@@ -1,24 +1,40 @@
 import { z } from 'zod';
+import { applyPatch, checkReplace, MERGE_PATCH_TYPES, MergePatchBody, type ReadOnlyField, readOnlyShape } from '../../http/merge-patch.ts';
+import { NOT_PAGED } from '../../http/query.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
 import { InterfaceName } from '../interfaces/routes.ts';
-import { refineRuleAction, RULE_ACTION_FIELDS, RuleMatch } from './match.ts';
-import { Schedule } from './schedule.ts';
+import { PrecedenceSchema } from '../deliveries/precedence.ts';
+import { Destination, refineRuleAction, RULE_ACTION_FIELDS, RuleMatch } from './match.ts';
+import { Schedule, ScheduleOrNull } from './schedule.ts';
 import type { RuleService } from './service.ts';
 import type { RuleRow } from './store.ts';
 
+// The smallest rule is a name and an action (issue 14): match defaults to {} (matches
+// everything) and schedule to null (always active).
 const RuleBody = z
   .strictObject({
     name: InterfaceName,
-    enabled: z.boolean().default(true).describe('Only on create; afterwards use /enable and /disable'),
-    match: RuleMatch,
-    schedule: Schedule.nullable().describe('null: always active'),
+    enabled: z.boolean({ error: 'enabled must be true or false' }).default(true).describe('Only on create; afterwards use /enable and /disable'),
+    match: RuleMatch.default({}).describe('Every filter given must match; {} or left out matches everything'),
+    schedule: ScheduleOrNull.default(null).describe('null or left out: always active'),
     ...RULE_ACTION_FIELDS,
   })
   .superRefine(refineRuleAction);
 
-const ReplaceRule = z
-  .strictObject({ name: InterfaceName, match: RuleMatch, schedule: Schedule.nullable(), ...RULE_ACTION_FIELDS })
-  .superRefine(refineRuleAction);
+// PUT replaces every writable field and, like an interface's PUT, needs match and schedule: a
+// replacement that left them out would silently widen the rule to every message at every time.
+const WRITABLE = { name: InterfaceName, match: RuleMatch, schedule: ScheduleOrNull, ...RULE_ACTION_FIELDS };
+const ReplaceWritable = z.strictObject(WRITABLE).superRefine(refineRuleAction);
+
+// What GET answers beyond the writable fields: PUT and PATCH accept them back (docs/api.md 4.12).
+const READ_ONLY: Record<string, ReadOnlyField> = {
+  id: { schema: z.string() },
+  enabled: { schema: z.boolean(), moves: 'use POST /api/access-rules/{id}/enable or /disable' },
+  priority: { schema: z.number(), moves: 'use POST /api/access-rules/reorder' },
+  created_at: { schema: z.string() },
+  updated_at: { schema: z.string() },
+};
+const ReplaceRule = z.strictObject({ ...WRITABLE, ...readOnlyShape(READ_ONLY) }).superRefine(refineRuleAction);
 
 const RuleView = z.object({
   id: z.string(),
@@ -28,7 +44,8 @@ const RuleView = z.object({
   match: RuleMatch,
   schedule: Schedule.nullable(),
   action: z.enum(['forward', 'drop', 'store']),
-  destinations: z.array(z.object({ interface: z.string().describe('Interface id'), to: z.string() })),
+  destinations: z.array(Destination).describe('Interface ids, as stored'),
+  precedence: PrecedenceSchema.nullable(),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
 });
@@ -52,7 +69,7 @@ export function ruleRoutes(rules: RuleService): Route[] {
     });
   return [
     route({
-      method: 'GET', path: '/api/access-rules', summary: 'List rules in evaluation order', tags, roles: ANY_KEY,
+      method: 'GET', path: '/api/access-rules', summary: 'List rules in evaluation order (every one: not paged)', tags, roles: ANY_KEY, query: NOT_PAGED,
       response: z.object({ items: z.array(RuleView), next_cursor: z.null() }), responseName: 'AccessRuleList',
       handler: () => ({ items: rules.list().map(view), next_cursor: null }),
     }),
@@ -74,8 +91,26 @@ export function ruleRoutes(rules: RuleService): Route[] {
     }),
     route({
       method: 'PUT', path: '/api/access-rules/{id}', summary: 'Replace a rule (its position and enabled flag stay)', tags, roles: ADMIN, params: Ref, errors: [409],
+      description: 'Takes the body GET answers: read-only fields (id, enabled, priority, created_at, updated_at) are ignored when equal to the stored values and refused (400) when not.',
       body: ReplaceRule, bodyName: 'ReplaceAccessRule', response: RuleView, responseName: 'AccessRule',
-      handler: ({ params, body }) => view(rules.update(params.id, body)),
+      handler: ({ params, body }) => {
+        const row = rules.get(params.id);
+        return view(rules.update(row.id, checkReplace(body, view(row), READ_ONLY, 'access rule')));
+      },
+    }),
+    route({
+      method: 'PATCH', path: '/api/access-rules/{id}', summary: 'Change part of a rule (JSON merge patch, RFC 7396); its position and enabled flag stay', tags, roles: ADMIN, params: Ref, errors: [409],
+      description: 'The patch is applied to the rule as GET shows it and the result is checked as a PUT. null removes a member: schedule null is always active, precedence null is routine, a filter removed from match matches everything.',
+      body: MergePatchBody, bodyName: 'MergePatch', bodyTypes: MERGE_PATCH_TYPES, response: RuleView, responseName: 'AccessRule',
+      handler: ({ params, body }) => {
+        const row = rules.get(params.id);
+        const current = view(row);
+        const input = applyPatch({
+          patch: body, stored: current, readOnly: READ_ONLY, schema: ReplaceWritable, what: 'access rule', nullable: ['schedule', 'precedence'],
+          current: { name: current.name, match: current.match, schedule: current.schedule, action: current.action, destinations: current.destinations, precedence: current.precedence },
+        });
+        return view(rules.update(row.id, input));
+      },
     }),
     route({
       method: 'DELETE', path: '/api/access-rules/{id}', summary: 'Delete a rule; a recreated one lands last', tags, roles: ADMIN, params: Ref, status: 204,

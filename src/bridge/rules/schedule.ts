@@ -46,6 +46,10 @@ export const ScheduleWindow = z.strictObject({
 });
 export type ScheduleWindow = z.infer<typeof ScheduleWindow>;
 
+// Said in words a curl user understands (issue 14), not "expected object, received undefined".
+const SCHEDULE_EXPECTED = (input: unknown) =>
+  `schedule ${input === undefined ? 'is required: give' : 'must be'} an object {timezone, windows}, or null for always`;
+
 export const Schedule = z
   .strictObject({
     timezone: z
@@ -57,7 +61,7 @@ export const Schedule = z
       .max(64, { error: 'windows may hold at most 64 windows' }),
     active_from: z.iso.datetime({ error: 'active_from must be an ISO 8601 UTC time such as 2026-05-01T00:00:00Z' }).nullable().optional(),
     active_until: z.iso.datetime({ error: 'active_until must be an ISO 8601 UTC time such as 2026-09-30T00:00:00Z' }).nullable().optional(),
-  })
+  }, { error: (issue) => (issue.code === 'invalid_type' ? SCHEDULE_EXPECTED(issue.input) : undefined) })
   .superRefine((s, ctx) => {
     if (s.active_from && s.active_until && Date.parse(s.active_from) >= Date.parse(s.active_until)) {
       ctx.addIssue({ code: 'custom', path: ['active_until'], message: `active_until (${s.active_until}) must be later than active_from (${s.active_from})` });
@@ -65,6 +69,9 @@ export const Schedule = z
   })
   .describe('When the rule may fire: wall-clock windows in an IANA timezone, optionally bounded by active_from and active_until.');
 export type Schedule = z.infer<typeof Schedule>;
+
+/** A rule's schedule field: a schedule, or null for a rule that is always active. */
+export const ScheduleOrNull = Schedule.nullable();
 
 export interface ScheduleVerdict {
   active: boolean;

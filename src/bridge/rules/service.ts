@@ -4,7 +4,8 @@ import { newId } from '../../lib/ids.ts';
 import { jsonEqual } from '../../lib/json.ts';
 import type { BookService } from '../contacts/service.ts';
 import type { InterfaceRow } from '../interfaces/store.ts';
-import { type AddressResolver, type Decision, type DefaultAction, type Destination, evaluateRules, isReference, type RoutableMessage, type RuleActionKind, type RuleMatch } from './match.ts';
+import type { Precedence } from '../deliveries/precedence.ts';
+import { type AddressResolver, type Decision, type DefaultAction, type Destination, evaluateRules, isFallback, isReference, mapDestinationInterfaces, type RoutableMessage, type RuleActionKind, type RuleMatch } from './match.ts';
 import type { Schedule } from './schedule.ts';
 import type { RuleRef, RuleRow, RuleStore } from './store.ts';
 
@@ -22,6 +23,7 @@ export interface RuleInput {
   schedule: Schedule | null;
   action: RuleActionKind;
   destinations?: Destination[];
+  precedence?: Precedence | null;
 }
 
 export class RuleService {
@@ -61,7 +63,7 @@ export class RuleService {
     const now = this.#clock.now();
     const at = new Date(now).toISOString();
     const row = this.#store.insert(
-      { id: newId('rul', now), name: input.name, enabled: input.enabled ?? true, match, schedule: input.schedule, action: input.action, destinations, fired: 0, last_fired_at: null, created_at: at, updated_at: at },
+      { id: newId('rul', now), name: input.name, enabled: input.enabled ?? true, match, schedule: input.schedule, action: input.action, destinations, precedence: input.precedence ?? null, fired: 0, last_fired_at: null, created_at: at, updated_at: at },
       refs,
     );
     this.#cache = undefined;
@@ -73,7 +75,7 @@ export class RuleService {
     const row = this.get(ref);
     const { match, destinations, refs } = this.#resolve(input);
     if (this.#store.nameTaken(input.name, row.id)) throw conflict('ERR_NAME_TAKEN', `an access rule named '${input.name}' already exists`);
-    const next: RuleRow = { ...row, name: input.name, match, schedule: input.schedule, action: input.action, destinations, updated_at: this.#now() };
+    const next: RuleRow = { ...row, name: input.name, match, schedule: input.schedule, action: input.action, destinations, precedence: input.precedence ?? null, updated_at: this.#now() };
     this.#store.update(next, refs);
     this.#cache = undefined;
     return next;
@@ -132,9 +134,9 @@ export class RuleService {
     const refs: RuleRef[][] = [];
     for (const input of inputs) {
       const resolved = this.#resolve(input);
-      const fields = { enabled: input.enabled ?? true, match: resolved.match, schedule: input.schedule, action: input.action, destinations: resolved.destinations };
+      const fields = { enabled: input.enabled ?? true, match: resolved.match, schedule: input.schedule, action: input.action, destinations: resolved.destinations, precedence: input.precedence ?? null };
       const old = existing.get(input.name);
-      const same = old && jsonEqual(fields, { enabled: old.enabled, match: old.match, schedule: old.schedule, action: old.action, destinations: old.destinations });
+      const same = old && jsonEqual(fields, { enabled: old.enabled, match: old.match, schedule: old.schedule, action: old.action, destinations: old.destinations, precedence: old.precedence ?? null });
       rows.push(
         old
           ? { ...old, ...fields, updated_at: same ? old.updated_at : at }
@@ -197,8 +199,18 @@ export class RuleService {
     match.from?.forEach((a, i) => address(a, `body.match.from[${i}]`));
     match.to?.forEach((a, i) => address(a, `body.match.to[${i}]`));
     const destinations = (input.destinations ?? []).map((d, i) => {
-      address(d.to, `body.destinations[${i}].to`);
-      return { interface: iface(d.interface, `body.destinations[${i}].interface`), to: d.to };
+      if (isFallback(d)) {
+        d.fallback.forEach((m, j) => {
+          address(m.to, `body.destinations[${i}].fallback[${j}].to`);
+          // A member sends to one recipient: a group would be several deliveries in one place of the order.
+          if (isReference(m.to) && this.#groups.store.find(m.to.slice(1))) {
+            errors.push({ path: `body.destinations[${i}].fallback[${j}].to`, message: `'${m.to}' is an object group; a fallback member sends to one address or @contact` });
+          }
+        });
+      } else {
+        address(d.to, `body.destinations[${i}].to`);
+      }
+      return mapDestinationInterfaces(d, (ref, field) => iface(ref, `body.destinations[${i}].${field}`));
     });
     if (errors.length > 0) throw badRequest(`invalid references: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, errors);
     return { match, destinations, refs };

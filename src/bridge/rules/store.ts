@@ -17,7 +17,8 @@ export interface RuleRef {
   id: string;
 }
 
-interface Raw extends Omit<RuleRow, 'enabled' | 'match' | 'schedule' | 'destinations'> {
+interface Raw extends Omit<RuleRow, 'enabled' | 'match' | 'schedule' | 'destinations' | 'precedence'> {
+  precedence: string | null;
   enabled: number;
   match: string;
   schedule: string | null;
@@ -30,6 +31,7 @@ const decode = (r: Raw): RuleRow => ({
   match: fromJson(r.match, {}),
   schedule: fromJson(r.schedule, null),
   destinations: fromJson(r.destinations, []),
+  precedence: (r.precedence as RuleRow['precedence']) ?? null,
 });
 
 /** SQL for access_rules and rule_refs. Priority is the 1-based position in evaluation order. */
@@ -56,8 +58,8 @@ export class RuleStore {
     return transaction(this.#db, () => {
       const { n } = this.#db.prepare('SELECT coalesce(max(priority), 0) + 1 AS n FROM access_rules').get() as { n: number };
       this.#db
-        .prepare('INSERT INTO access_rules (id, name, enabled, priority, match, schedule, action, destinations, fired, last_fired_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
-        .run(row.id, row.name, row.enabled ? 1 : 0, n, toJson(row.match), row.schedule ? toJson(row.schedule) : null, row.action, toJson(row.destinations), row.fired, row.last_fired_at, row.created_at, row.updated_at);
+        .prepare('INSERT INTO access_rules (id, name, enabled, priority, match, schedule, action, destinations, precedence, fired, last_fired_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+        .run(row.id, row.name, row.enabled ? 1 : 0, n, toJson(row.match), row.schedule ? toJson(row.schedule) : null, row.action, toJson(row.destinations), row.precedence ?? null, row.fired, row.last_fired_at, row.created_at, row.updated_at);
       this.#setRefs(row.id, refs);
       return { ...row, priority: n };
     });
@@ -65,8 +67,8 @@ export class RuleStore {
   update(row: RuleRow, refs: RuleRef[]): void {
     transaction(this.#db, () => {
       this.#db
-        .prepare('UPDATE access_rules SET name = ?, enabled = ?, match = ?, schedule = ?, action = ?, destinations = ?, updated_at = ? WHERE id = ?')
-        .run(row.name, row.enabled ? 1 : 0, toJson(row.match), row.schedule ? toJson(row.schedule) : null, row.action, toJson(row.destinations), row.updated_at, row.id);
+        .prepare('UPDATE access_rules SET name = ?, enabled = ?, match = ?, schedule = ?, action = ?, destinations = ?, precedence = ?, updated_at = ? WHERE id = ?')
+        .run(row.name, row.enabled ? 1 : 0, toJson(row.match), row.schedule ? toJson(row.schedule) : null, row.action, toJson(row.destinations), row.precedence ?? null, row.updated_at, row.id);
       this.#setRefs(row.id, refs);
     });
   }
@@ -99,12 +101,12 @@ export class RuleStore {
     const del = this.#db.prepare('DELETE FROM access_rules WHERE id = ?');
     for (const r of this.list()) if (!keep.has(r.id)) del.run(r.id);
     const upsert = this.#db.prepare(
-      'INSERT INTO access_rules (id, name, enabled, priority, match, schedule, action, destinations, fired, last_fired_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ' +
+      'INSERT INTO access_rules (id, name, enabled, priority, match, schedule, action, destinations, precedence, fired, last_fired_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ' +
         'ON CONFLICT (id) DO UPDATE SET name = excluded.name, enabled = excluded.enabled, priority = excluded.priority, match = excluded.match, ' +
-        'schedule = excluded.schedule, action = excluded.action, destinations = excluded.destinations, updated_at = excluded.updated_at',
+        'schedule = excluded.schedule, action = excluded.action, destinations = excluded.destinations, precedence = excluded.precedence, updated_at = excluded.updated_at',
     );
     rows.forEach((row, i) => {
-      upsert.run(row.id, row.name, row.enabled ? 1 : 0, i + 1, toJson(row.match), row.schedule ? toJson(row.schedule) : null, row.action, toJson(row.destinations), row.fired, row.last_fired_at, row.created_at, row.updated_at);
+      upsert.run(row.id, row.name, row.enabled ? 1 : 0, i + 1, toJson(row.match), row.schedule ? toJson(row.schedule) : null, row.action, toJson(row.destinations), row.precedence ?? null, row.fired, row.last_fired_at, row.created_at, row.updated_at);
       this.#setRefs(row.id, refs[i]);
     });
   }

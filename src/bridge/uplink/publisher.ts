@@ -12,7 +12,7 @@ import { UplinkOutbox } from './outbox.ts';
 // outbox table first (enqueue), then a drain loop publishes them in order at QoS 1 and
 // deletes each row only after the broker's PUBACK: a broker outage, a dropped connection or
 // a restart loses nothing, and at worst sends an event twice (the hub stores it once, by
-// event_id). mqtt.js keeps its own outgoing store only in memory (docs/tooling.md), so it gets one
+// event_id). mqtt.js keeps its own outgoing store only in memory (docs/dependencies.md, "Mosquitto 2.0.11"), so it gets one
 // connection attempt at a time (reconnectPeriod 0) and this class does the reconnecting, with
 // backoff on the injected clock.
 //

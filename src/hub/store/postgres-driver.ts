@@ -2,10 +2,10 @@ import postgres from 'postgres';
 import type { CatalogueTable, Queryable, Row, SqlDriver, SqlValue } from './sql.ts';
 
 // The hosted hub's store: PostgreSQL through porsager's `postgres` (docs/design.md section 2).
-// Shared SQL text runs with sql.unsafe(text, values, {prepare: true}) (docs/tooling.md). Several
+// Shared SQL text runs with sql.unsafe(text, values, {prepare: true}) (docs/dependencies.md, "postgres (porsager) 3.4"). Several
 // replicas share one database, so migrations run under pg_advisory_xact_lock inside their
 // transaction: the lock belongs to the transaction's pinned connection and is released at
-// COMMIT/ROLLBACK, which a session lock taken through the pool would not be (docs/tooling.md).
+// COMMIT/ROLLBACK, which a session lock taken through the pool would not be (same section).
 
 /** Arbitrary but fixed: every hub replica must agree on it. ASCII "fbhub" as a number. */
 export const MIGRATION_LOCK_ID = 0x6662687562;

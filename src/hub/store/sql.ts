@@ -1,6 +1,6 @@
 // The hub writes its SQL once, in PostgreSQL's dialect for placeholders ($1, $2, ...), and the
 // SQLite driver rewrites them. node:sqlite rejects "$1" ("column index out of range") but
-// accepts "?1" (docs/tooling.md), so "$n" becomes "?n" everywhere outside string literals, quoted
+// accepts "?1" (docs/dependencies.md, placeholders), so "$n" becomes "?n" everywhere outside string literals, quoted
 // identifiers and comments, where a "$1" is text and must stay as it is.
 
 export type SqlValue = string | number | null;

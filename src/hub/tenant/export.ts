@@ -5,7 +5,7 @@ import type { HubStore } from '../store/store.ts';
 // GET /api/tenant/export (docs/api.md 4.2): a ZIP with one JSON file per tenant table, the tables and
 // their exportable columns read from the catalogue (src/hub/store/catalogue.ts), so secret
 // columns never leave and a new table needs no code here. yazl streams the archive into the
-// response and turns to ZIP64 by itself for large tenants (docs/tooling.md). Each table is read
+// response and turns to ZIP64 by itself for large tenants (docs/dependencies.md). Each table is read
 // whole, one at a time: the largest single table bounds the memory used.
 
 export async function streamTenantExport(store: HubStore, tenantId: string, res: ServerResponse, now: Date): Promise<void> {

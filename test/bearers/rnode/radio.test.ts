@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { rnodeDriver } from '../../../src/bearers/rnode/index.ts';
 import { AppError } from '../../../src/lib/errors.ts';
 import {
   bitrateBps,
@@ -54,6 +55,23 @@ test('bad input: every bad or missing field is reported at once, with its path',
     assert.ok(paths.includes(p), `${p} in ${paths.join(',')}`);
   }
   assert.ok(r.errors.find((e) => e.path === 'bandwidth_hz')!.message.includes('required'));
+});
+
+test('no preset and no radio field: one error on preset naming the presets and the five fields (issue 14)', () => {
+  const give = 'give settings.preset (us-915, eu-868, au-915, ism-433) or all five radio fields (frequency_hz, bandwidth_hz, sf, cr, tx_power_dbm)';
+  for (const input of [{}, undefined, { callsign: 'N0CALL' }]) {
+    const r = resolveRadioSettings(input);
+    assert.is(r.ok, false);
+    if (!r.ok) assert.equal(r.errors, [{ path: 'preset', message: `required: ${give}` }], JSON.stringify(input));
+  }
+  // What an interface create or import checks (the driver module's settings schema).
+  const viaDriver = rnodeDriver.settings.safeParse({});
+  assert.is(viaDriver.success, false);
+  if (!viaDriver.success) assert.equal(viaDriver.error.issues.map((i) => [i.path.join('.'), i.message]), [['preset', `required: ${give}`]]);
+  // Some radio fields given: each missing one is named, with the same way out.
+  const some = resolveRadioSettings({ frequency_hz: 433_775_000, sf: 9 });
+  assert.is(some.ok, false);
+  if (!some.ok) assert.equal(some.errors, ['bandwidth_hz', 'cr', 'tx_power_dbm'].map((path) => ({ path, message: `required when no preset is given: ${give}` })));
 });
 
 test('bad input: wrong types and non-objects are refused, as AppError ERR_RNODE_SETTINGS', () => {

@@ -1,8 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { BearerState, InboundFrame, OutboundFrame, SendResult } from '../../../src/bearers/bearer.ts';
+import type { SendResult } from '../../../src/bearers/bearer.ts';
 import {
-  createSimBearer,
   resetSimChannels,
   SimBearer,
   SimChannels,
@@ -15,41 +14,11 @@ import { FakeClock } from '../../../src/lib/clock.ts';
 import { AppError } from '../../../src/lib/errors.ts';
 import { createLogger } from '../../../src/lib/log.ts';
 import { bearerContext } from '../../helpers/bearer-context.ts';
-
-interface Radio {
-  bearer: SimBearer;
-  heard: InboundFrame[];
-  states: BearerState[];
-  logs: string[];
-}
+import { frame, type Radio, simRadio } from './helpers.ts';
 
 let clock = new FakeClock();
 
-function radio(name: string, settings: Record<string, unknown> = {}, registry?: SimChannels): Radio {
-  const heard: InboundFrame[] = [];
-  const states: BearerState[] = [];
-  const logs: string[] = [];
-  const ctx = bearerContext({
-    interfaceId: `ifc_${name}`,
-    interfaceName: name,
-    settings,
-    log: createLogger({ level: 'debug', format: 'json', write: (line) => logs.push(line) }),
-    clock,
-    events: { receive: (f: InboundFrame) => void heard.push(f), state: (s: BearerState) => states.push(s) },
-  });
-  return { bearer: registry ? new SimBearer(ctx, registry) : (createSimBearer(ctx) as SimBearer), heard, states, logs };
-}
-
-const frame = (over: Partial<OutboundFrame> = {}): OutboundFrame => ({
-  deliveryId: 'dlv_1',
-  messageId: 'msg_1',
-  to: '!a1b2c3d4',
-  channel: 0,
-  kind: 'text',
-  text: 'hello',
-  payload: new TextEncoder().encode('hello'),
-  ...over,
-});
+const radio = (name: string, settings: Record<string, unknown> = {}, registry?: SimChannels): Radio => simRadio(clock, name, settings, registry);
 
 const reset = () => {
   resetSimChannels();
@@ -79,7 +48,8 @@ test('bad settings are refused when the bearer is made, every field named', () =
     const paths = e.errors!.map((x) => x.path);
     for (const p of ['settings.behaviour', 'settings.fail_count', 'settings.latency_ms', 'settings.mtu']) assert.ok(paths.includes(p), p);
     assert.ok(e.errors!.some((x) => /colour/.test(x.message)));
-    assert.match(e.errors!.find((x) => x.path === 'settings.behaviour')!.message, /deliver, fail or fail_then_deliver/);
+    assert.is(e.errors!.find((x) => x.path === 'settings.behaviour')!.message, 'behaviour must be deliver, fail, fail_then_deliver, ack_after, never_ack or fail_after; got "flaky"');
+    assert.is(e.errors!.find((x) => x.path === 'settings.latency_ms')!.message, 'latency_ms must be a whole number of milliseconds; got 1.5');
   }
   assert.match(SimSettings.safeParse({ latency_ms: 60_001 }).error!.issues[0].message, /latency_ms must be at most 60000/);
   assert.ok(SimSettings.safeParse({ latency_ms: 60_000 }).success);

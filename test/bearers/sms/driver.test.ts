@@ -203,4 +203,35 @@ test('the day budget: a message that does not fit waits (not an attempt), and th
   }
 });
 
+test('a long message cut short by a failing part: the retry sends only the rest under the same reference, and one message arrives', async () => {
+  const n = newNetwork();
+  const a = modem(n);
+  const b = modem(n);
+  try {
+    await a.bearer.start(`sim://${n}`);
+    await b.bearer.start(`sim://${n}`);
+    await online(a);
+    await online(b);
+    const long = 'Bridge to ridge camp: storm at 18:00, stay in the hut. '.repeat(7); // 3 GSM-7 parts
+    const frame = { ...text(sim(b).number, long), deliveryId: 'dlv_long' };
+    // The second part meets a network out of order (+CMS ERROR: 38, retryable).
+    sim(a).once('sent', () => (sim(a).faults.failSends = { code: 38, remaining: 1 }));
+    let sentParts = 0;
+    sim(a).on('sent', () => sentParts++);
+    const first = await a.bearer.send(frame);
+    assert.ok(!first.ok && first.retryable, JSON.stringify(first));
+    assert.match(!first.ok ? first.error : '', /after 1 of 3 parts went out \(a retry sends only the rest\)/);
+    const retry = await a.bearer.send(frame);
+    assert.ok(retry.ok, JSON.stringify(retry));
+    assert.equal([retry.ok && retry.meta?.parts, retry.ok && retry.meta?.resumed_after_part, (retry.ok && (retry.meta?.message_references as number[]))?.length], [3, 1, 3]);
+    assert.is(sentParts, 3, 'three parts in all, none twice');
+    await until('the message', () => b.heard.length === 1);
+    assert.is(b.heard[0].text, long);
+    assert.not.ok(b.heard[0].meta.incomplete);
+  } finally {
+    await a.bearer.stop();
+    await b.bearer.stop();
+  }
+});
+
 test.run();

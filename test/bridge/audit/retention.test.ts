@@ -6,9 +6,10 @@ import { createLogger } from '../../../src/lib/log.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { assertProblem, createRule, createSim, sendText, settle } from '../../helpers/routing.ts';
 
-// The audit log (an entry for every mutating call, refused ones included) and retention
-// (docs/api.md section 8: messages and resolved deliveries older than SERVICE_RETENTION_DAYS go; dead
-// letters, audit entries and configuration stay), on the bridge's own FakeClock.
+// The audit log (an entry for every mutating call made with a valid key, refused ones included)
+// and retention (docs/api.md section 8: messages and resolved deliveries older than
+// SERVICE_RETENTION_DAYS go; dead letters and configuration stay; audit entries go after
+// bridge.audit.retention_days, 90 by default), on the bridge's own FakeClock.
 
 const DAY = 86_400_000;
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
@@ -108,7 +109,7 @@ test('retention: the daily worker deletes old messages and resolved deliveries, 
   assert.is(letter.body.state, 'dead');
   assert.match(letter.body.last_error, /simulated failure/);
   assert.is((await t.call('GET', `/api/deliveries/${waiting}`)).status, 200, 'a delivery still waiting (or expired only yesterday) stays');
-  assert.ok((await auditEntries()).length >= audits, 'audit entries are never pruned');
+  assert.ok((await auditEntries()).length >= audits, 'audit entries are kept 90 days');
   for (const path of ['/api/interfaces/ret-ok', '/api/access-rules/ret-rule']) assert.is((await t.call('GET', path)).status, 200, `${path} kept`);
   assert.ok(t.logs.some((l) => l.includes('"retention_pruned"')), 'the worker logged what it pruned');
 });
@@ -126,6 +127,40 @@ test('retention: 0 days keeps everything; a RetentionWorker on its own clock pru
   assert.is(pruned.messages, total);
   assert.is((await t.call('GET', '/api/messages/stats')).body.total, 0);
   assert.is((await t.call('GET', '/api/deliveries?state=dead')).body.items.length, 2, 'dead letters (one per message) survive any cut-off');
+});
+
+test('audit retention: the daily run deletes entries older than bridge.audit.retention_days (90 by default); 0 keeps them by age', async () => {
+  const own = new FakeClock(T0);
+  const b = await startTestBridge({ clock: own });
+  const entries = async () => ((await b.call('GET', '/api/audit?limit=1000')).body.items as Array<{ at: string; path: string }>).map((e) => e.path);
+  try {
+    assert.is((await b.call('POST', '/api/object-groups', { body: { name: 'old', members: ['!a'] } })).status, 201);
+    own.advance(89 * DAY);
+    await settle();
+    assert.is((await b.call('POST', '/api/object-groups', { body: { name: 'young', members: ['!a'] } })).status, 201);
+    own.advance(1 * DAY);
+    await settle();
+    assert.equal(await entries(), ['/api/object-groups', '/api/object-groups'], 'exactly 90 days old: kept');
+    own.advance(1 * DAY);
+    await settle();
+    assert.equal((await b.call('GET', '/api/audit?limit=1000')).body.items.map((e: { at: string }) => e.at), [new Date(T0 + 89 * DAY).toISOString()], 'the 91-day-old entry went, the 2-day-old one stayed');
+    assert.ok(b.logs.some((l) => l.includes('"audit_pruned"') && l.includes('"old":1')), 'the run logged what it pruned');
+
+    const setDays = async (days: number) => {
+      const r = await b.call('POST', '/api/config/module', { body: { section: 'bridge', settings: { audit: { retention_days: days } } } });
+      assert.is(r.status, 200, r.text);
+    };
+    await setDays(0);
+    own.advance(400 * DAY);
+    await settle();
+    assert.is((await entries()).length, 2, '0 days: nothing goes by age');
+    await setDays(1);
+    own.advance(1 * DAY);
+    await settle();
+    assert.equal(await entries(), ['/api/config/module'], 'the change applies at the next daily run: only the entry of the last day is left');
+  } finally {
+    await b.stop();
+  }
 });
 
 test.run();

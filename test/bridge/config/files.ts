@@ -35,7 +35,7 @@ export const HUB = { enabled: false, mqtt_url: 'mqtts://hub.example.org:8883', t
 /**
  * Every kind of thing a configuration file carries, none of it at its default: sections and
  * modules, a sim interface with transforms and a retry policy, a disabled one, an rnode with a
- * preset, an iridium interface with free-form settings, groups, contacts, and rules with
+ * preset, an iridium interface with a credit budget, groups, contacts, and rules with
  * schedules, @group and @contact references and a disabled one, reordered after creation.
  * The hub uplink stays disabled so no test dials a broker.
  */
@@ -55,7 +55,7 @@ export async function furnish(call: Call, simChannel: string): Promise<void> {
   });
   await created(call, '/api/interfaces', { name: 'lab', kind: 'sim', enabled: false, device: `sim://${simChannel}-lab` });
   await created(call, '/api/interfaces', { name: 'lora', kind: 'rnode', settings: { preset: 'eu-868', callsign: 'DL0ABC', st_alock: 10 } });
-  await created(call, '/api/interfaces', { name: 'sat', kind: 'iridium', settings: { imei: '300234010753370', zone: { b: 1, a: 2 } } });
+  await created(call, '/api/interfaces', { name: 'sat', kind: 'iridium', settings: { mailbox_check_s: 3600, credits_per_day: 20 } });
 
   await created(call, '/api/object-groups', { name: 'ops', members: ['!a1b2c3d4', '+4917012345678'] });
   await created(call, '/api/object-groups', { name: 'field', members: ['!00000001'] });

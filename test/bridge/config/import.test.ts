@@ -143,7 +143,8 @@ test('a same-named interface keeps its id: a delivery waiting for a disabled int
   const sent = await sendText(t.call, '!1ab', 'parked while the lab radio is off');
   const delivery = sent.deliveries[0];
   assert.is(delivery.interface_id, lab.id);
-  assert.is((await t.call('GET', `/api/deliveries/${delivery.id}`)).body.state, 'pending');
+  // Held while its interface is disabled (docs/routing.md, "Held, not failed").
+  await waitUntil('held', async () => (await t.call('GET', `/api/deliveries/${delivery.id}`)).body.state === 'held');
 
   const edited = await file();
   const i = indexOf(edited.interfaces, 'lab');
@@ -158,7 +159,7 @@ test('a same-named interface keeps its id: a delivery waiting for a disabled int
   assert.is(after.created_at, lab.created_at);
   assert.is(after.settings.latency_ms, 5);
   const waiting = (await t.call('GET', `/api/deliveries/${delivery.id}`)).body;
-  assert.is(waiting.state, 'pending');
+  assert.is(waiting.state, 'held');
   assert.is(waiting.interface_id, lab.id);
 
   assert.is((await t.call('POST', '/api/interfaces/lab/enable')).status, 200);

@@ -23,7 +23,7 @@ test('GET /api/config answers every section with its defaults on a fresh bridge'
     const res = await h.call('GET', '/api/config', { key: h.keys.viewer });
     assert.is(res.status, 200);
     assert.equal(Object.keys(res.body), SECTION_NAMES);
-    assert.equal(res.body.bridge, { name: 'fieldbridge', timezone: 'UTC' });
+    assert.equal(res.body.bridge, { name: 'fieldbridge', timezone: 'UTC', audit: { retention_days: 90, max_rows: 100_000 } });
     assert.equal(res.body.routing, { default_action: 'store', rate_limit: { sends_per_minute: 120, burst: 20 } });
     assert.is(res.body.hub.enabled, false);
     assert.is(res.body.hub.password, null);
@@ -67,6 +67,22 @@ test('GET /api/config/module/{section} answers one module; unknown modules and a
     assert.is(bare.body.type, 'https://fieldbridge.dev/problems/unknown-section');
   }));
 
+test('GET /api/config/module/{section} reads back every section POST /api/config/module writes (bridge, routing, hub), secrets redacted', () =>
+  withBridge(async (h) => {
+    const hub = { enabled: true, mqtt_url: 'mqtt://127.0.0.1:1', tenant: 'acme', password: 's3cret' };
+    assert.is((await h.call('POST', '/api/config/module', { key: h.keys.admin, body: { section: 'hub', settings: hub } })).status, 200);
+    for (const name of ['bridge', 'routing', 'hub']) {
+      const res = await h.call('GET', `/api/config/module/${name}`, { key: h.keys.viewer });
+      assert.is(res.status, 200, `${name}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body, (await h.call('GET', `/api/config/${name}`)).body, name);
+    }
+    assert.is((await h.call('GET', '/api/config/module/hub')).body.password, REDACTION_MARKER);
+    const radio = await h.call('GET', '/api/config/module/radio');
+    assert.is(radio.status, 404, 'radio and owner have their own endpoints');
+    assert.match(radio.body.detail, 'hub');
+    assert.match(radio.body.detail, 'GET /api/config/radio');
+  }));
+
 test('POST /api/config/module patches one module, keeps the other fields, and survives a restart', () =>
   withBridge(async (h) => {
     const res = await h.call('POST', '/api/config/module', { key: h.keys.admin, body: { section: 'range_test', settings: { enabled: true, sender: 60 } } });
@@ -86,7 +102,7 @@ test('POST /api/config/module also writes bridge and routing; nested fields patc
   withBridge(async (h) => {
     const bridge = await h.call('POST', '/api/config/module', { body: { section: 'bridge', settings: { name: 'ridge-3', timezone: 'Europe/Berlin' } } });
     assert.is(bridge.status, 200);
-    assert.equal((await h.call('GET', '/api/config/bridge')).body, { name: 'ridge-3', timezone: 'Europe/Berlin' });
+    assert.equal((await h.call('GET', '/api/config/bridge')).body, { name: 'ridge-3', timezone: 'Europe/Berlin', audit: { retention_days: 90, max_rows: 100_000 } });
     const routing = await h.call('POST', '/api/config/module', { body: { section: 'routing', settings: { rate_limit: { sends_per_minute: 0 } } } });
     assert.equal(routing.body.settings, { default_action: 'store', rate_limit: { sends_per_minute: 0, burst: 20 } });
   }));
@@ -114,7 +130,7 @@ test('POST /api/config/module reports every bad field at once and stores nothing
     assert.equal(paths(bridge.body), ['body.settings.name', 'body.settings.timezone']);
     const routing = await h.call('POST', '/api/config/module', { body: { section: 'routing', settings: { default_action: 'forward', rate_limit: { burst: 0 } } } });
     assert.equal(paths(routing.body), ['body.settings.default_action', 'body.settings.rate_limit.burst']);
-    assert.equal(h.config.section('bridge'), { name: 'fieldbridge', timezone: 'UTC' });
+    assert.equal(h.config.section('bridge'), { name: 'fieldbridge', timezone: 'UTC', audit: { retention_days: 90, max_rows: 100_000 } });
   }));
 
 test('POST /api/config/module refuses unknown sections, radio and owner, and malformed bodies', () =>

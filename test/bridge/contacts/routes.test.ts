@@ -54,6 +54,35 @@ test('PUT needs every field (400 naming the missing one)', async () => {
   }
 });
 
+test('GET -> edit -> PUT and PATCH (merge patch) on both books; read-only fields must equal the stored ones', async () => {
+  const merge = { 'content-type': 'application/merge-patch+json' };
+  const ann = (await t.call('POST', '/api/contacts', { body: { name: 'trip-ann', addresses: { mesh: '!a1b2c3d4', sms: '+4917012345678' }, prefer: ['sms', 'mesh'] } })).body;
+  const got = (await t.call('GET', `/api/contacts/${ann.id}`)).body;
+  const put = await t.call('PUT', '/api/contacts/trip-ann', { body: { ...got, addresses: { ...got.addresses, iridium: 'RB0001234' } } });
+  assert.is(put.status, 200, put.text);
+  assert.equal(put.body.prefer, ['sms', 'mesh', 'iridium']);
+  assertProblem(await t.call('PUT', '/api/contacts/trip-ann', { body: { ...put.body, id: 'ctc_01M7Z549TJYPE8EFFRTHXNMDB9', created_at: '2020-01-01T00:00:00Z' } }), 400, ['body.id', 'body.created_at']);
+  // null removes an address; the order of the others stays.
+  const p = await t.call('PATCH', '/api/contacts/trip-ann', { body: { addresses: { sms: null } }, headers: merge });
+  assert.is(p.status, 200, p.text);
+  assert.equal([p.body.addresses, p.body.prefer], [{ mesh: '!a1b2c3d4', iridium: 'RB0001234' }, ['mesh', 'iridium']]);
+  assertProblem(await t.call('PATCH', '/api/contacts/trip-ann', { body: { addresses: { mesh: null, iridium: null } }, headers: merge }), 400, ['body.addresses']);
+  assertProblem(await t.call('PATCH', '/api/contacts/trip-ann', { body: { updated_at: '2020-01-01T00:00:00Z' } }), 400, ['body.updated_at']);
+
+  const team = (await t.call('POST', '/api/object-groups', { body: { name: 'trip-team', members: ['!a1b2c3d4'] } })).body;
+  const g = (await t.call('GET', `/api/object-groups/${team.id}`)).body;
+  const gput = await t.call('PUT', `/api/object-groups/${team.id}`, { body: { ...g, members: [...g.members, '!b2c3d4e5'] } });
+  assert.is(gput.status, 200, gput.text);
+  assert.equal(gput.body.members, ['!a1b2c3d4', '!b2c3d4e5']);
+  // A merge patch replaces an array whole (RFC 7396 has no array edits).
+  const gp = await t.call('PATCH', '/api/object-groups/trip-team', { body: { members: ['!c3d4e5f6'], name: 'trip-crew' }, headers: merge });
+  assert.is(gp.status, 200, gp.text);
+  assert.equal([gp.body.name, gp.body.members], ['trip-crew', ['!c3d4e5f6']]);
+  assertProblem(await t.call('PATCH', '/api/object-groups/trip-crew', { body: { members: [] }, headers: merge }), 400, ['body.members']);
+  assertProblem(await t.call('PATCH', '/api/object-groups/nope', { body: { members: ['!a'] }, headers: merge }), 404);
+  for (const path of ['/api/contacts/trip-ann', '/api/object-groups/trip-crew']) assert.is((await t.call('DELETE', path)).status, 204);
+});
+
 test('"@name" means one thing: a name taken in either book answers 409', async () => {
   assert.is((await t.call('POST', '/api/contacts', { body: { name: 'ops', addresses: { mesh: '!0000a0a0' } } })).status, 201);
   assertProblem(await t.call('POST', '/api/contacts', { body: { name: 'ops', addresses: { mesh: '!0000b0b0' } } }), 409, [], /already used/);

@@ -5,8 +5,8 @@ import { attemptsExhausted, DEFAULT_RETRY_POLICY, expiresAtMs, nextRetryDelayMs,
 const always = (value: number) => () => value;
 const policy = DEFAULT_RETRY_POLICY;
 
-test('defaults: base 5 s, cap 15 min, 5 attempts, TTL 24 h', () => {
-  assert.equal(RetryPolicy.parse({}), { base_s: 5, cap_s: 900, max_attempts: 5, ttl_s: 86400 });
+test('defaults: base 5 s, cap 15 min, 5 attempts, TTL 24 h paused while held, queue caps 1000 deliveries and 4 MiB', () => {
+  assert.equal(RetryPolicy.parse({}), { base_s: 5, cap_s: 900, max_attempts: 5, ttl_s: 86400, ttl_while_held: 'paused', queue_max_deliveries: 1000, queue_max_bytes: 4_194_304 });
   assert.equal(policy, RetryPolicy.parse({}));
 });
 

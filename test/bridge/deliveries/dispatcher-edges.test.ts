@@ -33,7 +33,7 @@ const inState = (id: string, state: string) => until(`${id} ${state}`, async () 
 
 /** A sim interface with these settings, a rule that sends it whatever goes to '<name>-dest',
  *  and one message sent: returns its delivery id. */
-async function route(name: string, settings: Record<string, unknown>, retry = { base_s: 100, cap_s: 100, max_attempts: 5, ttl_s: 86400 }): Promise<string> {
+async function route(name: string, settings: Record<string, unknown>, retry: Record<string, unknown> = { base_s: 100, cap_s: 100, max_attempts: 5, ttl_s: 86400 }): Promise<string> {
   assert.is((await t.call('POST', '/api/interfaces', { body: { name, kind: 'sim', device: `sim://${name}`, settings, retry } })).status, 201);
   const rule = await t.call('POST', '/api/access-rules', { body: { name: `to-${name}`, match: { to: [`${name}-dest`] }, schedule: null, action: 'forward', destinations: [{ interface: name, to: 'peer' }] } });
   assert.is(rule.status, 201, rule.text);
@@ -55,11 +55,11 @@ test('an interface deleted while a send is on the air: the delivery stays cancel
   assert.match(d.last_error, /was deleted/);
 });
 
-test('disabled while sending: the attempt is not spent; enabled again, it is delivered', async () => {
+test('disabled while sending: the attempt is not spent, the delivery is held; enabled again, it is delivered', async () => {
   const id = await route('dis', { latency_ms: 1000 }, { base_s: 100, cap_s: 100, max_attempts: 1, ttl_s: 86400 });
   await inState(id, 'sending');
   assert.is((await t.call('POST', '/api/interfaces/dis/disable')).status, 200);
-  const back = await inState(id, 'retrying');
+  const back = await inState(id, 'held');
   assert.is(back.attempts, 0, 'the interrupted attempt is not counted');
   assert.match(back.last_error, /interrupted/);
   assert.is((await t.call('POST', '/api/interfaces/dis/enable')).status, 200);
@@ -69,10 +69,29 @@ test('disabled while sending: the attempt is not spent; enabled again, it is del
   assert.is(done.attempts, 1);
 });
 
-test('the TTL passes between attempts on a disabled interface: the delivery expires', async () => {
+test('held on a disabled interface, the TTL is paused: the delivery outlives it, and its TTL runs on from what was left when enabled', async () => {
   const id = await route('ttl', { behaviour: 'fail' }, { base_s: 100, cap_s: 100, max_attempts: 5, ttl_s: 2 });
   await inState(id, 'retrying');
   assert.is((await t.call('POST', '/api/interfaces/ttl/disable')).status, 200);
+  const held = await inState(id, 'held');
+  assert.is(held.expires_at, null, 'no expiry while held');
+  clock.advance(3000);
+  await new Promise((r) => setTimeout(r, 50));
+  assert.is((await delivery(id)).state, 'held', 'not expired after its TTL');
+  assert.is((await t.call('POST', '/api/interfaces/ttl/enable')).status, 200);
+  // Back in the queue, due when its backoff ends, with the TTL it had left.
+  const back = await inState(id, 'retrying');
+  assert.ok(Date.parse(back.expires_at) > clock.now(), 'the TTL runs again from what was left');
+  assert.ok(Date.parse(back.expires_at) <= clock.now() + 2000, 'no more than the 2 s it had left');
+  clock.advance(2500);
+  await inState(id, 'expired');
+});
+
+test('with ttl_while_held running, the TTL passes while the interface is disabled: the delivery expires', async () => {
+  const id = await route('ttlrun', { behaviour: 'fail' }, { base_s: 100, cap_s: 100, max_attempts: 5, ttl_s: 2, ttl_while_held: 'running' });
+  await inState(id, 'retrying');
+  assert.is((await t.call('POST', '/api/interfaces/ttlrun/disable')).status, 200);
+  await inState(id, 'held');
   clock.advance(3000);
   const d = await inState(id, 'expired');
   assert.is(d.attempts, 1);
@@ -105,7 +124,8 @@ test('an interrupted send goes back to its place at the head of the queue', asyn
   const later: string[] = [];
   for (let i = 0; i < 3; i++) later.push((await t.call('POST', '/api/messages/send', { body: { to: 'order-dest', text: `m${i}` } })).body.deliveries[0].id);
   assert.is((await t.call('POST', '/api/interfaces/order/disable')).status, 200);
-  await inState(first, 'retrying');
+  await inState(first, 'held');
+  for (const id of later) await inState(id, 'held');
   assert.is((await t.call('POST', '/api/interfaces/order/enable')).status, 200);
   assert.is((await inState(first, 'sending')).id, first, 'the interrupted one is sent first again');
   for (const id of later) assert.is((await delivery(id)).state, 'pending');

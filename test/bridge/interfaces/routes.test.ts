@@ -85,15 +85,70 @@ test('PUT needs every writable field (400 naming the missing one) and cannot fli
     const { [field]: _gone, ...partial } = full as Record<string, unknown>;
     assertProblem(await t.call('PUT', '/api/interfaces/put-me', { body: partial }), 400, [`body.${field}`]);
   }
-  for (const extra of [{ enabled: false }, { device: null }, { kind: 'sms' }]) {
-    assertProblem(await t.call('PUT', '/api/interfaces/put-me', { body: { ...full, ...extra } }), 400, ['body']);
+  // Read-only fields that differ from the stored ones are refused, each named (issue 14).
+  for (const [extra, path] of [[{ enabled: false }, 'body.enabled'], [{ device: null }, 'body.device'], [{ kind: 'sms' }, 'body.kind']] as const) {
+    assertProblem(await t.call('PUT', '/api/interfaces/put-me', { body: { ...full, ...extra } }), 400, [path]);
   }
+  assertProblem(await t.call('PUT', '/api/interfaces/put-me', { body: { ...full, colour: 'red' } }), 400, ['body']);
   const after = (await t.call('GET', '/api/interfaces/put-me')).body;
   assert.is(after.enabled, true);
   assert.is(after.device, 'sim://put');
   assert.equal(after.transforms.outbound, [{ type: 'truncate', max_bytes: 50 }], 'refused PUTs changed nothing');
   // Invalid settings for the interface's own kind.
   assertProblem(await t.call('PUT', '/api/interfaces/put-me', { body: { ...full, settings: { mtu: 0 } } }), 400, ['body.settings.mtu']);
+});
+
+test('GET -> edit -> PUT: the body GET answers is accepted; read-only fields must equal the stored ones', async () => {
+  await createSim(t.call, 'trip', { device: 'sim://trip', settings: { mtu: 120 }, transforms: { inbound: [], outbound: [{ type: 'truncate', max_bytes: 50 }] } });
+  const got = (await t.call('GET', '/api/interfaces/trip')).body;
+  assert.ok('reported' in got && 'state' in got, 'GET {id} answers state and reported');
+  // What `curl ... | jq '.name = "trip-2" | .settings.mtu = 99' | curl -X PUT ...` sends.
+  const put = await t.call('PUT', `/api/interfaces/${got.id}`, { body: { ...got, name: 'trip-2', settings: { ...got.settings, mtu: 99 } } });
+  assert.is(put.status, 200, put.text);
+  assert.is(put.body.name, 'trip-2');
+  assert.is(put.body.settings.mtu, 99);
+  assert.equal(put.body.transforms, got.transforms);
+  assert.is(put.body.device, 'sim://trip');
+  // state and reported describe the moment of the GET: whatever they hold is ignored.
+  const again = await t.call('PUT', '/api/interfaces/trip-2', { body: { ...put.body, state: { connected: false }, reported: { sent: 1e6 } } });
+  assert.is(again.status, 200, again.text);
+  // Stored read-only fields that differ: 400 naming each, and saying where that state moves.
+  const moved = await t.call('PUT', '/api/interfaces/trip-2', {
+    body: { ...again.body, id: 'ifc_01M7Z549TJYPE8EFFRTHXNMDB9', kind: 'sms', enabled: false, device: null, created_at: '2020-01-01T00:00:00.000Z' },
+  });
+  assertProblem(moved, 400, ['body.id', 'body.kind', 'body.enabled', 'body.device', 'body.created_at']);
+  const message = (p: string) => moved.body.errors.find((e: any) => e.path === p).message;
+  assert.match(message('body.enabled'), /read-only.*\/disable/);
+  assert.match(message('body.device'), /read-only.*\/unbind/);
+  // A body read before another change: its updated_at is stale.
+  await t.call('PUT', '/api/interfaces/trip-2', { body: { ...again.body, settings: { ...again.body.settings, mtu: 98 } } });
+  const stale = await t.call('PUT', '/api/interfaces/trip-2', { body: { ...again.body, settings: { ...again.body.settings, mtu: 97 } } });
+  assertProblem(stale, 400, ['body.updated_at'], /changed since/);
+  const after = (await t.call('GET', '/api/interfaces/trip-2')).body;
+  assert.equal([after.enabled, after.device, after.kind, after.settings.mtu], [true, 'sim://trip', 'sim', 98], 'refused PUTs changed nothing');
+});
+
+test('PATCH takes a JSON merge patch (RFC 7396): members given replace, null removes, the rest stays', async () => {
+  const made = await createSim(t.call, 'patchy', { device: 'sim://patchy', settings: { mtu: 120, latency_ms: 5 }, retry: { max_attempts: 3 } });
+  const merge = { 'content-type': 'application/merge-patch+json' };
+  const p = await t.call('PATCH', '/api/interfaces/patchy', { body: { settings: { mtu: 80 }, retry: { base_s: 7 } }, headers: merge });
+  assert.is(p.status, 200, p.text);
+  assert.equal([p.body.settings.mtu, p.body.settings.latency_ms, p.body.retry.base_s, p.body.retry.max_attempts], [80, 5, 7, 3]);
+  assert.equal([p.body.name, p.body.device, p.body.enabled], ['patchy', 'sim://patchy', true]);
+  // null removes a member: the setting falls back to its default. Plain application/json works too.
+  const removed = await t.call('PATCH', `/api/interfaces/${made.id}`, { body: { settings: { mtu: null }, name: 'patchy-2' } });
+  assert.is(removed.status, 200, removed.text);
+  assert.equal([removed.body.settings.mtu, removed.body.settings.latency_ms, removed.body.name], [230, 5, 'patchy-2']);
+  // Read-only members, bad values (named as in a PUT), a patch that is not an object, JSON Patch.
+  assertProblem(await t.call('PATCH', '/api/interfaces/patchy-2', { body: { enabled: false, device: null }, headers: merge }), 400, ['body.enabled', 'body.device']);
+  assertProblem(await t.call('PATCH', '/api/interfaces/patchy-2', { body: { settings: { mtu: 0 }, retry: { max_attempts: 0 } }, headers: merge }), 400, ['body.settings.mtu', 'body.retry.max_attempts']);
+  assertProblem(await t.call('PATCH', '/api/interfaces/patchy-2', { body: { name: null }, headers: merge }), 400, ['body.name']);
+  assertProblem(await t.call('PATCH', '/api/interfaces/patchy-2', { body: [{ op: 'replace', path: '/name', value: 'x' }], headers: merge }), 400, ['body']);
+  const jsonPatch = await t.call('PATCH', '/api/interfaces/patchy-2', { body: [{ op: 'replace', path: '/name', value: 'x' }], headers: { 'content-type': 'application/json-patch+json' } });
+  assertProblem(jsonPatch, 415, [], /merge-patch\+json/);
+  assertProblem(await t.call('PATCH', '/api/interfaces/nope', { body: { name: 'x' } }), 404);
+  const after = (await t.call('GET', '/api/interfaces/patchy-2')).body;
+  assert.equal([after.enabled, after.device, after.settings.mtu], [true, 'sim://patchy', 230], 'refused patches changed nothing');
 });
 
 test('bind needs a valid port value; unknown fields are refused', async () => {
@@ -103,13 +158,7 @@ test('bind needs a valid port value; unknown fields are refused', async () => {
   assertProblem(await t.call('POST', '/api/interfaces/binder/bind', { body: { device: null } }), 400, ['body.device']);
   assertProblem(await t.call('POST', '/api/interfaces/binder/bind', { body: { device: 'sim://ok', extra: 1 } }), 400, ['body']);
   assert.is((await t.call('GET', '/api/interfaces/binder')).body.device, null);
-  // A kind without a driver in this release binds, and says so in its state instead of pretending.
-  const sat = await t.call('POST', '/api/interfaces', { body: { name: 'sat-0', kind: 'iridium', settings: {} } });
-  assert.is(sat.status, 201, sat.text);
-  const bound = await t.call('POST', '/api/interfaces/sat-0/bind', { body: { device: '/dev/serial/by-id/usb-modem' } });
-  assert.is(bound.status, 200, bound.text);
-  assert.is(bound.body.state.connected, false);
-  assert.match(bound.body.state.last_error, /no driver/);
+  // A kind without a driver binds and says so: test/bridge/router/core.test.ts (every kind has one now).
 });
 
 test('interfaces are found by id or name; rules and deliveries refuse unknown interfaces with 400', async () => {

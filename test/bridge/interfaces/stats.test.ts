@@ -33,21 +33,23 @@ test('a sim interface reports its counters, channel, behaviour and mtu; the coun
   const health = (await t.call('GET', '/api/interfaces/health')).body.items.find((h: { id: string }) => h.id === a.id);
   assert.equal(health.device, r.body.stats, 'health shows the same device values');
   const metrics = (await t.call('GET', '/metrics')).text;
-  assert.match(metrics, /^fieldbridge_device_value\{interface="stats-a",kind="sim",name="sent"\} 2$/m);
-  assert.match(metrics, /^fieldbridge_device_value\{interface="stats-b",kind="sim",name="received"\} 2$/m);
+  assert.ok(metrics.includes(`fieldbridge_device_value{interface="stats-a",interface_id="${a.id}",kind="sim",name="sent"} 2\n`), metrics);
+  assert.match(metrics, /^fieldbridge_device_value\{interface="stats-b",interface_id="ifc_[^"]+",kind="sim",name="received"\} 2$/m);
 });
 
-test('an unbound interface answers its settings and zero counters; a kind without a driver answers {}', async () => {
+test('an unbound interface answers its settings and zero counters; an unbound iridium interface its credits from the database', async () => {
   const idle = await createSim(t.call, 'stats-idle', { settings: { behaviour: 'fail' } });
   const r = await t.call('GET', `/api/interfaces/${idle.id}/stats`);
   assert.is(r.status, 200, r.text);
   assert.is(r.body.phase, 'unbound');
   assert.equal(r.body.stats, { sent: 0, failed: 0, received: 0, channel: null, behaviour: 'fail', mtu: 230 });
-  const sms = await t.call('POST', '/api/interfaces', { body: { name: 'stats-sat', kind: 'iridium', settings: {} } });
-  const s = await t.call('GET', `/api/interfaces/${sms.body.id}/stats`);
+  const sat = await t.call('POST', '/api/interfaces', { body: { name: 'stats-sat', kind: 'iridium', settings: { credits_per_day: 3 } } });
+  const s = await t.call('GET', `/api/interfaces/${sat.body.id}/stats`);
   assert.is(s.status, 200, s.text);
-  assert.equal(s.body.stats, {});
   assert.is(s.body.kind, 'iridium');
+  assert.equal([s.body.stats.credits_today, s.body.stats.credits_left_today, s.body.stats.credits_left_this_month, s.body.stats.imei], [0, 3, null, null]);
+  const one = await t.call('GET', `/api/interfaces/${sat.body.id}`);
+  assert.is(one.body.reported.credits_left_today, 3, 'GET /api/interfaces/{id} shows what the device reports');
 });
 
 test('an RNode interface reports the radio values as null until the radio said them, and the derived bit rate', async () => {

@@ -72,16 +72,28 @@ test('history filters: direction, interface, kind, since, until and text search;
     ['direction=sideways', 'query.direction'],
     ['kind=smoke', 'query.kind'],
     ['since=yesterday', 'query.since'],
-    ['until=2026-03-02', 'query.until'],
+    ['until=2026-03-02T25:00:00Z', 'query.until'],
+    ['since=2026-02-30', 'query.since'],
     ['q=', 'query.q'],
     ['colour=red', 'query'],
   ];
   for (const [q, path] of bad) assertProblem(await t.call('GET', `/api/messages?${q}`), 400, [path]);
+  // The refusal says which forms are expected, with an example (issue 14).
+  const why = await t.call('GET', '/api/messages?since=yesterday');
+  assert.match(why.body.errors[0].message, /2026-11-22.*2026-11-22T08:00:00Z/);
+  // A plain date means midnight UTC; a time without milliseconds or with an offset is the
+  // same instant as the stored form (compared as instants, not as text).
+  assert.equal(await list('since=2026-03-02'), ['AQID', 'inbound beta 100%', 'Outbound ALPHA']);
+  assert.equal(await list('until=2026-03-02'), []);
+  assert.equal(await list('since=2026-03-03'), []);
+  assert.equal(await list('since=2026-03-02T12:01:00Z'), ['AQID', 'inbound beta 100%']);
+  assert.equal(await list('since=2026-03-02T13:01:00%2B01:00'), ['AQID', 'inbound beta 100%']);
   const stats = (await t.call('GET', '/api/messages/stats')).body;
   assert.is(stats.total, 3);
   assert.equal(stats.by_direction, { inbound: 1, outbound: 2 });
   assert.equal(stats.by_kind, { data: 1, text: 2 });
-  assert.is(stats.by_interface[mesh.id], 1);
+  assert.is(stats.by_interface['mesh-0'], 1);
+  assert.is(stats.by_interface_id[mesh.id], 1);
 });
 
 test('keyset pagination: limit, next_cursor, Link header; bad limit or cursor is 400', async () => {
@@ -160,6 +172,37 @@ test('send-to-contact resolves the contact for the destination kind; a decision 
   assert.is(heard.body.message.decision.rule_id, null);
   const none = await sendText(t.call, '!nomatch0');
   assert.equal(none.message.decision, { rule_id: null, action: 'store', reason: 'no enabled rule matched; default action store' });
+});
+
+test('DELETE /api/messages takes before and the filters GET has; an unknown parameter is 400 and deletes nothing', async () => {
+  await t.call('DELETE', '/api/messages');
+  const old = await sendText(t.call, '!del00001', 'old one');
+  await t.call('POST', '/api/messages/simulate-mesh-rx', { body: { from: '!del00009', text: 'old heard', interface: 'mesh-0' } });
+  clock.advance(3600_000);
+  const cut = new Date(clock.now()).toISOString();
+  const fresh = await sendText(t.call, '!del00002', 'fresh one');
+  const texts = async () => (await t.call('GET', '/api/messages')).body.items.map((m: any) => m.text);
+  assert.equal(await texts(), ['fresh one', 'old heard', 'old one']);
+
+  // The issue's case: a cut-off older than every message deletes nothing.
+  const none = await t.call('DELETE', '/api/messages?before=2020-01-01T00:00:00Z');
+  assert.is(none.status, 200, none.text);
+  assert.is(none.body.deleted, 0);
+  assert.is((await t.call('DELETE', '/api/messages?before=2020-01-01')).body.deleted, 0, 'a plain date is midnight UTC');
+  // Typos and unknown filters are refused, not read as "everything".
+  for (const q of ['befor=2030-01-01T00:00:00Z', 'older_than=1d', 'limit=1', 'before=last-week']) {
+    assertProblem(await t.call('DELETE', `/api/messages?${q}`), 400, [q.startsWith('before') ? 'query.before' : 'query']);
+  }
+  assert.equal(await texts(), ['fresh one', 'old heard', 'old one'], 'refused deletes deleted nothing');
+
+  const inbound = await t.call('DELETE', `/api/messages?before=${cut}&direction=inbound`);
+  assert.is(inbound.body.deleted, 1);
+  assert.equal(await texts(), ['fresh one', 'old one']);
+  assert.is((await t.call('DELETE', '/api/messages?q=nothing-like-this')).body.deleted, 0);
+  const before = await t.call('DELETE', `/api/messages?before=${encodeURIComponent(cut)}`);
+  assert.is(before.body.deleted, 1);
+  assert.is((await t.call('GET', `/api/messages/${old.message.id}`)).status, 404);
+  assert.is((await t.call('GET', `/api/messages/${fresh.message.id}`)).status, 200, 'the newer message stays');
 });
 
 test.run();

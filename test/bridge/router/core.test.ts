@@ -105,7 +105,8 @@ function build(existingDir?: string): Harness {
   });
   const core = new RoutingCore({
     db, clock, log, interfaceStore, rules, contacts, groups, deviceConfig: deviceConfigSource(config), random: () => 0.5,
-    drivers: (kind) => (kind === 'meshtastic' ? scripted : driverFor(kind)),
+    // sms stands for a kind configured in a release that has no driver for it yet.
+    drivers: (kind) => (kind === 'meshtastic' ? scripted : kind === 'sms' ? { ...driverFor('sms')!, create: undefined } : driverFor(kind)),
   });
   const interfaces = new InterfaceService(interfaceStore, core.host, { rules, deliveries: core.deliveries, clock });
   const events: RouterEvent[] = [];
@@ -231,6 +232,42 @@ test('a send the bearer did not make (a spent budget) waits until the time it na
     await until('sent again', () => bearer.sent.length === 2);
     await until('delivered', () => h.core.deliveries.get(id)?.state === 'delivered');
     assert.is(h.core.deliveries.get(id)!.attempts, 1);
+  } finally {
+    await h.close();
+  }
+});
+
+test('a failed attempt that names its earliest retry (a modem pacing its sessions) is not retried sooner', async () => {
+  const h = build();
+  try {
+    const b = await mesh(h, 'b');
+    forwardAllTo(h, b.id);
+    h.core.start();
+    const bearer = h.bearers.get(b.id)!;
+    bearer.answers.push({ ok: false, retryable: true, error: 'MO status 32', retryAtMs: h.clock.now() + 180_000 });
+    const [result] = h.core.pipeline.ingest({ direction: 'outbound', interfaceId: null, from: 'local', to: '!0000beef', channel: null, kind: 'text', text: 'sky', payload: null });
+    const id = result.deliveries[0].id;
+    await until('the failure', () => deliveryStates(h).length === 1);
+    assert.equal(deliveryStates(h), ['retrying (failed attempt)']);
+    // The first backoff is at most base_s (5 s); the bearer named 180 s.
+    h.clock.advance(179_000);
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    assert.is(bearer.sent.length, 1, 'the backoff alone would have retried by now');
+    h.clock.advance(1_000);
+    await until('delivered', () => h.core.deliveries.get(id)?.state === 'delivered');
+    assert.is(h.core.deliveries.get(id)!.attempts, 2);
+  } finally {
+    await h.close();
+  }
+});
+
+test('a kind without a driver in this release binds, and says so in its state instead of pretending', async () => {
+  const h = build();
+  try {
+    const row = await h.interfaces.create({ name: 'later', kind: 'sms', enabled: true, device: '/dev/serial/by-id/usb-modem', settings: {}, transforms: { inbound: [], outbound: [] }, retry: DEFAULT_RETRY_POLICY });
+    const rt = h.core.host.runtime(row.id);
+    assert.is(rt.connected, false);
+    assert.match(rt.last_error ?? '', /no driver for interface kind 'sms' in this release/);
   } finally {
     await h.close();
   }

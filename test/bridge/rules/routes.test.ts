@@ -52,7 +52,7 @@ test('invalid filters are refused with 400 naming the field', async () => {
     [{ form: ['!a1b2c3d4'] }, 'body.match'],
   ];
   for (const [match, path] of cases) assertProblem(await t.call('POST', '/api/access-rules', { body: ruleBody('bad-filter', { match }) }), 400, [path]);
-  assertProblem(await t.call('POST', '/api/access-rules', { body: { ...ruleBody('no-match'), match: undefined } }), 400, ['body.match']);
+  assertProblem(await t.call('POST', '/api/access-rules', { body: ruleBody('match-list', { match: [] }) }), 400, ['body.match'], /match must be an object of filters such as/);
   assert.is(await count(), 0, 'nothing was created');
 });
 
@@ -88,10 +88,24 @@ test('invalid schedules are refused with 400 naming the field', async () => {
     [{ timezone: 'UTC', windows, every: 'day' }, 'body.schedule'],
   ];
   for (const [schedule, path] of cases) assertProblem(await t.call('POST', '/api/access-rules', { body: ruleBody('bad-schedule', { schedule }) }), 400, [path]);
-  // schedule is required (null means always): leaving it out is not a silent "always".
-  const { schedule: _s, ...noSchedule } = ruleBody('no-schedule');
-  assertProblem(await t.call('POST', '/api/access-rules', { body: noSchedule }), 400, ['body.schedule']);
+  // Not an object: the message says what is expected, in words (issue 14).
+  for (const schedule of ['always', 1, []]) {
+    assertProblem(await t.call('POST', '/api/access-rules', { body: ruleBody('bad-schedule', { schedule }) }), 400, ['body.schedule'], /schedule must be an object \{timezone, windows\}, or null for always/);
+  }
   assert.is(await count(), 0);
+});
+
+test('the smallest rule is a name and an action: match defaults to {} and schedule to null', async () => {
+  const r = await t.call('POST', '/api/access-rules', { body: { name: 'x', action: 'store' } });
+  assert.is(r.status, 201, r.text);
+  assert.equal([r.body.match, r.body.schedule, r.body.destinations, r.body.enabled], [{}, null, [], true]);
+  assert.is((await sendText(t.call, '!anyone00')).message.decision.rule_id, r.body.id, 'an empty match matches everything');
+  // What is missing is named in words, not as "expected string, received undefined".
+  const empty = await t.call('POST', '/api/access-rules', { body: {} });
+  assertProblem(empty, 400, ['body.name', 'body.action']);
+  for (const e of empty.body.errors) assert.not.match(e.message, /received undefined/, e.message);
+  assert.match(empty.body.errors.find((e: any) => e.path === 'body.name').message, /name is required/);
+  await t.call('DELETE', `/api/access-rules/${r.body.id}`);
 });
 
 test('references to missing interfaces, groups or contacts are refused with 400 naming the field', async () => {
@@ -116,7 +130,9 @@ test('name clashes answer 409; PUT needs every field and keeps position and enab
     const { [field]: _gone, ...partial } = full as Record<string, unknown>;
     assertProblem(await t.call('PUT', `/api/access-rules/${b.id}`, { body: partial }), 400, [`body.${field}`]);
   }
-  for (const extra of [{ enabled: false }, { priority: 1 }]) assertProblem(await t.call('PUT', `/api/access-rules/${b.id}`, { body: { ...full, ...extra } }), 400, ['body']);
+  for (const [extra, path] of [[{ enabled: false }, 'body.enabled'], [{ priority: 1 }, 'body.priority']] as const) {
+    assertProblem(await t.call('PUT', `/api/access-rules/${b.id}`, { body: { ...full, ...extra } }), 400, [path], /read-only/);
+  }
   await t.call('POST', `/api/access-rules/${b.id}/disable`);
   const put = await t.call('PUT', `/api/access-rules/beta`, { body: { ...full, name: 'beta-2', action: 'drop' } });
   assert.is(put.status, 200, put.text);
@@ -125,6 +141,36 @@ test('name clashes answer 409; PUT needs every field and keeps position and enab
   assert.is(put.body.action, 'drop');
   await t.call('DELETE', `/api/access-rules/${a.id}`);
   await t.call('DELETE', `/api/access-rules/${b.id}`);
+});
+
+test('GET -> edit -> PUT and PATCH (merge patch): read-only fields must equal the stored ones; state moves only through its endpoints', async () => {
+  const windows = [{ days: ['mon'], start: '09:00', end: '17:00' }];
+  await createRule(t.call, 'first');
+  const made = await createRule(t.call, 'trip', { match: { direction: 'outbound', to: ['!trip0000'] }, action: 'forward', destinations: [{ interface: 'out', to: '{to}' }] });
+  const got = (await t.call('GET', '/api/access-rules/trip')).body;
+  const put = await t.call('PUT', `/api/access-rules/${got.id}`, { body: { ...got, action: 'forward', precedence: 'flash', schedule: { timezone: 'UTC', windows } } });
+  assert.is(put.status, 200, put.text);
+  assert.equal([put.body.precedence, put.body.schedule.timezone, put.body.priority, put.body.destinations], ['flash', 'UTC', 2, got.destinations]);
+  const moved = await t.call('PUT', '/api/access-rules/trip', { body: { ...put.body, id: 'rul_01M7Z549TJYPE8EFFRTHXNMDB9', enabled: false, priority: 1, created_at: '2020-01-01T00:00:00Z' } });
+  assertProblem(moved, 400, ['body.id', 'body.enabled', 'body.priority', 'body.created_at']);
+  assert.match(moved.body.errors.find((e: any) => e.path === 'body.priority').message, /reorder/);
+
+  const merge = { 'content-type': 'application/merge-patch+json' };
+  const p = await t.call('PATCH', '/api/access-rules/trip', { body: { name: 'trip-2', match: { kinds: ['text'] } }, headers: merge });
+  assert.is(p.status, 200, p.text);
+  assert.equal([p.body.name, p.body.match, p.body.action, p.body.precedence, p.body.schedule.timezone], ['trip-2', { direction: 'outbound', to: ['!trip0000'], kinds: ['text'] }, 'forward', 'flash', 'UTC']);
+  // null removes: a schedule and a precedence removed are null (always; routine), a filter removed matches everything.
+  const cleared = await t.call('PATCH', `/api/access-rules/${made.id}`, { body: { schedule: null, precedence: null, match: { to: null } } });
+  assert.is(cleared.status, 200, cleared.text);
+  assert.equal([cleared.body.schedule, cleared.body.precedence, cleared.body.match], [null, null, { direction: 'outbound', kinds: ['text'] }]);
+  // The merged rule is checked like a PUT: action drop with destinations left is refused.
+  assertProblem(await t.call('PATCH', '/api/access-rules/trip-2', { body: { action: 'drop' }, headers: merge }), 400, ['body.destinations']);
+  assert.is((await t.call('PATCH', '/api/access-rules/trip-2', { body: { action: 'drop', destinations: null }, headers: merge })).body.action, 'drop');
+  assertProblem(await t.call('PATCH', '/api/access-rules/trip-2', { body: { enabled: false, priority: 1 }, headers: merge }), 400, ['body.enabled', 'body.priority']);
+  assertProblem(await t.call('PATCH', '/api/access-rules/trip-2', { body: { match: { kinds: ['smoke'] } }, headers: merge }), 400, ['body.match.kinds[0]']);
+  const after = (await t.call('GET', '/api/access-rules/trip-2')).body;
+  assert.equal([after.enabled, after.priority, after.action], [true, 2, 'drop'], 'refused patches changed nothing');
+  for (const name of ['first', 'trip-2']) await t.call('DELETE', `/api/access-rules/${name}`);
 });
 
 test('reorder must list every rule exactly once: 400 naming missing, repeated and unknown ids', async () => {

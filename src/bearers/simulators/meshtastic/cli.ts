@@ -2,9 +2,9 @@ import type { SimRunOptions, SimValues, SimulatorCommand } from '../../driver-mo
 import { formatNodeId, type MeshPacket, portName, ROUTING_ERROR, type ToRadio, toRadioVariant } from '../../meshtastic/codec/messages.ts';
 import { MeshtasticDevice } from './device.ts';
 import { MeshtasticMesh, type RoutingErrorName } from './mesh.ts';
-import { serveMeshtasticPty, serveMeshtasticTcp, type SimTransport } from './serve.ts';
+import { serveMeshtasticPty, serveMeshtasticTcp } from './serve.ts';
 import { LONG_NAME_MAX_BYTES, utf8Length } from './state.ts';
-import { optionList, parseTargets, runUntilStopped, SimUsageError } from '../run.ts';
+import { optionList, parseTargets, runServed, serveDevices, SimUsageError, type ServedDevice } from '../run.ts';
 
 // `fieldbridge sim meshtastic --tcp 127.0.0.1:4403 | --pty PATH ...`: runs simulated Meshtastic
 // nodes by hand, for trying the bridge without a radio. Each --tcp or --pty is one node; all
@@ -42,37 +42,25 @@ async function run(values: SimValues, options: SimRunOptions = {}): Promise<numb
     return 2;
   }
   const mesh = new MeshtasticMesh();
-  const nodes: { device: MeshtasticDevice; transport: SimTransport }[] = [];
-  const closeAll = async () => {
-    for (const n of nodes) {
-      await n.transport.close();
-      n.device.close();
-    }
-  };
+  let nodes: ServedDevice<MeshtasticDevice>[];
   try {
-    for (const [i, target] of plan.targets.entries()) {
-      const longName = plan.nodeName === undefined ? undefined : plan.targets.length === 1 ? plan.nodeName : `${plan.nodeName} ${i + 1}`;
-      const device = new MeshtasticDevice({ name: `meshtastic${i + 1}`, mesh, longName, faults: { refuseAcks: plan.refuseAcks } });
-      let transport: SimTransport;
-      try {
-        transport = target.kind === 'tcp' ? await serveMeshtasticTcp(device, { host: target.host, port: target.port }) : await serveMeshtasticPty(device, { path: target.path });
-      } catch (e) {
-        device.close();
-        throw e;
-      }
-      nodes.push({ device, transport });
-      watch(device, write, plan.verbose);
-      write(`${label(device)}: listening on ${transport.device}`);
-    }
+    nodes = await serveDevices(
+      plan.targets,
+      (i) => {
+        const longName = plan.nodeName === undefined ? undefined : plan.targets.length === 1 ? plan.nodeName : `${plan.nodeName} ${i + 1}`;
+        return new MeshtasticDevice({ name: `meshtastic${i + 1}`, mesh, longName, faults: { refuseAcks: plan.refuseAcks } });
+      },
+      (device, t) => (t.kind === 'tcp' ? serveMeshtasticTcp(device, { host: t.host, port: t.port }) : serveMeshtasticPty(device, { path: t.path })),
+      ({ device, transport }) => {
+        watch(device, write, plan.verbose);
+        write(`${label(device)}: listening on ${transport.device}`);
+      },
+    );
   } catch (e) {
-    await closeAll();
     write(`sim: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
   }
-  options.onReady?.(nodes.map((n) => n.transport.device));
-
-  await runUntilStopped(nodes.map((n) => ({ transport: n.transport, sendGarbage: () => n.device.sendGarbage() })), options, write);
-  await closeAll();
+  await runServed(nodes, options, write);
   write('stopped');
   return 0;
 }

@@ -2,8 +2,8 @@ import type { SimRunOptions, SimValues, SimulatorCommand } from '../../driver-mo
 import { SmsModem } from './modem.ts';
 import type { SubmittedMessage } from './messages.ts';
 import { SmsNetwork, type NetworkMessage } from './network.ts';
-import { serveSmsPty, serveSmsTcp, type SimTransport } from './serve.ts';
-import { optionList, parseTargets, runUntilStopped, SimUsageError } from '../run.ts';
+import { serveSmsPty, serveSmsTcp } from './serve.ts';
+import { optionList, parseTargets, runServed, serveDevices, SimUsageError, type ServedDevice } from '../run.ts';
 
 // `fieldbridge sim sms --tcp 127.0.0.1:7700 | --pty PATH ...`: runs simulated cellular modems
 // by hand, for trying the bridge (or Gammu) without a modem or a SIM. Each --tcp or --pty is
@@ -41,36 +41,22 @@ async function run(values: SimValues, options: SimRunOptions = {}): Promise<numb
     return 2;
   }
   const network = new SmsNetwork();
-  const modems: { modem: SmsModem; transport: SimTransport }[] = [];
-  const closeAll = async () => {
-    for (const m of modems) {
-      await m.transport.close();
-      m.modem.close();
-    }
-  };
+  let modems: ServedDevice<SmsModem>[];
   try {
-    for (const [i, target] of plan.targets.entries()) {
-      const modem = new SmsModem({ name: `sms${i + 1}`, network, number: plan.numbers[i], pin: plan.pin });
-      let transport: SimTransport;
-      try {
-        transport = target.kind === 'tcp' ? await serveSmsTcp(modem, { host: target.host, port: target.port }) : await serveSmsPty(modem, { path: target.path });
-      } catch (e) {
-        modem.close();
-        throw e;
-      }
-      modems.push({ modem, transport });
-      watch(modem, write, plan.verbose);
-      write(`${modem.name} ${modem.number}: listening on ${transport.device}`);
-    }
+    modems = await serveDevices(
+      plan.targets,
+      (i) => new SmsModem({ name: `sms${i + 1}`, network, number: plan.numbers[i], pin: plan.pin }),
+      (modem, t) => (t.kind === 'tcp' ? serveSmsTcp(modem, { host: t.host, port: t.port }) : serveSmsPty(modem, { path: t.path })),
+      ({ device, transport }) => {
+        watch(device, write, plan.verbose);
+        write(`${device.name} ${device.number}: listening on ${transport.device}`);
+      },
+    );
   } catch (e) {
-    await closeAll();
     write(`sim: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
   }
-  options.onReady?.(modems.map((m) => m.transport.device));
-
-  await runUntilStopped(modems.map((m) => ({ transport: m.transport, sendGarbage: () => m.modem.sendGarbage() })), options, write);
-  await closeAll();
+  await runServed(modems, options, write);
   write('stopped');
   return 0;
 }
