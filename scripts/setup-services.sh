@@ -23,6 +23,10 @@ declare -A NEED=(
   [file]=file
   [unzip]=unzip
   [curl]=curl
+  # Reticulum and LXMF (test peers, sources outside the repository: docs/reticulum.md) need these
+  # under Debian's /usr/bin/python3.
+  [/usr/lib/python3/dist-packages/cryptography/__init__.py]=python3-cryptography
+  [/usr/lib/python3/dist-packages/serial/__init__.py]=python3-serial
 )
 
 missing=()
