@@ -12,7 +12,7 @@ import type { FallbackMemberRow } from '../deliveries/fallback-store.ts';
 import { DEFAULT_PRECEDENCE, precedenceName, precedenceRank, type Precedence } from '../deliveries/precedence.ts';
 import { nodeKey } from '../deliveries/node-key.ts';
 import { NEVER_MS, type DeliveryRow, type DeliveryStore } from '../deliveries/store.ts';
-import { DEFAULT_ACK_WITHIN_S, isFallback, type Decision, type Destination, type FallbackDestination, type PlainDestination } from '../rules/match.ts';
+import { DEFAULT_ACK_WITHIN_S, isFallback, SENDER_ADDRESS, type Decision, type Destination, type FallbackDestination, type PlainDestination } from '../rules/match.ts';
 import { driverFor } from '../../bearers/drivers.ts';
 import type { InterfaceLookup } from '../rules/service.ts';
 import { applyTransforms, type TransformStep } from '../interfaces/transforms.ts';
@@ -227,9 +227,17 @@ export class Pipeline {
     return deliveries;
   }
 
-  /** Expands a destination address: "{to}", "@group" (every member), "@contact" (its address for this kind). */
+  /** Expands a destination address: "{to}", "{from}", "@group" (every member), "@contact" (its address for this kind). */
   #addressesFor(to: string, m: IngressMessage, kind: string, notes: string[]): string[] {
     if (to === SAME_TO) return this.#addressesFor(m.to, m, kind, notes);
+    if (to === SENDER_ADDRESS) {
+      // A message sent through the API has no sender on any bearer to answer.
+      if (m.interfaceId === null) {
+        notes.push(`{from}: the message was sent through the API (from ${m.from}), so it has no sender to answer`);
+        return [];
+      }
+      return [m.from];
+    }
     if (!to.startsWith('@')) return [to];
     const name = to.slice(1);
     const group = this.#d.groups.store.find(name);

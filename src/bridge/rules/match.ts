@@ -25,6 +25,10 @@ export { checkSafeRegex, compileSafeRegex, SAFE_REGEX_MAX_LENGTH } from '../../l
 
 export const KINDS = ['text', 'position', 'telemetry', 'data'] as const;
 
+/** A destination `to` of "{from}": the message's own sender, so one rule can answer whoever
+ *  wrote (an echo, an auto-reply, a receipt) on any bearer (docs/routing.md, "Answering the sender"). */
+export const SENDER_ADDRESS = '{from}';
+
 const Address = (field: string) =>
   z
     .string({ error: `${field} entries must be addresses or @names` })
@@ -240,7 +244,8 @@ export type DefaultAction = 'store' | 'drop';
 /**
  * First enabled rule, in priority order, whose every filter matches and whose schedule is
  * active decides (docs/api.md 4.5). Destinations naming the interface the message came from are
- * removed (issue 4: a rule may not forward back to its source); none left means store.
+ * removed (issue 4: a rule may not forward back to its source), except answers to the sender
+ * ("{from}"); none left means store.
  */
 export function evaluateRules(
   rules: readonly EvaluableRule[],
@@ -277,7 +282,9 @@ function isSortedByPriority(rules: readonly EvaluableRule[]): boolean {
 function decide(rule: EvaluableRule, matched: string[], msg: RoutableMessage): Decision {
   let reason = `rule '${rule.name}' matched: ${matched.length > 0 ? matched.join(', ') : 'no filters (every message)'}`;
   if (rule.action !== 'forward') return { rule_id: rule.id, action: rule.action, destinations: [], reason };
-  const isSource = (d: { interface: string }) => d.interface === msg.interface_id || d.interface === msg.interface_name;
+  // An answer to the sender ("{from}") may go out where the message came in: it is addressed
+  // to one node, not the message sent round again (docs/routing.md, "Answering the sender").
+  const isSource = (d: { interface: string; to: string }) => d.to !== SENDER_ADDRESS && (d.interface === msg.interface_id || d.interface === msg.interface_name);
   const removed: Array<{ interface: string; to: string }> = [];
   const kept: Destination[] = [];
   for (const d of rule.destinations) {

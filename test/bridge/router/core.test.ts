@@ -168,6 +168,26 @@ test('a frame heard on one radio is stored, forwarded and sent on the other, eve
   }
 });
 
+test('a destination "{from}" answers whoever wrote, on the interface the rule names; a message sent through the API has no sender to answer', async () => {
+  const h = build();
+  try {
+    const a = await mesh(h, 'a');
+    h.rules.create({ name: 'echo', match: { direction: 'inbound' }, schedule: null, action: 'forward', destinations: [{ interface: a.id, to: '{from}' }] });
+    h.rules.create({ name: 'api', match: { direction: 'outbound' }, schedule: null, action: 'forward', destinations: [{ interface: a.id, to: '{from}' }] });
+    h.core.start();
+    h.bearers.get(a.id)!.hear({ from: '!0000abcd', to: '!0000beef', text: 'anyone there?' });
+    await until('the answer on a', () => h.bearers.get(a.id)!.sent.length === 1);
+    assert.is(h.bearers.get(a.id)!.sent[0].to, '!0000abcd', 'sent back to the sender, not to the message\'s destination');
+    const echo = h.events.find((e) => e.type === 'message')!;
+    assert.ok(echo.type === 'message' && !/removed/.test(echo.message.decision!.reason), 'an answer to the sender is not a loop back to the source interface');
+    const [sent] = h.core.pipeline.ingest({ direction: 'outbound', interfaceId: null, from: 'local', to: '!0000beef', channel: null, kind: 'text', text: 'x', payload: null });
+    assert.is(sent.deliveries.length, 0, 'nothing to answer');
+    assert.match(sent.message.decision!.reason, /\{from\}: the message was sent through the API \(from local\), so it has no sender to answer/);
+  } finally {
+    await h.close();
+  }
+});
+
 test('what the bearer said of a delivered send is kept as the delivery\'s result', async () => {
   const h = build();
   try {
