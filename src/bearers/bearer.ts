@@ -36,11 +36,18 @@ export interface InboundFrame {
   dedupeKey?: string;
 }
 
+/** The meshes whose nodes the node database keeps. */
+export type NodeNetwork = 'meshtastic' | 'lxmf' | 'meshcore';
+
 /** A node a mesh radio heard or reported (its node database). Fields it did not say are absent. */
 export interface NodeReport {
-  /** `!` and 8 hex digits. */
+  /** The node's address on its mesh: `!` and 8 hex digits (Meshtastic), 32 lower-case hex
+   *  digits (an LXMF address), or a MeshCore public-key prefix in hex. */
   id: string;
-  num: number;
+  /** Default meshtastic. */
+  network?: NodeNetwork;
+  /** Meshtastic's node number; absent on other meshes. */
+  num?: number;
   long_name?: string;
   short_name?: string;
   hw_model?: string;

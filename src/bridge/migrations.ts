@@ -306,4 +306,36 @@ export const bridgeMigrations: Migration[] = [
       CREATE INDEX fallbacks_due ON fallbacks (deadline_ms) WHERE state = 'active' AND deadline_ms IS NOT NULL;
     `,
   },
+  {
+    version: 10,
+    name: 'nodes_of_every_mesh',
+    sql: `
+      -- The node database holds the nodes of every mesh a bearer hears (docs/api.md, "Nodes"):
+      -- Meshtastic node ids, LXMF addresses heard in Reticulum announces, MeshCore contacts.
+      -- "network" says which; "num" is Meshtastic's node number, null elsewhere. SQLite cannot
+      -- drop a NOT NULL, so the table is rebuilt.
+      CREATE TABLE nodes_next (
+        node_id         TEXT PRIMARY KEY,
+        network         TEXT NOT NULL DEFAULT 'meshtastic',
+        num             INTEGER,
+        interface_id    TEXT NOT NULL,
+        long_name       TEXT,
+        short_name      TEXT,
+        hw_model        TEXT,
+        role            TEXT,
+        position        TEXT CHECK (position IS NULL OR json_valid(position)),
+        device_metrics  TEXT CHECK (device_metrics IS NULL OR json_valid(device_metrics)),
+        snr_db          REAL,
+        hops_away       INTEGER,
+        via_mqtt        INTEGER NOT NULL DEFAULT 0,
+        last_heard_at   TEXT,
+        updated_at      TEXT NOT NULL
+      );
+      INSERT INTO nodes_next (node_id, num, interface_id, long_name, short_name, hw_model, role, position, device_metrics, snr_db, hops_away, via_mqtt, last_heard_at, updated_at)
+        SELECT node_id, num, interface_id, long_name, short_name, hw_model, role, position, device_metrics, snr_db, hops_away, via_mqtt, last_heard_at, updated_at FROM nodes;
+      DROP TABLE nodes;
+      ALTER TABLE nodes_next RENAME TO nodes;
+      CREATE INDEX nodes_interface ON nodes (interface_id, node_id);
+    `,
+  },
 ];

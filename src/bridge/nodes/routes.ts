@@ -8,13 +8,15 @@ import type { NodeRow, NodeStore } from './store.ts';
 // The node database (docs/meshtastic.md, "Node database"): mesh nodes a radio heard or
 // reported, newest report winning, kept across restarts. Read-only: the radios fill it.
 
-const NODE_ID = /^![0-9a-f]{8}$/;
+/** A Meshtastic node id, or the hex address of an LXMF destination or a MeshCore key prefix. */
+const NODE_ID = /^(?:![0-9a-f]{8}|[0-9a-f]{12,64})$/;
 
-const NodeId = z.string().regex(NODE_ID, 'must be a node id: "!" and 8 lower-case hex digits, e.g. !a1b2c3d4');
+const NodeId = z.string().regex(NODE_ID, 'must be a node id: "!" and 8 lower-case hex digits (Meshtastic, e.g. !a1b2c3d4), or 12 to 64 lower-case hex digits (an LXMF address, a MeshCore key prefix)');
 
 export const NodeView = z.object({
-  id: z.string().describe('Node id, "!" and 8 hex digits'),
-  num: z.number().int().describe('Node number'),
+  id: z.string().describe('Node id: "!" and 8 hex digits (Meshtastic), 32 hex digits (an LXMF address) or a MeshCore public-key prefix'),
+  network: z.enum(['meshtastic', 'lxmf', 'meshcore']).describe('The mesh the node is on'),
+  num: z.number().int().nullable().describe('Meshtastic node number; null on other meshes'),
   interface_id: z.string().describe('The interface whose radio reported it last'),
   long_name: z.string().nullable(),
   short_name: z.string().nullable(),
@@ -40,6 +42,7 @@ export function nodeView(r: NodeRow): z.infer<typeof NodeView> {
 const ListQuery = z.strictObject({
   ...PageQuery,
   interface: z.string().min(1).optional().describe('Interface id or name'),
+  network: z.enum(['meshtastic', 'lxmf', 'meshcore']).optional().describe('Only the nodes of this mesh'),
   q: z.string().min(1).max(100).optional().describe('Part of the long or short name, or of the node id'),
 });
 
@@ -55,17 +58,17 @@ export function nodeRoutes(store: NodeStore, interfaces: InterfaceService): Rout
   const tags = ['nodes'];
   return [
     route({
-      method: 'GET', path: '/api/nodes', summary: 'Mesh nodes the radios heard or reported, by node id', tags, roles: ANY_KEY,
+      method: 'GET', path: '/api/nodes', summary: 'Mesh nodes the radios heard or reported (Meshtastic nodes, LXMF peers, MeshCore contacts), by node id', tags, roles: ANY_KEY,
       query: ListQuery, response: pageSchema(NodeView), responseName: 'NodePage',
       handler: (ctx) => {
         const q = ctx.query;
         const interface_id = interfaces.idForFilter(q.interface, 'query.interface');
-        const rows = store.list({ interface_id, q: q.q, after_id: afterId(q.cursor) }, q.limit + 1);
+        const rows = store.list({ interface_id, network: q.network, q: q.q, after_id: afterId(q.cursor) }, q.limit + 1);
         return pageReply(ctx, rows.map(nodeView), q.limit);
       },
     }),
     route({
-      method: 'GET', path: '/api/nodes/{id}', summary: 'One mesh node by its id (!a1b2c3d4)', tags, roles: ANY_KEY,
+      method: 'GET', path: '/api/nodes/{id}', summary: 'One mesh node by its id (!a1b2c3d4, or an LXMF address)', tags, roles: ANY_KEY,
       params: z.object({ id: NodeId }), response: NodeView, responseName: 'Node',
       handler: ({ params }) => {
         const row = store.get(params.id);

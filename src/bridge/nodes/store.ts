@@ -1,5 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
-import type { NodeReport } from '../../bearers/bearer.ts';
+import type { NodeNetwork, NodeReport } from '../../bearers/bearer.ts';
 import { StatementCache } from '../../db/statement-cache.ts';
 import { fromJson, toJson } from '../../lib/json.ts';
 
@@ -9,7 +9,8 @@ import { fromJson, toJson } from '../../lib/json.ts';
 
 export interface NodeRow {
   node_id: string;
-  num: number;
+  network: NodeNetwork;
+  num: number | null;
   interface_id: string;
   long_name: string | null;
   short_name: string | null;
@@ -34,6 +35,7 @@ const decode = (r: Raw): NodeRow => ({ ...r, position: fromJson(r.position, null
 
 export interface NodeFilter {
   interface_id?: string;
+  network?: NodeNetwork;
   /** Part of the long or short name, or of the node id. */
   q?: string;
   /** Keyset paging: node ids after this one. */
@@ -50,10 +52,10 @@ export class NodeStore {
     const json = (v: unknown) => (v === undefined ? null : toJson(v));
     this.#db
       .prepare(
-        `INSERT INTO nodes (node_id, num, interface_id, long_name, short_name, hw_model, role, position, device_metrics, snr_db, hops_away, via_mqtt, last_heard_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO nodes (node_id, network, num, interface_id, long_name, short_name, hw_model, role, position, device_metrics, snr_db, hops_away, via_mqtt, last_heard_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (node_id) DO UPDATE SET
-           num = excluded.num, interface_id = excluded.interface_id,
+           network = excluded.network, num = coalesce(excluded.num, num), interface_id = excluded.interface_id,
            long_name = coalesce(excluded.long_name, long_name), short_name = coalesce(excluded.short_name, short_name),
            hw_model = coalesce(excluded.hw_model, hw_model), role = coalesce(excluded.role, role),
            position = coalesce(excluded.position, position), device_metrics = coalesce(excluded.device_metrics, device_metrics),
@@ -61,7 +63,7 @@ export class NodeStore {
            via_mqtt = excluded.via_mqtt, last_heard_at = coalesce(excluded.last_heard_at, last_heard_at), updated_at = excluded.updated_at`,
       )
       .run(
-        r.id, r.num, interfaceId, r.long_name ?? null, r.short_name ?? null, r.hw_model ?? null, r.role ?? null,
+        r.id, r.network ?? 'meshtastic', r.num ?? null, interfaceId, r.long_name ?? null, r.short_name ?? null, r.hw_model ?? null, r.role ?? null,
         json(r.position), json(r.device_metrics), r.snr_db ?? null, r.hops_away ?? null, r.via_mqtt ? 1 : 0, r.last_heard_at ?? null, nowIso,
       );
   }
@@ -77,6 +79,10 @@ export class NodeStore {
     if (f.interface_id !== undefined) {
       where.push('interface_id = ?');
       args.push(f.interface_id);
+    }
+    if (f.network !== undefined) {
+      where.push('network = ?');
+      args.push(f.network);
     }
     if (f.q !== undefined) {
       where.push("(instr(lower(coalesce(long_name, '')), lower(?)) > 0 OR instr(lower(coalesce(short_name, '')), lower(?)) > 0 OR instr(node_id, lower(?)) > 0)");

@@ -19,7 +19,10 @@ test.before(async () => {
     const id = `!0000000${i}`;
     nodes.upsert(i === 5 ? other.id : mesh.id, { id, num: i, long_name: i === 3 ? 'Ridge Camp' : `Node ${i}`, short_name: `N${i}`, snr_db: i, hops_away: 0, position: { latitude: 47 + i / 10, longitude: 8.5 } }, at);
   }
+  // An LXMF peer heard in a Reticulum announce: an address, no node number.
+  nodes.upsert(other.id, { id: LXMF_ADDRESS, network: 'lxmf', long_name: 'Hut Sideband', hops_away: 2 }, at);
 });
+const LXMF_ADDRESS = '9a0b3c1d2e4f5a6b7c8d9e0f1a2b3c4d';
 test.after(async () => {
   await t.stop();
 });
@@ -37,12 +40,16 @@ test('pages through every node in id order, with next_cursor and a Link header',
     seen.push(...page.body.items.map((n) => n.id));
     cursor = page.body.next_cursor;
   } while (cursor);
-  assert.equal(seen, ['!00000001', '!00000002', '!00000003', '!00000004', '!00000005']);
+  assert.equal(seen, ['!00000001', '!00000002', '!00000003', '!00000004', '!00000005', LXMF_ADDRESS]);
 });
 
 test('filters by interface (id or name) and by part of a name', async () => {
   const byName = await t.call('GET', '/api/nodes?interface=nodes-other');
-  assert.equal(byName.body.items.map((n: { id: string }) => n.id), ['!00000005']);
+  assert.equal(byName.body.items.map((n: { id: string }) => n.id), ['!00000005', LXMF_ADDRESS]);
+  const lxmf = await t.call('GET', '/api/nodes?network=lxmf');
+  assert.equal(lxmf.body.items.map((n: { id: string; network: string; num: number | null }) => [n.id, n.network, n.num]), [[LXMF_ADDRESS, 'lxmf', null]]);
+  const meshtastic = await t.call('GET', '/api/nodes?network=meshtastic&limit=10');
+  assert.is(meshtastic.body.items.length, 5);
   const q = await t.call('GET', '/api/nodes?q=ridge');
   assert.equal(q.body.items.map((n: { long_name: string }) => n.long_name), ['Ridge Camp']);
   const byHex = await t.call('GET', '/api/nodes?q=00000004');
@@ -56,6 +63,11 @@ test('one node by id, with what the radio reported', async () => {
   assert.equal(r.body.position, { latitude: 47.3, longitude: 8.5 });
   assert.is(r.body.interface_id, mesh.id);
   assert.is(r.body.via_mqtt, false);
+  assert.is(r.body.network, 'meshtastic');
+  assert.is(r.body.num, 3);
+  const peer = await t.call('GET', `/api/nodes/${LXMF_ADDRESS}`);
+  assert.is(peer.status, 200, peer.text);
+  assert.is(peer.body.long_name, 'Hut Sideband');
 });
 
 test('bad input: malformed ids, cursors, limits and unknown interfaces are 400; an unknown node is 404; no key is 401', async () => {
@@ -66,6 +78,9 @@ test('bad input: malformed ids, cursors, limits and unknown interfaces are 400; 
   assertProblem(await t.call('GET', '/api/nodes?limit=0'), 400, ['query.limit']);
   assertProblem(await t.call('GET', '/api/nodes?interface=ghost'), 400, ['query.interface']);
   assertProblem(await t.call('GET', '/api/nodes?colour=red'), 400, ['query']);
+  assertProblem(await t.call('GET', '/api/nodes?network=aprs'), 400, ['query.network']);
+  assertProblem(await t.call('GET', `/api/nodes/${LXMF_ADDRESS.toUpperCase()}`), 400, ['path.id']);
+  assertProblem(await t.call('GET', '/api/nodes/abc'), 400, ['path.id']);
   assertProblem(await t.call('GET', '/api/nodes', { key: null }), 401);
 });
 
