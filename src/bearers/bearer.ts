@@ -123,7 +123,8 @@ export interface BearerContext {
   /** Bridge-wide sections the driver applies to its device; see DeviceConfig. */
   deviceConfig: DeviceConfig;
   /** Small facts the driver keeps across restarts, for this interface (never secrets in the
-   *  clear: store a digest). Removed with the interface. */
+   *  clear: store a digest; the one exception is a key the driver must use, a Reticulum
+   *  identity, which is never logged or exported). Removed with the interface. */
   state: DriverState;
 }
 

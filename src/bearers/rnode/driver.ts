@@ -9,7 +9,8 @@ import {
   CMD, decodeDeviceFrame, DETECT_BURST, DETECT_REQUEST, encodeConfiguration, firmwareAtLeast, formatFirmware,
   LEAVE, RADIO_OFF, READY_QUERY, REQUIRED_FW_VERSION, type DeviceMessage,
 } from './protocol.ts';
-import { parseRnodeSettings, type RnodeSettings } from './radio.ts';
+import { LxmfEndpoint } from '../lxmf/endpoint.ts';
+import { bitrateBps, parseRnodeSettings, type RnodeSettings } from './radio.ts';
 import { ReplyBook } from './replies.ts';
 import { reportedStats, type Reported } from './stats.ts';
 import { checkEchoes, describeMismatches, expectedEchoes, type Echoes } from './verify.ts';
@@ -18,7 +19,9 @@ import { checkEchoes, describeMismatches, expectedEchoes, type Echoes } from './
 // (links/device-supervisor.ts) opens the link and owns the opening/online/backoff cycle;
 // this driver runs the bring-up on each fresh link (detecting -> configuring -> verifying,
 // docs/protocols/rnode.md 1.4) and, once online, carries DATA frames both ways with READY flow control,
-// channel statistics, the TCP keep-alive and the callsign beacon.
+// channel statistics, the TCP keep-alive and the callsign beacon. In `reticulum` mode the
+// frames are Reticulum packets and an LXMF endpoint (bearers/lxmf/endpoint.ts) sits between
+// the radio and the bridge: it announces, proves, encrypts and signs; the driver moves bytes.
 
 export type RNodePhase = 'closed' | 'opening' | 'detecting' | 'configuring' | 'verifying' | 'online' | 'backoff';
 
@@ -52,6 +55,8 @@ export interface RNodeDriverOptions {
   /** Opens a port value (the supervisor's openLink in the bridge; a test's own link). */
   openLink: (device: string) => Promise<Link>;
   timing?: Partial<RNodeTiming>;
+  /** reticulum mode: how long a message waits for its delivery proof (default 60 s). */
+  proofTimeoutMs?: number;
 }
 
 export function createRNodeBearer(ctx: BearerContext, options: RNodeDriverOptions): Bearer {
@@ -60,8 +65,13 @@ export function createRNodeBearer(ctx: BearerContext, options: RNodeDriverOption
 
 export class RNodeBearer implements Bearer {
   readonly kind = 'rnode';
-  readonly mtu = KISS_MAX_PAYLOAD;
+  readonly mtu: number;
+  /** reticulum mode: sends wait for their proofs, several at once; raw mode: one at a time. */
+  readonly concurrency: number;
+  readonly maxSendMs?: number;
   readonly settings: RnodeSettings;
+  /** The LXMF endpoint in reticulum mode; null in raw mode. */
+  readonly lxmf: LxmfEndpoint | null;
   readonly #ctx: BearerContext;
   readonly #options: RNodeDriverOptions;
   readonly #timing: RNodeTiming;
@@ -88,6 +98,18 @@ export class RNodeBearer implements Bearer {
     this.settings = parseRnodeSettings(ctx.settings);
     this.#tx = new TxQueue(ctx.clock, this.#timing, this.settings.flow_control);
     this.#replies = new ReplyBook(ctx.clock);
+    const s = this.settings;
+    this.lxmf = s.mode === 'reticulum'
+      ? new LxmfEndpoint({
+        interfaceName: ctx.interfaceName, clock: ctx.clock, log: ctx.log, events: ctx.events, state: ctx.state,
+        transmit: (packet) => this.#transmit(packet), displayName: s.display_name, announceIntervalS: s.announce_interval_s,
+        bitrateBps: bitrateBps(s.sf, s.bandwidth_hz, s.cr), proofTimeoutMs: options.proofTimeoutMs,
+      })
+      : null;
+    this.mtu = this.lxmf ? this.lxmf.maxContentBytes : KISS_MAX_PAYLOAD;
+    this.concurrency = this.lxmf ? 4 : 1;
+    // A send waits for the transmit queue (sendTimeoutMs at most) and then for its proof.
+    if (this.lxmf) this.maxSendMs = this.#timing.sendTimeoutMs + (options.proofTimeoutMs ?? 60_000) + 5_000;
   }
 
   get phase(): RNodePhase {
@@ -114,11 +136,16 @@ export class RNodeBearer implements Bearer {
     const link = this.#link;
     if (link && this.#phase === 'online') await link.write(concat(RADIO_OFF, LEAVE)).catch(() => {});
     this.#goOffline('stop requested');
+    this.lxmf?.close();
     await supervisor.stop();
     this.#enter('closed', 'stop requested', { connected: false, lastError: null });
   }
 
   async send(frame: OutboundFrame): Promise<SendResult> {
+    if (this.lxmf) {
+      if (this.#phase !== 'online') return this.#offline();
+      return this.lxmf.send(frame);
+    }
     const n = frame.payload.length;
     // An RNode frame carries 1–508 bytes (docs/protocols/rnode.md 1.2, 1.3): longer messages must be
     // split by the interface's transforms; retrying cannot help.
@@ -126,12 +153,19 @@ export class RNodeBearer implements Bearer {
       return { ok: false, retryable: false, error: `ERR_RNODE_FRAME_TOO_LONG: ${n} bytes is more than the ${KISS_MAX_PAYLOAD} bytes one RNode frame carries (add a split or truncate transform)` };
     }
     if (n === 0) return { ok: false, retryable: false, error: 'ERR_RNODE_EMPTY_FRAME: an RNode frame needs at least one byte' };
-    if (this.#phase !== 'online') {
-      return { ok: false, retryable: true, error: `ERR_RNODE_OFFLINE: the radio is not online (${this.#phase}${this.#state.lastError ? `: ${this.#state.lastError}` : ''})` };
-    }
-    const result = await this.#tx.enqueue(frame.payload);
+    return this.#transmit(frame.payload);
+  }
+
+  /** One frame onto the air through the transmit queue (a message, or a Reticulum packet). */
+  async #transmit(payload: Uint8Array): Promise<SendResult> {
+    if (this.#phase !== 'online') return this.#offline();
+    const result = await this.#tx.enqueue(payload);
     if (result.ok) this.#transmittedSinceBeacon = true;
     return result;
+  }
+
+  #offline(): SendResult {
+    return { ok: false, retryable: true, error: `ERR_RNODE_OFFLINE: the radio is not online (${this.#phase}${this.#state.lastError ? `: ${this.#state.lastError}` : ''})` };
   }
 
   stats(): Record<string, unknown> {
@@ -146,6 +180,8 @@ export class RNodeBearer implements Bearer {
       ready_queries: this.#tx.readyQueries,
       ...this.#counters,
       kiss_errors: this.#sumKissErrors(),
+      mode: this.settings.mode,
+      ...(this.lxmf ? { reticulum: this.lxmf.stats() } : {}),
     };
   }
 
@@ -220,9 +256,11 @@ export class RNodeBearer implements Bearer {
     });
     this.#armKeepalive(link);
     this.#armBeacon();
+    this.lxmf?.online();
   }
 
   #goOffline(reason: string): void {
+    this.lxmf?.offline();
     this.#tx.detach(reason);
     for (const t of Object.values(this.#timers)) if (t) this.#ctx.clock.clearTimeout(t);
     this.#timers = {};
@@ -297,6 +335,7 @@ export class RNodeBearer implements Bearer {
       if (this.#pendingRssi !== null) meta.rssi_dbm = this.#pendingRssi;
       if (this.#pendingSnr !== null) meta.snr_db = this.#pendingSnr;
       this.#pendingRssi = this.#pendingSnr = null;
+      if (this.lxmf) return this.lxmf.onPacket(payload, meta);
       const text = utf8(payload);
       this.#ctx.events.receive({ from: 'rnode', to: null, channel: null, kind: text === null ? 'data' : 'text', text, payload, meta });
     },

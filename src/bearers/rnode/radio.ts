@@ -30,6 +30,12 @@ export function findPreset(name: string): RadioPreset | undefined {
   return RNODE_PRESETS.find((p) => p.name === name);
 }
 
+export const RNODE_MODES = ['raw', 'reticulum'] as const;
+export type RnodeMode = (typeof RNODE_MODES)[number];
+/** Half an hour between announces: often enough for peers to keep our key, rare enough for a
+ *  slow LoRa channel (docs/reticulum.md). */
+export const DEFAULT_ANNOUNCE_INTERVAL_S = 1800;
+
 // Ranges Reticulum accepts (docs/protocols/rnode.md 1.4): 137 MHz–3 GHz, BW 7.8–1625 kHz, SF 5–12,
 // CR 5–8 (4/5…4/8), TX 0–37 dBm, airtime limits 0–100 %.
 const int = (min: number, max: number, unit: string) =>
@@ -51,6 +57,9 @@ export const rnodeSettingsSchema = z
     callsign: z.string().min(1).max(32).nullable().describe('Station identification sent as a beacon frame'),
     beacon_interval_s: z.number().int().min(30).max(86_400).nullable().describe('Seconds between beacons (default 600 when a callsign is set)'),
     flow_control: z.boolean().describe('Wait for the radio READY before each frame (default true)'),
+    mode: z.enum(RNODE_MODES).describe('raw (default): one LoRa frame per message; reticulum: the interface is an LXMF endpoint on a Reticulum network (docs/reticulum.md)'),
+    display_name: z.string().trim().min(1).max(64).nullable().describe('reticulum mode: the name announced with the LXMF address (default: the host name)'),
+    announce_interval_s: z.number().int().min(60).max(86_400).describe(`reticulum mode: seconds between announces (default ${DEFAULT_ANNOUNCE_INTERVAL_S}), never above the announce budget`),
   })
   .partial()
   .strict();
@@ -58,6 +67,9 @@ export type RnodeSettingsInput = z.input<typeof rnodeSettingsSchema>;
 
 export interface RnodeSettings extends RadioConfig {
   preset: PresetName | null;
+  mode: RnodeMode;
+  display_name: string | null;
+  announce_interval_s: number;
   callsign: string | null;
   beacon_interval_s: number | null;
   flow_control: boolean;
@@ -103,6 +115,9 @@ export function resolveRadioSettings(input: unknown): ResolveResult {
       callsign: d.callsign ?? null,
       beacon_interval_s: d.callsign != null ? (d.beacon_interval_s ?? DEFAULT_BEACON_INTERVAL_S) : null,
       flow_control: d.flow_control ?? true,
+      mode: d.mode ?? 'raw',
+      display_name: d.display_name ?? null,
+      announce_interval_s: d.announce_interval_s ?? DEFAULT_ANNOUNCE_INTERVAL_S,
     },
   };
 }

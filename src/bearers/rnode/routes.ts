@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { RNODE_PRESETS, bitrateBps, resolveRadioSettings, rnodeSettingsSchema } from './radio.ts';
+import { RNODE_MODES, RNODE_PRESETS, bitrateBps, resolveRadioSettings, rnodeSettingsSchema } from './radio.ts';
+import { storedEndpointFacts } from '../lxmf/endpoint.ts';
 import { listSerialPorts } from '../links/list-ports.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
 import type { DriverApi, DriverInterface, StatsView } from '../driver-module.ts';
@@ -45,14 +46,26 @@ const RNodeReported = z.object({
   channel_load_short_pct: num('Channel load over the last ~15 s, percent'),
   channel_load_long_pct: num('Channel load over the last hour, percent'),
   bitrate_bps: z.number().describe('Derived bit rate used for the announce budget, bit/s (SF x 4/CR / (2^SF / BW kHz) x 1000)'),
+  mode: z.enum(RNODE_MODES).describe('raw: one LoRa frame per message; reticulum: an LXMF endpoint (docs/reticulum.md)'),
+  reticulum: z.object({
+    lxmf_address: z.string().describe('The LXMF address to message this bridge at (32 hex digits)'),
+    identity_hash: z.string().describe('The Reticulum identity hash (32 hex digits)'),
+    display_name: z.string().describe('The name announced with the address'),
+    last_announce_at: z.string().nullable().describe('When the last announce went out (this run)'),
+    peers_known: z.number().int().describe('LXMF peers whose announce was heard, in memory'),
+    proofs_waiting: z.number().int().describe('Messages sent and waiting for their delivery proof'),
+  }).catchall(z.number()).nullable().describe('reticulum mode: the endpoint and its counters (announces, packets, proofs, bad signatures, undecryptable packets); null in raw mode'),
 });
 
 /** Every reported value of an RNode interface (docs/api.md, "RNode endpoints"), as the radio
  *  reported it; null until it has. */
 export const rnodeStats: StatsView<z.infer<typeof RNodeReported>> = {
   schema: RNodeReported,
-  read(s, settings) {
+  read(s, settings, state) {
     const r = resolveRadioSettings(settings);
+    const mode = r.ok ? r.settings.mode : 'raw';
+    type Endpoint = z.infer<typeof RNodeReported>['reticulum'];
+    const running = typeof s.reticulum === 'object' && s.reticulum !== null ? (s.reticulum as Endpoint) : null;
     const pick = (k: string) => (typeof s[k] === 'number' ? (s[k] as number) : null);
     return {
       frequency_hz: pick('frequency_hz'), bandwidth_hz: pick('bandwidth_hz'), sf: pick('sf'), cr: pick('cr'), tx_power_dbm: pick('tx_power_dbm'),
@@ -61,6 +74,9 @@ export const rnodeStats: StatsView<z.infer<typeof RNodeReported>> = {
       airtime_short_pct: pick('airtime_short_pct'), airtime_long_pct: pick('airtime_long_pct'),
       channel_load_short_pct: pick('channel_load_short_pct'), channel_load_long_pct: pick('channel_load_long_pct'),
       bitrate_bps: pick('bitrate_bps') ?? (r.ok ? bitrateBps(r.settings.sf, r.settings.bandwidth_hz, r.settings.cr) : 0),
+      mode,
+      // While the interface is stopped the address is read from what the driver keeps.
+      reticulum: mode !== 'reticulum' ? null : (running ?? (r.ok && state ? (storedEndpointFacts(state, r.settings.display_name) as Endpoint) : null)),
     };
   },
 };
