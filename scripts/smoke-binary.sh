@@ -163,6 +163,46 @@ smoke() {
 
   local list
   if list=$("${run[@]}" ports 2>&1); then pass "ports lists without error ($(grep -c . <<<"$list") lines)"; else fail "ports: $list"; fi
+
+  # 4. The MeshCore simulator and bearer (issue 21): the binary runs `sim meshcore`, and a
+  #    bridge from the same binary binds a meshcore interface to it over TCP and comes online.
+  local simlog=$dir/sim-meshcore.log
+  "${run[@]}" sim meshcore --tcp 127.0.0.1:0 --node-name smoke >"$simlog" 2>&1 &
+  local sim=$!
+  pids+=("$sim")
+  if ! wait_for 60 "$simlog" 'listening on tcp://'; then
+    fail "sim meshcore did not start within 60 s: $(cat "$simlog")"
+    kill "$sim" 2>/dev/null
+    return
+  fi
+  local simurl
+  simurl=$(grep -o 'tcp://[0-9.]*:[0-9]*' "$simlog" | head -1)
+  pass "sim meshcore listening on $simurl"
+  local log2=$dir/bridge-meshcore.log
+  SERVICE_DB_PATH="$dir/data-mc/bridge.db" SERVICE_LISTEN=127.0.0.1:0 "${run[@]}" bridge >"$log2" 2>&1 &
+  local bridge2=$!
+  pids+=("$bridge2")
+  if wait_for 60 "$log2" '"bridge_listening"'; then
+    local url2 key2 created health='' online=''
+    url2=$(grep '"bridge_listening"' "$log2" | sed -E 's/.*"url":"([^"]+)".*/\1/')
+    key2=$(tr -d '\n' <"$dir/data-mc/owner.key")
+    created=$(curl -sS -m 10 -w ' %{http_code}' -H "Authorization: Bearer $key2" -H 'Content-Type: application/json' \
+      -d "{\"name\":\"mc\",\"kind\":\"meshcore\",\"device\":\"$simurl\"}" "$url2/api/interfaces")
+    for _ in $(seq 1 120); do
+      health=$(curl -sS -m 5 -H "Authorization: Bearer $key2" "$url2/api/interfaces/health")
+      if [[ "$health" == *'"connected":true'* ]]; then online=1; break; fi
+      sleep 0.5
+    done
+    if [ -n "$online" ]; then pass "a meshcore interface came online through the simulator"; else fail "meshcore interface not online: ${created: -3}; $health"; fi
+    kill -TERM "$bridge2"
+    wait "$bridge2" 2>/dev/null
+  else
+    fail "the second bridge did not start within 60 s: $(tail -3 "$log2")"
+    kill "$bridge2" 2>/dev/null
+  fi
+  kill -TERM "$sim"
+  wait "$sim" 2>/dev/null
+  if grep -q '^stopped' "$simlog"; then pass "sim meshcore stopped cleanly on SIGTERM"; else fail "sim meshcore did not say stopped: $(tail -2 "$simlog")"; fi
 }
 
 for a in "${archs[@]}"; do smoke "$a"; done

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { DriverModule } from './driver-module.ts';
 import { iridiumDriver } from './iridium/index.ts';
+import { meshcoreDriver } from './meshcore/index.ts';
 import { meshtasticDriver } from './meshtastic/index.ts';
 import { rnodeDriver } from './rnode/index.ts';
 import { simDriver } from './sim/index.ts';
@@ -10,7 +11,7 @@ import { smsDriver } from './sms/index.ts';
 // bearers/ plus one line here (docs/architecture.md, "Adding a driver"). Everything else that
 // lists kinds derives from this list.
 
-export const DRIVERS = [meshtasticDriver, rnodeDriver, iridiumDriver, smsDriver, simDriver] as const;
+export const DRIVERS = [meshtasticDriver, rnodeDriver, iridiumDriver, smsDriver, meshcoreDriver, simDriver] as const;
 
 export type InterfaceKind = (typeof DRIVERS)[number]['kind'];
 export const INTERFACE_KINDS = DRIVERS.map((d) => d.kind) as [InterfaceKind, ...InterfaceKind[]];

@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { defineDriver } from '../driver-module.ts';
+import { meshcoreSimulator } from '../simulators/meshcore/cli.ts';
+import { openMeshCoreSimLink } from '../simulators/meshcore/link.ts';
+import { SERIAL_BAUD, TCP_PORT } from './codec/constants.ts';
+import { createMeshCoreBearer } from './driver.ts';
+import { MeshCoreSettings } from './settings.ts';
+import { meshcoreStats } from './stats.ts';
+
+// The MeshCore companion radio (docs/protocols/meshcore.md) as a driver module: the companion
+// protocol over USB serial (115200 baud) and TCP (5000).
+
+export const meshcoreDriver = defineDriver({
+  kind: 'meshcore',
+  title: 'MeshCore',
+  settings: MeshCoreSettings as unknown as z.ZodType<Record<string, unknown>>,
+  contact: {
+    field: 'meshcore', schema: z.string().trim().regex(/^[0-9a-fA-F]{12,64}$/, { error: 'expected the hex of a MeshCore public key or of its first 6 bytes or more' }),
+    description: 'MeshCore public key, or its first 6 bytes or more, in hex',
+  },
+  meshTraffic: true,
+  tcpPort: TCP_PORT,
+  baudRate: SERIAL_BAUD,
+  create: (ctx) => createMeshCoreBearer(ctx, { openLink: ctx.openLink }),
+  openSim: (channel) => openMeshCoreSimLink(channel),
+  simulator: meshcoreSimulator,
+  stats: meshcoreStats,
+});
