@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MeshCoreDevice } from '../../src/bearers/simulators/meshcore/device.ts';
@@ -22,6 +25,8 @@ let tcpA: SimTransport;
 let tcpB: SimTransport;
 let a: TestBridge;
 let b: TestBridge;
+/** Bridge B's folder, kept across its restart. */
+const dirB = mkdtempSync(join(tmpdir(), 'fb-mc-b-'));
 
 async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 15_000): Promise<T> {
   const end = Date.now() + ms;
@@ -48,7 +53,7 @@ test.before(async () => {
   tcpA = await serveMeshCoreTcp(radioA, { port: 0 });
   tcpB = await serveMeshCoreTcp(radioB, { port: 0 });
   a = await startTestBridge();
-  b = await startTestBridge();
+  b = await startTestBridge({ dir: dirB });
   for (const [t, transport] of [[a, tcpA], [b, tcpB]] as const) {
     const r = await t.call('POST', '/api/interfaces', { body: { name: 'mc', kind: 'meshcore', device: transport.device, settings: { ack_timeout_max_s: 2 }, retry: { base_s: 0.2, cap_s: 1, max_attempts: 3 } } });
     assert.is(r.status, 201, r.text);
@@ -63,6 +68,7 @@ test.after(async () => {
   await tcpA?.close();
   await tcpB?.close();
   for (const d of [radioA, radioB, hiker]) d.powerOff();
+  rmSync(dirB, { recursive: true, force: true });
 });
 
 test('the radios\' contacts are in each bridge\'s node database as MeshCore nodes', async () => {
@@ -126,11 +132,11 @@ test('one bridge links Meshtastic and MeshCore: a mesh node\'s text reaches a Me
 });
 
 test('messages that wait on the radio while the bridge is stopped are all stored after it starts, each once', async () => {
-  await b.call('POST', '/api/interfaces/mc/disable');
-  await until('B\'s interface down', async () => !(await b.call('GET', '/api/interfaces/health')).body.items.find((i: { name: string; connected: boolean }) => i.name === 'mc' && i.connected));
+  await b.stop();
   for (let i = 1; i <= 5; i++) await a.call('POST', '/api/messages/send', { body: { to: prefix(radioB), text: `while away ${i}` } });
   await until('the five waiting on B\'s radio', () => radioB.waiting >= 5);
-  await b.call('POST', '/api/interfaces/mc/enable');
+  b = await startTestBridge({ dir: dirB });
+  await online(b, 'mc');
   for (let i = 1; i <= 5; i++) await inbound(b, `while away ${i}`);
   await new Promise((r) => setTimeout(r, 300));
   const all = (await b.call('GET', '/api/messages?direction=inbound&limit=200')).body.items.filter((m: { text: string | null }) => m.text?.startsWith('while away'));
