@@ -1,4 +1,4 @@
-import type { SimRunOptions } from '../driver-module.ts';
+import type { SimRunOptions, SimValues } from '../driver-module.ts';
 import type { SimTransport } from './pty.ts';
 
 // The part every `fieldbridge sim <kind>` shares once its devices listen: run until SIGINT or
@@ -116,4 +116,49 @@ export async function runServed(served: ServedDevice<RunnableDevice>[], options:
   options.onReady?.(served.map((s) => s.transport.device));
   await runUntilStopped(served.map((s) => ({ transport: s.transport, sendGarbage: () => s.device.sendGarbage() })), options, write);
   await closeDevices(served);
+}
+
+/** What one `fieldbridge sim <kind>` brings to runSimulator: how to make, serve and announce
+ *  its devices, and anything to start once they listen (returns what to stop at the end). */
+export interface SimulatorSetup<D extends RunnableDevice> {
+  make(index: number): D;
+  serve(device: D, target: SimTarget): Promise<SimTransport>;
+  announce(served: ServedDevice<D>): void;
+  started?(served: ServedDevice<D>[]): (() => void) | void;
+}
+
+/**
+ * The whole of a `fieldbridge sim <kind>` run: the arguments parsed (a usage mistake is exit 2
+ * with the usage), every device served (a device that cannot be is exit 1, the others closed),
+ * then run until stopped (runServed). Returns the exit code: 0 after a clean stop.
+ */
+export async function runSimulator<P extends { targets: SimTarget[] }, D extends RunnableDevice>(
+  values: SimValues,
+  options: SimRunOptions,
+  usage: string,
+  parse: (values: SimValues) => P,
+  setup: (plan: P, write: (line: string) => void) => SimulatorSetup<D>,
+): Promise<number> {
+  const write = options.write ?? ((line: string) => process.stdout.write(line + '\n'));
+  let plan: P;
+  try {
+    plan = parse(values);
+  } catch (e) {
+    if (!(e instanceof SimUsageError)) throw e;
+    write(`sim: ${e.message}\n${usage}`);
+    return 2;
+  }
+  const kind = setup(plan, write);
+  let served: ServedDevice<D>[];
+  try {
+    served = await serveDevices(plan.targets, kind.make, kind.serve, kind.announce);
+  } catch (e) {
+    write(`sim: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+  const stop = kind.started?.(served);
+  await runServed(served, options, write);
+  stop?.();
+  write('stopped');
+  return 0;
 }

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import type { SimRunOptions, SimValues, SimulatorCommand } from '../../driver-module.ts';
-import { optionList, parseTargets, runServed, serveDevices, SimUsageError, type ServedDevice } from '../run.ts';
+import { optionList, parseTargets, runSimulator, SimUsageError } from '../run.ts';
 import { IridiumGateway, type MoRecord } from './gateway.ts';
 import { watchInbox, type InboxWatch } from './inbox.ts';
 import { IridiumModem, type SessionReport } from './modem.ts';
@@ -37,51 +37,33 @@ const USAGE =
   '  links, SIGUSR2 sends garbage. Stops on Ctrl-C.';
 
 /** Returns the exit code: 0 after a clean stop, 2 for a usage error (message written). */
-async function run(values: SimValues, options: SimRunOptions = {}): Promise<number> {
-  const write = options.write ?? ((line: string) => process.stdout.write(line + '\n'));
-  let plan: ReturnType<typeof parsePlan>;
-  try {
-    plan = parsePlan(values);
-  } catch (e) {
-    if (!(e instanceof SimUsageError)) throw e;
-    write(`sim: ${e.message}\n${USAGE}`);
-    return 2;
-  }
-  const gateway = new IridiumGateway({ bars: plan.bars });
-  gateway.script(...plan.sky);
-  let modems: ServedDevice<IridiumModem>[];
-  try {
-    modems = await serveDevices(
-      plan.targets,
+const run = (values: SimValues, options: SimRunOptions = {}): Promise<number> =>
+  runSimulator(values, options, USAGE, parsePlan, (plan, write) => {
+    const gateway = new IridiumGateway({ bars: plan.bars });
+    gateway.script(...plan.sky);
+    return {
       // A fresh CSQ reading takes a moment on a real modem (iridium-sbd.md 3.5).
-      (i) => new IridiumModem({ name: `iridium${i + 1}`, gateway, imei: plan.imeis[i], sessionMs: plan.sessionMs, csqDelayMs: 1000 }),
-      (modem, t) => (t.kind === 'tcp' ? serveIridiumTcp(modem, { host: t.host, port: t.port }) : serveIridiumPty(modem, { path: t.path })),
-      ({ device, transport }) => {
+      make: (i) => new IridiumModem({ name: `iridium${i + 1}`, gateway, imei: plan.imeis[i], sessionMs: plan.sessionMs, csqDelayMs: 1000 }),
+      serve: (modem, t) => (t.kind === 'tcp' ? serveIridiumTcp(modem, { host: t.host, port: t.port }) : serveIridiumPty(modem, { path: t.path })),
+      announce: ({ device, transport }) => {
         watch(device, write, plan.verbose);
         write(`${device.name} IMEI ${device.imei} serial ${device.serial}: listening on ${transport.device}`);
       },
-    );
-  } catch (e) {
-    write(`sim: ${e instanceof Error ? e.message : String(e)}`);
-    return 1;
-  }
-  let inbox: InboxWatch | null = null;
-  if (plan.inbox !== null) {
-    const first = modems[0].device;
-    inbox = watchInbox(plan.inbox, {
-      write,
-      queue: (bytes, name) => {
-        gateway.queueMt(first.imei, bytes);
-        write(`inbox: queued ${name} (${bytes.length} bytes) for ${first.name}, ${gateway.queued(first.imei)} waiting`);
+      started: (modems) => {
+        if (plan.inbox === null) return;
+        const first = modems[0].device;
+        const inbox: InboxWatch = watchInbox(plan.inbox, {
+          write,
+          queue: (bytes, name) => {
+            gateway.queueMt(first.imei, bytes);
+            write(`inbox: queued ${name} (${bytes.length} bytes) for ${first.name}, ${gateway.queued(first.imei)} waiting`);
+          },
+        });
+        write(`inbox: watching ${plan.inbox} for MT messages to ${first.name}`);
+        return () => inbox.stop();
       },
-    });
-    write(`inbox: watching ${plan.inbox} for MT messages to ${first.name}`);
-  }
-  await runServed(modems, options, write);
-  inbox?.stop();
-  write('stopped');
-  return 0;
-}
+    };
+  });
 
 /** The first bytes of a message: as text when they read as text, else in hex. */
 export function preview(bytes: Uint8Array): string {

@@ -1,6 +1,6 @@
 import type { SimRunOptions, SimValues, SimulatorCommand } from '../../driver-module.ts';
 import { type Command, hex, NAME_FIELD_SIZE, utf8 } from '../../meshcore/codec/index.ts';
-import { optionList, parseTargets, runServed, serveDevices, SimUsageError, type ServedDevice } from '../run.ts';
+import { optionList, parseTargets, runSimulator, SimUsageError } from '../run.ts';
 import { MeshCoreDevice } from './device.ts';
 import { MeshCoreMesh } from './mesh.ts';
 import { serveMeshCorePty, serveMeshCoreTcp } from './serve.ts';
@@ -26,39 +26,22 @@ const USAGE =
   '  share one mesh and know each other as contacts. --lose-acks loses the first N acks of each\n' +
   '  node. SIGUSR1 drops the links, SIGUSR2 sends garbage. Stops on Ctrl-C.';
 
-async function run(values: SimValues, options: SimRunOptions = {}): Promise<number> {
-  const write = options.write ?? ((line: string) => process.stdout.write(line + '\n'));
-  let plan: ReturnType<typeof parsePlan>;
-  try {
-    plan = parsePlan(values);
-  } catch (e) {
-    if (!(e instanceof SimUsageError)) throw e;
-    write(`sim: ${e.message}\n${USAGE}`);
-    return 2;
-  }
-  const mesh = new MeshCoreMesh();
-  let nodes: ServedDevice<MeshCoreDevice>[];
-  try {
-    nodes = await serveDevices(
-      plan.targets,
-      (i) => {
+/** Returns the exit code: 0 after a clean stop, 2 for a usage error (message written). */
+const run = (values: SimValues, options: SimRunOptions = {}): Promise<number> =>
+  runSimulator(values, options, USAGE, parsePlan, (plan, write) => {
+    const mesh = new MeshCoreMesh();
+    return {
+      make: (i) => {
         const name = plan.nodeName === undefined ? `meshcore${i + 1}` : plan.targets.length === 1 ? plan.nodeName : `${plan.nodeName} ${i + 1}`;
         return new MeshCoreDevice({ name, mesh, faults: { lostAcks: plan.loseAcks } });
       },
-      (device, t) => (t.kind === 'tcp' ? serveMeshCoreTcp(device, { host: t.host, port: t.port }) : serveMeshCorePty(device, { path: t.path })),
-      ({ device, transport }) => {
+      serve: (device, t) => (t.kind === 'tcp' ? serveMeshCoreTcp(device, { host: t.host, port: t.port }) : serveMeshCorePty(device, { path: t.path })),
+      announce: ({ device, transport }) => {
         watch(device, write, plan.verbose);
         write(`${label(device)}: listening on ${transport.device}`);
       },
-    );
-  } catch (e) {
-    write(`sim: ${e instanceof Error ? e.message : String(e)}`);
-    return 1;
-  }
-  await runServed(nodes, options, write);
-  write('stopped');
-  return 0;
-}
+    };
+  });
 
 const label = (d: MeshCoreDevice) => `${d.name} ${hex(d.publicKey.subarray(0, 6))}`;
 

@@ -4,7 +4,7 @@ import { MeshtasticDevice } from './device.ts';
 import { MeshtasticMesh, type RoutingErrorName } from './mesh.ts';
 import { serveMeshtasticPty, serveMeshtasticTcp } from './serve.ts';
 import { LONG_NAME_MAX_BYTES, utf8Length } from './state.ts';
-import { optionList, parseTargets, runServed, serveDevices, SimUsageError, type ServedDevice } from '../run.ts';
+import { parseTargets, runSimulator, SimUsageError } from '../run.ts';
 
 // `fieldbridge sim meshtastic --tcp 127.0.0.1:4403 | --pty PATH ...`: runs simulated Meshtastic
 // nodes by hand, for trying the bridge without a radio. Each --tcp or --pty is one node; all
@@ -31,39 +31,21 @@ const USAGE =
 
 
 /** Returns the exit code: 0 after a clean stop, 2 for a usage error (message written). */
-async function run(values: SimValues, options: SimRunOptions = {}): Promise<number> {
-  const write = options.write ?? ((line: string) => process.stdout.write(line + '\n'));
-  let plan: ReturnType<typeof parsePlan>;
-  try {
-    plan = parsePlan(values);
-  } catch (e) {
-    if (!(e instanceof SimUsageError)) throw e;
-    write(`sim: ${e.message}\n${USAGE}`);
-    return 2;
-  }
-  const mesh = new MeshtasticMesh();
-  let nodes: ServedDevice<MeshtasticDevice>[];
-  try {
-    nodes = await serveDevices(
-      plan.targets,
-      (i) => {
+const run = (values: SimValues, options: SimRunOptions = {}): Promise<number> =>
+  runSimulator(values, options, USAGE, parsePlan, (plan, write) => {
+    const mesh = new MeshtasticMesh();
+    return {
+      make: (i) => {
         const longName = plan.nodeName === undefined ? undefined : plan.targets.length === 1 ? plan.nodeName : `${plan.nodeName} ${i + 1}`;
         return new MeshtasticDevice({ name: `meshtastic${i + 1}`, mesh, longName, faults: { refuseAcks: plan.refuseAcks } });
       },
-      (device, t) => (t.kind === 'tcp' ? serveMeshtasticTcp(device, { host: t.host, port: t.port }) : serveMeshtasticPty(device, { path: t.path })),
-      ({ device, transport }) => {
+      serve: (device, t) => (t.kind === 'tcp' ? serveMeshtasticTcp(device, { host: t.host, port: t.port }) : serveMeshtasticPty(device, { path: t.path })),
+      announce: ({ device, transport }) => {
         watch(device, write, plan.verbose);
         write(`${label(device)}: listening on ${transport.device}`);
       },
-    );
-  } catch (e) {
-    write(`sim: ${e instanceof Error ? e.message : String(e)}`);
-    return 1;
-  }
-  await runServed(nodes, options, write);
-  write('stopped');
-  return 0;
-}
+    };
+  });
 
 const label = (d: MeshtasticDevice) => `${d.name} ${formatNodeId(d.num)}`;
 

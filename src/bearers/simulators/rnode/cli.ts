@@ -1,10 +1,10 @@
 import type { SimRunOptions, SimValues, SimulatorCommand } from '../../driver-module.ts';
 import { RNodeChannel } from './channel.ts';
-import { serveRNodePty, serveRNodeTcp, type SimTransport } from './serve.ts';
+import { serveRNodePty, serveRNodeTcp } from './serve.ts';
 import { RNodeSimulator, type EchoField } from './simulator.ts';
 import { commandName } from '../../rnode/protocol.ts';
 import { ECHO_TYPES } from '../../rnode/verify.ts';
-import { optionList, parseTargets, runUntilStopped, SimUsageError } from '../run.ts';
+import { parseTargets, runSimulator, SimUsageError } from '../run.ts';
 
 // `fieldbridge sim rnode --tcp 127.0.0.1:7633 | --pty PATH ...`: runs simulated RNodes by
 // hand, for trying the bridge without a radio (docs/design.md section 7). Each --tcp or --pty is
@@ -35,50 +35,24 @@ const ECHO_FIELDS: readonly EchoField[] = ECHO_TYPES;
 
 
 /** Returns the exit code: 0 after a clean stop, 2 for a usage error (message written). */
-async function run(values: SimValues, options: SimRunOptions = {}): Promise<number> {
-  const write = options.write ?? ((line: string) => process.stdout.write(line + '\n'));
-  let plan: ReturnType<typeof parsePlan>;
-  try {
-    plan = parsePlan(values);
-  } catch (e) {
-    if (!(e instanceof SimUsageError)) throw e;
-    write(`sim: ${e.message}\n${USAGE}`);
-    return 2;
-  }
-  const channel = new RNodeChannel(plan.quality ? { linkQuality: () => plan.quality! } : {});
-  const radios: { sim: RNodeSimulator; transport: SimTransport }[] = [];
-  try {
-    for (const [i, target] of plan.targets.entries()) {
-      const sim = new RNodeSimulator({
+const run = (values: SimValues, options: SimRunOptions = {}): Promise<number> =>
+  runSimulator(values, options, USAGE, parsePlan, (plan, write) => {
+    const channel = new RNodeChannel(plan.quality ? { linkQuality: () => plan.quality! } : {});
+    return {
+      make: (i) => new RNodeSimulator({
         name: `rnode${i + 1}`,
         channel,
         firmware: plan.firmware,
         maxTxPowerDbm: plan.maxTxPower,
         faults: { withholdReady: plan.withholdReady, wrongEcho: plan.wrongEcho },
-      });
-      watch(sim, write, plan.verbose);
-      const transport = target.kind === 'tcp' ? await serveRNodeTcp(sim, { host: target.host, port: target.port }) : await serveRNodePty(sim, { path: target.path });
-      radios.push({ sim, transport });
-      write(`${sim.name}: listening on ${transport.device}`);
-    }
-  } catch (e) {
-    for (const r of radios) {
-      await r.transport.close();
-      r.sim.close();
-    }
-    write(`sim: ${e instanceof Error ? e.message : String(e)}`);
-    return 1;
-  }
-  options.onReady?.(radios.map((r) => r.transport.device));
-
-  await runUntilStopped(radios.map((r) => ({ transport: r.transport, sendGarbage: () => r.sim.sendGarbage() })), options, write);
-  for (const r of radios) {
-    await r.transport.close();
-    r.sim.close();
-  }
-  write('stopped');
-  return 0;
-}
+      }),
+      serve: (sim, t) => (t.kind === 'tcp' ? serveRNodeTcp(sim, { host: t.host, port: t.port }) : serveRNodePty(sim, { path: t.path })),
+      announce: ({ device, transport }) => {
+        watch(device, write, plan.verbose);
+        write(`${device.name}: listening on ${transport.device}`);
+      },
+    };
+  });
 
 function watch(sim: RNodeSimulator, write: (line: string) => void, verbose: boolean): void {
   sim.on('config', (c) => {

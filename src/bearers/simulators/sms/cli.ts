@@ -3,7 +3,7 @@ import { SmsModem } from './modem.ts';
 import type { SubmittedMessage } from './messages.ts';
 import { SmsNetwork, type NetworkMessage } from './network.ts';
 import { serveSmsPty, serveSmsTcp } from './serve.ts';
-import { optionList, parseTargets, runServed, serveDevices, SimUsageError, type ServedDevice } from '../run.ts';
+import { optionList, parseTargets, runSimulator, SimUsageError } from '../run.ts';
 
 // `fieldbridge sim sms --tcp 127.0.0.1:7700 | --pty PATH ...`: runs simulated cellular modems
 // by hand, for trying the bridge (or Gammu) without a modem or a SIM. Each --tcp or --pty is
@@ -30,36 +30,18 @@ const USAGE =
 
 
 /** Returns the exit code: 0 after a clean stop, 2 for a usage error (message written). */
-async function run(values: SimValues, options: SimRunOptions = {}): Promise<number> {
-  const write = options.write ?? ((line: string) => process.stdout.write(line + '\n'));
-  let plan: ReturnType<typeof parsePlan>;
-  try {
-    plan = parsePlan(values);
-  } catch (e) {
-    if (!(e instanceof SimUsageError)) throw e;
-    write(`sim: ${e.message}\n${USAGE}`);
-    return 2;
-  }
-  const network = new SmsNetwork();
-  let modems: ServedDevice<SmsModem>[];
-  try {
-    modems = await serveDevices(
-      plan.targets,
-      (i) => new SmsModem({ name: `sms${i + 1}`, network, number: plan.numbers[i], pin: plan.pin }),
-      (modem, t) => (t.kind === 'tcp' ? serveSmsTcp(modem, { host: t.host, port: t.port }) : serveSmsPty(modem, { path: t.path })),
-      ({ device, transport }) => {
+const run = (values: SimValues, options: SimRunOptions = {}): Promise<number> =>
+  runSimulator(values, options, USAGE, parsePlan, (plan, write) => {
+    const network = new SmsNetwork();
+    return {
+      make: (i) => new SmsModem({ name: `sms${i + 1}`, network, number: plan.numbers[i], pin: plan.pin }),
+      serve: (modem, t) => (t.kind === 'tcp' ? serveSmsTcp(modem, { host: t.host, port: t.port }) : serveSmsPty(modem, { path: t.path })),
+      announce: ({ device, transport }) => {
         watch(device, write, plan.verbose);
         write(`${device.name} ${device.number}: listening on ${transport.device}`);
       },
-    );
-  } catch (e) {
-    write(`sim: ${e instanceof Error ? e.message : String(e)}`);
-    return 1;
-  }
-  await runServed(modems, options, write);
-  write('stopped');
-  return 0;
-}
+    };
+  });
 
 function watch(modem: SmsModem, write: (line: string) => void, verbose: boolean): void {
   const name = `${modem.name} ${modem.number}`;
