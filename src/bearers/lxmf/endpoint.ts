@@ -44,6 +44,10 @@ export interface LxmfEndpointOptions {
 /** Reticulum keeps announces to 2 % of an interface's bit rate (docs/reticulum.md, "Announces"). */
 export const ANNOUNCE_CAP = 0.02;
 const DEFAULT_PROOF_TIMEOUT_MS = 60_000;
+/** An announce that could not go out (the transmit queue refused it) is tried again after this. */
+const ANNOUNCE_RETRY_MS = 60_000;
+/** Send timestamps remembered (see #timestampFor). */
+const TIMESTAMPS_KEPT = 10_000;
 const IDENTITY_KEY = 'reticulum-identity';
 
 interface WaitingProof {
@@ -62,8 +66,11 @@ export class LxmfEndpoint {
   readonly #peers: PeerBook;
   /** Waiting for a proof, by the hex of the truncated packet hash the proof is addressed to. */
   readonly #waiting = new Map<string, WaitingProof>();
-  /** The timestamp each delivery's message was first packed with, so a retry is the same
-   *  LXMF message (same hash: the recipient keeps one). */
+  /** The timestamp each delivery was first packed with, so a retry is the same LXMF message
+   *  (the hash covers timestamp and content: the recipient keeps one). The parts of a split
+   *  delivery share it (their contents differ). Kept after success too, since a retry of a
+   *  split delivery resends every part. In memory: after a restart a retry is a new message
+   *  (at least once). */
   readonly #timestamps = new Map<string, number>();
   #online = false;
   #announceTimer: TimerHandle | null = null;
@@ -120,31 +127,35 @@ export class LxmfEndpoint {
     if (this.#announceTimer) this.#o.clock.clearTimeout(this.#announceTimer);
     this.#announceTimer = this.#o.clock.setTimeout(() => {
       this.#announceTimer = null;
-      void this.announce().finally(() => {
-        if (this.#online) this.#scheduleAnnounce(this.#o.announceIntervalS * 1000);
+      void this.announce().then((outcome) => {
+        // A deferred announce has its own timer already; a failed one is tried again soon.
+        if (!this.#online || outcome === 'deferred') return;
+        this.#scheduleAnnounce(outcome === 'sent' ? this.#o.announceIntervalS * 1000 : Math.min(ANNOUNCE_RETRY_MS, this.#o.announceIntervalS * 1000));
       });
     }, delayMs);
   }
 
-  /** Sends our announce, unless that would go over the cap: then it goes when allowed. */
-  async announce(): Promise<void> {
-    if (!this.#online) return;
+  /** Sends our announce, unless that would go over the cap: then it goes when allowed
+   *  ('deferred', with its own timer). Only an announce that went on the air counts. */
+  async announce(): Promise<'sent' | 'deferred' | 'failed' | 'offline'> {
+    if (!this.#online) return 'offline';
     const packet = createAnnounce({ identity: this.identity, name: LXMF_DELIVERY_NAME, now: this.#o.clock.now() / 1000, appData: encodeLxmfAppData(this.displayName) });
     const now = this.#o.clock.now();
     const gap = this.announceGapMs(packet.length);
     if (this.#lastAnnounceMs !== null && now - this.#lastAnnounceMs < gap) {
       this.#scheduleAnnounce(this.#lastAnnounceMs + gap - now);
-      return;
+      return 'deferred';
+    }
+    const r = await this.#o.transmit(packet);
+    if (!r.ok) {
+      this.#o.log.warn('lxmf.announce_failed', { interface: this.#o.interfaceName, error: r.error });
+      return 'failed';
     }
     this.#lastAnnounceMs = now;
-    const r = await this.#o.transmit(packet);
-    if (r.ok) {
-      this.counters.announces_sent++;
-      this.counters.packets_out++;
-      this.#o.log.info('lxmf.announced', { interface: this.#o.interfaceName, address: this.addressHex, display_name: this.displayName });
-    } else {
-      this.#o.log.warn('lxmf.announce_failed', { interface: this.#o.interfaceName, error: r.error });
-    }
+    this.counters.announces_sent++;
+    this.counters.packets_out++;
+    this.#o.log.info('lxmf.announced', { interface: this.#o.interfaceName, address: this.addressHex, display_name: this.displayName });
+    return 'sent';
   }
 
   get lastAnnounceAt(): string | null {
@@ -153,8 +164,18 @@ export class LxmfEndpoint {
 
   // ---- receiving ----------------------------------------------------------------------------
 
-  /** One packet heard on the interface; `meta` is the radio's link facts (RSSI, SNR). */
+  /** One packet heard on the interface; `meta` is the radio's link facts (RSSI, SNR). Never
+   *  throws: whatever comes over the air, a failure is counted and the radio keeps going. */
   onPacket(raw: Uint8Array, meta: Record<string, unknown>): void {
+    try {
+      this.#onPacket(raw, meta);
+    } catch (error) {
+      this.counters.packets_malformed++;
+      this.#o.log.warn('lxmf.packet_failed', { interface: this.#o.interfaceName, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+
+  #onPacket(raw: Uint8Array, meta: Record<string, unknown>): void {
     this.counters.packets_in++;
     const decoded = decodePacket(raw);
     if (!decoded.ok) {
@@ -251,7 +272,7 @@ export class LxmfEndpoint {
       payload: text === null ? message.content : null,
       meta: {
         ...meta, network: 'lxmf', signature, hops: p.hops, lxmf_hash: toHex(message.hash),
-        ...(Number.isFinite(message.timestamp) ? { sent_at: new Date(message.timestamp * 1000).toISOString() } : {}),
+        ...(validTime(message.timestamp) ? { sent_at: new Date(message.timestamp * 1000).toISOString() } : {}),
         ...(title ? { title } : {}), ...(message.fields.size > 0 ? { fields: fieldsForMeta(message.fields) } : {}),
       },
       // The sender repeats a message until our proof reaches it: each copy is one message.
@@ -344,9 +365,7 @@ export class LxmfEndpoint {
     }
     this.counters.packets_out++;
     this.counters.messages_out++;
-    const result = await proven;
-    if (result.ok) this.#timestamps.delete(frame.deliveryId);
-    return result;
+    return proven;
   }
 
   get #proofTimeoutMs(): number {
@@ -358,7 +377,7 @@ export class LxmfEndpoint {
     if (t === undefined) {
       t = this.#o.clock.now() / 1000;
       this.#timestamps.set(deliveryId, t);
-      if (this.#timestamps.size > 10_000) this.#timestamps.delete(this.#timestamps.keys().next().value!);
+      if (this.#timestamps.size > TIMESTAMPS_KEPT) this.#timestamps.delete(this.#timestamps.keys().next().value!);
     }
     return t;
   }
@@ -375,6 +394,9 @@ export class LxmfEndpoint {
     };
   }
 }
+
+/** A sender's timestamp (Unix seconds) that a Date can hold. */
+const validTime = (seconds: number) => Number.isFinite(seconds) && Math.abs(seconds * 1000) <= 8.64e15;
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 function utf8(bytes: Uint8Array): string | null {

@@ -162,6 +162,65 @@ test('a retry of one delivery is the same LXMF message (same hash), so the recip
   bob.endpoint.close();
 });
 
+test('after a reconnect the announce waits only for the cap, not for the next interval', async () => {
+  const alice = side('alice-again');
+  alice.endpoint.online();
+  clock.advance(1);
+  await flush();
+  assert.is(alice.air.length, 1);
+  const gap = alice.endpoint.announceGapMs(alice.air[0].length);
+  clock.advance(5_000);
+  alice.endpoint.offline();
+  alice.endpoint.online();
+  clock.advance(1);
+  await flush();
+  assert.is(alice.air.length, 1, 'too soon for the cap');
+  clock.advance(gap);
+  await flush();
+  await flush();
+  assert.is(alice.air.length, 2, 'sent once the cap allows');
+  alice.endpoint.close();
+});
+
+test('a split delivery retried: every part keeps its first timestamp, so the recipient stores each part once', async () => {
+  const [alice, bob] = await pair();
+  const part = (text: string) => frame(alice.endpoint.addressHex, text, 'dlv_split');
+  const one = bob.endpoint.send(part('part one'));
+  await flush();
+  carry(bob, alice);
+  await flush();
+  carry(alice, bob);
+  assert.ok((await one).ok);
+  clock.advance(1_000);
+  const two = bob.endpoint.send(part('part two'));
+  await flush();
+  carry(bob, alice);
+  await flush();
+  alice.air.length = 0; // the proof of part two is lost
+  clock.advance(30_001);
+  assert.not.ok((await two).ok);
+  clock.advance(5_000);
+  void bob.endpoint.send(part('part one'));
+  void bob.endpoint.send(part('part two'));
+  await flush();
+  carry(bob, alice);
+  const keys = (text: string) => new Set(alice.received.filter((m) => m.text === text).map((m) => m.dedupeKey));
+  assert.is(keys('part one').size, 1);
+  assert.is(keys('part two').size, 1);
+  bob.endpoint.close();
+});
+
+test('a sender\'s timestamp no date can hold is stored without sent_at, never thrown', async () => {
+  const [alice] = await pair();
+  const to = lxmfDeliveryHash(alice.endpoint.identity);
+  for (const timestamp of [1e20, -1e17, Number.MAX_VALUE]) {
+    const packed = packMessage({ source: generateIdentity(), destinationHash: to, timestamp, content: `at ${timestamp}` });
+    alice.endpoint.onPacket(encodePacket({ destinationHash: to, data: encryptFor(alice.endpoint.identity, opportunisticPlaintext(packed)) }), {});
+  }
+  assert.is(alice.received.length, 3);
+  assert.ok(alice.received.every((m) => m.meta.sent_at === undefined));
+});
+
 test('no proof within the timeout: a retryable failure that says so', async () => {
   const [alice, bob] = await pair();
   const sending = bob.endpoint.send(frame(alice.endpoint.addressHex, 'into the void'));
