@@ -30,6 +30,9 @@ export class AckBook {
       this.#early.delete(code);
       return Promise.resolve(early);
     }
+    // Another send waiting for the same code (which #sendDirect avoids) cannot tell its ack
+    // from this one's: it gives up now, so it is retried rather than left waiting for ever.
+    this.#waiting.get(code)?.(null);
     return new Promise((resolve) => {
       let timer: TimerHandle | null = null;
       const settle = (roundTrip: number | null) => {

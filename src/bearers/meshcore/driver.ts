@@ -70,6 +70,10 @@ export class MeshCoreBearer implements Bearer {
   #draining: Promise<void> | null = null;
   #drainAgain = false;
   #refreshing = false;
+  /** A contact changed while a refresh ran: read again when it ends. */
+  #refreshAgain = false;
+  /** Direct sends waiting for their ack, by what the radio's ack code is made of (see #sendDirect). */
+  readonly #awaitingAck = new Set<string>();
   readonly #counters = {
     received: 0, sent_direct: 0, sent_channel: 0, acked: 0, failed: 0, ack_timeouts: 0, path_resets: 0, store_failures: 0,
     undecodable: 0, unknown_codes: 0, oversize_frames: 0, command_timeouts: 0,
@@ -310,11 +314,21 @@ export class MeshCoreBearer implements Bearer {
 
   #refreshContacts(): void {
     const commands = this.#commands;
-    if (this.#phase !== 'online' || !commands || this.#refreshing) return;
+    if (this.#phase !== 'online' || !commands) return;
+    if (this.#refreshing) {
+      this.#refreshAgain = true;
+      return;
+    }
     this.#refreshing = true;
-    this.#readContacts(commands, this.#contactsSince)
+    this.#refreshAgain = false;
+    // lastmod counts whole seconds: a contact written in the same second as the newest one
+    // read last time must not be skipped, so ask from one second before.
+    this.#readContacts(commands, Math.max(0, this.#contactsSince - 1))
       .catch((error: Error) => this.#commandFailed(error))
-      .finally(() => (this.#refreshing = false));
+      .finally(() => {
+        this.#refreshing = false;
+        if (this.#refreshAgain) this.#refreshContacts();
+      });
   }
 
   #commandFailed(error: Error): void {
@@ -365,19 +379,41 @@ export class MeshCoreBearer implements Bearer {
     if (!contact) {
       return this.#failed({ ok: false, retryable: true, error: `ERR_MESHCORE_UNKNOWN_CONTACT: the radio knows no contact ${to} (it becomes one when its advert is heard)` });
     }
-    const previous = this.#attempts.get(frame.deliveryId);
+    // By delivery and text: the parts of a split delivery share the delivery id.
+    const key = `${frame.deliveryId}:${text}`;
+    const previous = this.#attempts.get(key);
     const attempt = previous ? previous.attempt + 1 : 0;
     // The same timestamp on every attempt: the receiver then takes a repeat for the same
     // message (same sender, time and text).
-    const timestamp = previous?.timestamp ?? this.#now();
-    this.#remember(frame.deliveryId, { attempt, timestamp });
+    let timestamp = previous?.timestamp ?? this.#now();
+    // The radio's ack code is a hash of timestamp, attempt, text and our own key, not of the
+    // recipient (6.5): one text to two contacts in the same second would expect one code. A
+    // first attempt takes the next free second instead.
+    const ackKey = (t: number) => `${t}:${Math.min(attempt, 3)}:${text}`;
+    if (!previous) while (this.#awaitingAck.has(ackKey(timestamp))) timestamp++;
+    this.#remember(key, { attempt, timestamp });
+    // Reserved from now (sends wait their turn for the radio) until the ack or its timeout.
+    this.#awaitingAck.add(ackKey(timestamp));
+    try {
+      return await this.#sendText(commands, contact, to, text, attempt, timestamp);
+    } finally {
+      this.#awaitingAck.delete(ackKey(timestamp));
+    }
+  }
+
+  async #sendText(commands: CommandChannel, contact: Contact, to: string, text: string, attempt: number, timestamp: number): Promise<SendResult> {
     // After the second failed attempt, flood the last one (the reference clients do, 6.5).
     if (attempt >= 2 && (attempt === 2 || contact.outPathLen !== OUT_PATH_UNKNOWN)) {
       const reset = await this.#run(commands, { type: 'RESET_PATH', publicKey: contact.publicKey });
       if (!Array.isArray(reset)) return reset;
-      this.#counters.path_resets++;
-      contact.outPathLen = OUT_PATH_UNKNOWN;
-      this.#ctx.log.info('meshcore.path_reset', { to: addressOf(contact.publicKey), attempt: attempt + 1 });
+      if (reset.at(-1)?.type === 'ERR') {
+        // Sent anyway along whatever path the radio has: flooding is a hope, not a condition.
+        this.#ctx.log.warn('meshcore.path_reset_refused', { to: addressOf(contact.publicKey), error: describe(reset.at(-1)) });
+      } else {
+        this.#counters.path_resets++;
+        contact.outPathLen = OUT_PATH_UNKNOWN;
+        this.#ctx.log.info('meshcore.path_reset', { to: addressOf(contact.publicKey), attempt: attempt + 1 });
+      }
     }
     const answer = await this.#run(commands, {
       type: 'SEND_TXT_MSG', txtType: TXT_TYPE.PLAIN, attempt: Math.min(attempt, 3), timestamp, pubKeyPrefix: contact.publicKey.subarray(0, 6), text,
@@ -398,7 +434,7 @@ export class MeshCoreBearer implements Bearer {
       return this.#failed({ ok: false, retryable: true, error: `ERR_MESHCORE_NO_ACK: no ack ${ackHex(sent.expectedAck)} from ${to} within ${waitMs} ms (attempt ${attempt + 1}, ${route})` });
     }
     this.#counters.acked++;
-    this.#attempts.delete(frame.deliveryId);
+    // The attempt count stays: a retry of a split delivery sends this part again, with its timestamp.
     return { ok: true, meta: { ack: ackHex(sent.expectedAck), round_trip_ms: roundTrip, route, attempt: attempt + 1 } };
   }
 

@@ -15,7 +15,7 @@ export const meshcoreDriver = defineDriver({
   title: 'MeshCore',
   settings: MeshCoreSettings as unknown as z.ZodType<Record<string, unknown>>,
   contact: {
-    field: 'meshcore', schema: z.string().trim().regex(/^[0-9a-fA-F]{12,64}$/, { error: 'expected the hex of a MeshCore public key or of its first 6 bytes or more' }),
+    field: 'meshcore', schema: z.string().trim().regex(/^(?:[0-9a-fA-F]{2}){6,32}$/, { error: 'expected the hex of a MeshCore public key or of its first 6 bytes or more (whole bytes: an even number of digits)' }),
     description: 'MeshCore public key, or its first 6 bytes or more, in hex',
   },
   meshTraffic: true,

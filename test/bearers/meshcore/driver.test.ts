@@ -142,6 +142,24 @@ test('a lost ack is a retryable failure; the retry keeps the timestamp (one mess
   }
 });
 
+test('one text to two contacts in the same second: each delivery waits for its own ack (the radio\'s ack code does not name the recipient)', async () => {
+  const { a, b, mesh, address, stop } = await pair({ ack_timeout_max_s: 1 });
+  const c = radio(`charlie${meshes}`, { ack_timeout_max_s: 1 });
+  try {
+    await c.bearer.start(mesh);
+    await waitFor('charlie online', () => c.bearer.phase === 'online');
+    await waitFor('alpha knows charlie', () => a.nodes.some((x) => x.id === address(c)));
+    c.links[0].device.powerOff(); // nobody can acknowledge for charlie
+    const [toBravo, toCharlie] = await Promise.all([a.bearer.send(frame(address(b), 'ok')), a.bearer.send(frame(address(c), 'ok'))]);
+    assert.is(toBravo.ok, true, JSON.stringify(toBravo));
+    assert.is(toCharlie.ok, false, `charlie's radio is off, so charlie's delivery cannot be acknowledged: ${JSON.stringify(toCharlie)}`);
+    assert.ok(!toCharlie.ok && /ERR_MESHCORE_NO_ACK/.test(toCharlie.error));
+  } finally {
+    await stop();
+    await c.bearer.stop();
+  }
+});
+
 test('after two failed attempts the path is reset to flood before the third', async () => {
   const { a, b, address, stop } = await pair({ ack_timeout_max_s: 1 });
   try {
