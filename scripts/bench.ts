@@ -207,6 +207,9 @@ try {
   // Bytes written per routed message against the rows' own size (issue 22).
   process.stdout.write('\n');
   await (await import('./bench-writes.ts')).main();
+  // Hub ingest over MQTT on SQLite and PostgreSQL beside raw inserts, events lost (issue 22).
+  process.stdout.write('\n');
+  if ((await (await import('./bench-hub.ts')).main()) !== 0) process.exitCode = 1;
   // The shipped executable's start-up beside plain node (issue 3), when a build exists.
   process.stdout.write('\n');
   const binary = await import('./bench-binary.ts');

@@ -27,7 +27,7 @@ export interface HubOptions {
   log: Logger;
   clock?: Clock;
   /** Omit to run without MQTT (tests of the HTTP side). */
-  mqtt?: { url: string; shared: boolean; clientId: string; reconnectMs?: number; sessionExpiryS?: number };
+  mqtt?: { url: string; shared: boolean; clientId: string; reconnectMs?: number; sessionExpiryS?: number; receiveMaximum?: number; maxBatch?: number; flushDelayMs?: number };
   checkResponses?: boolean;
 }
 

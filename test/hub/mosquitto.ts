@@ -40,13 +40,14 @@ function canConnect(port: number): Promise<boolean> {
   });
 }
 
-export async function privateBroker(): Promise<PrivateBroker> {
+/** `extra`: more mosquitto.conf lines (e.g. queue limits). */
+export async function privateBroker(extra: string[] = []): Promise<PrivateBroker> {
   const dir = mkdtempSync(join(tmpdir(), 'fb-'));
   const port = await freePort();
   const conf = join(dir, 'mosquitto.conf');
   writeFileSync(
     conf,
-    [`listener ${port} 127.0.0.1`, 'allow_anonymous true', 'persistence true', `persistence_location ${dir}/`, 'autosave_interval 1', 'user root', 'log_dest none', ''].join('\n'),
+    [`listener ${port} 127.0.0.1`, 'allow_anonymous true', 'persistence true', `persistence_location ${dir}/`, 'autosave_interval 1', 'user root', 'log_dest none', ...extra, ''].join('\n'),
   );
   let child: ChildProcess | undefined;
   const broker: PrivateBroker = {

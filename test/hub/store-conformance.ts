@@ -239,4 +239,45 @@ export function registerStoreConformance(test: Test, harness: StoreHarness): voi
     assert.is(await s.countEvents('kept', 'delivery'), 1);
     assert.is(await s.getSetting('setup'), 'x', 'hub tables are not tenant data');
   });
+  test(`[${harness.name}] an ingest batch: events once (in the batch and against the table), bridges touched, hello and status in order, all or nothing`, async () => {
+    const s = await fresh();
+    await s.ensureTenant('t', T0);
+    await s.insertEvent('message', event('t', 'old'));
+    const ev = (table: 'messages' | 'telemetry', id: string, bridge: string, at: string) =>
+      ({ op: 'event', event: { table, tenant_id: 't', event_id: id, bridge_id: bridge, ts: T0, body: `{"event_id":"${id}"}`, received_at: at } }) as const;
+    const outcomes = await s.ingestBatch([
+      ev('messages', 'a', 'brg-1', later(1)),
+      ev('messages', 'old', 'brg-1', later(2)),
+      ev('messages', 'a', 'brg-1', later(3)),
+      ev('telemetry', 'a', 'brg-2', later(4)),
+      { op: 'hello', tenantId: 't', bridgeId: 'brg-3', version: '2.0.0', interfaces: [{ name: 'mesh0' }], at: later(5) },
+      { op: 'status', tenantId: 't', bridgeId: 'brg-3', state: 'online', session: 4, ts: later(5), at: later(6) },
+      { op: 'status', tenantId: 't', bridgeId: 'brg-3', state: 'offline', session: 3, ts: later(1), at: later(7) },
+      ev('messages', 'b', 'brg-1', later(8)),
+    ]);
+    assert.equal(outcomes, ['stored', 'duplicate', 'duplicate', 'stored', 'stored', 'stored', 'ignored', 'stored']);
+    assert.is(await s.countEvents('t', 'message'), 3);
+    assert.is(await s.countEvents('t', 'telemetry'), 1);
+    const bridges = await s.listBridges('t');
+    assert.equal(
+      bridges.map((b) => [b.bridge_id, b.last_seen, b.state, b.session, b.version]),
+      [
+        ['brg-1', later(8), 'unknown', 0, null],
+        ['brg-2', later(4), 'unknown', 0, null],
+        // An ignored status changes nothing, last_seen included (as recordStatus).
+        ['brg-3', later(6), 'online', 4, '2.0.0'],
+      ],
+    );
+    // last_seen never goes back.
+    await s.ingestBatch([ev('messages', 'c', 'brg-1', later(0))]);
+    assert.is((await s.listBridges('t'))[0].last_seen, later(8));
+    // A failing batch leaves nothing behind.
+    const unknownTable = { op: 'event', event: { ...ev('messages', 'z', 'brg-9', T0).event, table: 'nope' as 'messages' } } as const;
+    let failed = false;
+    await s.ingestBatch([ev('messages', 'y', 'brg-9', T0), unknownTable]).catch(() => (failed = true));
+    assert.ok(failed, 'a batch with a bad statement fails');
+    assert.is(await s.countEvents('t', 'message'), 4);
+    assert.equal((await s.listBridges('t')).map((b) => b.bridge_id), ['brg-1', 'brg-2', 'brg-3']);
+    assert.is(s.isRowError(new Error('connection refused')), false);
+  });
 }

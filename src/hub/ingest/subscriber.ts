@@ -4,15 +4,17 @@ import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { HubStore } from '../store/store.ts';
 import { mqttClientOptions, parseMqttUrl } from '../../lib/mqtt-options.ts';
-import { decodeUplinkPayload, ingestSubscription, parseUplinkTopic } from '../../lib/topics.ts';
+import { ingestSubscription } from '../../lib/topics.ts';
+import { IngestBatcher, MAX_BATCH } from './batcher.ts';
 
 // The hub learns about bridges over MQTT (docs/api.md sections 1 and 6, docs/design.md section 8).
 // Delivery is at-least-once end to end: the hub keeps a persistent session (clean: false, a
 // fixed client id, MQTT 5 session expiry) so the broker queues events while the hub is down,
 // and it acknowledges a message (PUBACK) only after the store has it, by taking over mqtt.js's
-// handleMessage. A store failure leaves the message unacknowledged and drops the connection,
-// so the broker sends it again after the reconnect. Duplicates are harmless: events are
-// stored once per (tenant, event_id).
+// handleMessage. Messages are stored in batches, one transaction each (batcher.ts); a batch's
+// PUBACKs go out after its commit. A store failure leaves the batch unacknowledged and drops
+// the connection, so the broker sends it again after the reconnect. Duplicates are harmless:
+// events are stored once per (tenant, event_id).
 //
 // Decisions (docs/hub.md): a message for a tenant the hub does not know, or one marked for
 // deletion, is dropped and counted ("unknown_tenant", "tenant_deleted"): tenants are created
@@ -21,6 +23,12 @@ import { decodeUplinkPayload, ingestSubscription, parseUplinkTopic } from '../..
 
 /** MQTT 5 session expiry: how long the broker keeps queueing for a hub that is down. */
 export const SESSION_EXPIRY_S = 7 * 24 * 3600;
+/** Messages taken but not yet being written at which the hub stops reading the socket. */
+const HIGH_WATER = 2 * MAX_BATCH;
+/** MQTT 5 Receive Maximum: unacknowledged messages the broker may have on the way to us. */
+export const RECEIVE_MAXIMUM = 2 * MAX_BATCH;
+/** Passed to mqtt.js's handleMessage callback: "no PUBACK now", see start(). */
+const ACK_LATER = new Error('acknowledged after the batch commits');
 const WARN_EVERY_MS = 60_000;
 
 export interface IngestOptions {
@@ -34,6 +42,27 @@ export interface IngestOptions {
   reconnectMs?: number;
   /** Defaults to SESSION_EXPIRY_S; tests on a shared broker pass 0 to leave nothing behind. */
   sessionExpiryS?: number;
+  /** Defaults to RECEIVE_MAXIMUM. */
+  receiveMaximum?: number;
+  /** Batch size and flush delay, defaults in batcher.ts (tests and the benchmark vary them). */
+  maxBatch?: number;
+  flushDelayMs?: number;
+}
+
+/**
+ * PUBACKs for the given message ids, as one buffer. MQTT 3.1.1 section 3.4 and MQTT 5 section
+ * 3.4.2.1: fixed header 0x40, remaining length 2, the packet id; MQTT 5 lets the reason code
+ * and properties be left out when the reason is 0 (success). One write per batch instead of
+ * one packet object, encoding and stream write per message through mqtt.js.
+ */
+export function pubacks(ids: number[]): Buffer {
+  const out = Buffer.allocUnsafe(ids.length * 4);
+  for (let i = 0; i < ids.length; i++) {
+    out[i * 4] = 0x40;
+    out[i * 4 + 1] = 2;
+    out.writeUInt16BE(ids[i], i * 4 + 2);
+  }
+  return out;
 }
 
 export class HubIngest {
@@ -41,13 +70,25 @@ export class HubIngest {
   readonly #stored: Counter;
   readonly #rejected: Counter;
   readonly #lastWarn = new Map<string, number>();
+  readonly #batcher: IngestBatcher;
   #client: MqttClient | undefined;
   #subscribed = false;
+  #failedStream: unknown;
+  #acks: number[] = [];
+  #ackStream: unknown;
 
   constructor(options: IngestOptions) {
     this.#o = options;
     this.#stored = options.metrics.counter('fieldbridge_hub_ingest_total', 'MQTT messages taken in, by kind and result (stored; duplicate: event already stored; ignored: status older than the one held; cleared: empty retained message).');
     this.#rejected = options.metrics.counter('fieldbridge_hub_ingest_rejected_total', 'MQTT messages dropped, by reason.');
+    this.#batcher = new IngestBatcher({
+      store: options.store,
+      clock: options.clock,
+      stored: this.#stored,
+      reject: (reason, fields) => this.#reject(reason, fields),
+      maxBatch: options.maxBatch,
+      flushDelayMs: options.flushDelayMs,
+    });
   }
 
   /** Connects and subscribes; resolves once the subscription is acknowledged. */
@@ -59,22 +100,43 @@ export class HubIngest {
         clientId: this.#o.clientId,
         protocolVersion: 5,
         clean: false,
-        properties: { sessionExpiryInterval: this.#o.sessionExpiryS ?? SESSION_EXPIRY_S },
+        properties: {
+          sessionExpiryInterval: this.#o.sessionExpiryS ?? SESSION_EXPIRY_S,
+          // How many unacknowledged messages the broker may have on the way to us (MQTT 5
+          // section 3.1.2.11.3; left out it means 65,535): a bound on what the hub holds in
+          // memory while batches are written, and room for two full batches.
+          receiveMaximum: this.#o.receiveMaximum ?? RECEIVE_MAXIMUM,
+        },
         reconnectPeriod: this.#o.reconnectMs ?? 2000,
         connectTimeout: 10_000,
         resubscribe: true,
+        // mqtt.js traces each packet through the `debug` package, several calls a message,
+        // each asking whether DEBUG is set; a no-op spares that per message. Our own log
+        // lines above and below say what an operator needs.
+        log: () => {},
       }),
     );
     this.#client = client;
-    client.handleMessage = (packet: IPublishPacket, done: (error?: Error) => void) => {
-      this.handle(packet.topic, packet.payload as Buffer).then(
-        () => done(),
-        (error) => {
-          log.error('hub_ingest_store_failed', { topic: packet.topic, error: (error as Error).message, next: 'not acknowledged; reconnecting so the broker sends it again' });
-          done(error as Error);
-          client.stream?.destroy();
-        },
-      );
+    // mqtt.js parses the next packet only after handleMessage calls back, then sends the
+    // PUBACK itself (node_modules/mqtt/build/lib/handlers/publish.js, QoS 1). Calling back
+    // with an error at once lets it parse on without that PUBACK (the error goes to its
+    // parsing loop's callback, which ignores it); ours goes out when the message's batch has
+    // committed (#ack), and only on the connection that brought the message (a PUBACK on a
+    // later connection could name another message; the broker resends unacknowledged ones
+    // after a reconnect anyway).
+    client.handleMessage = (packet: IPublishPacket, callback: (error?: Error) => void) => {
+      // Closing: not taken, not acknowledged; the broker keeps it for the next start.
+      if (this.#client !== client) return callback(ACK_LATER);
+      const stream = client.stream;
+      const { messageId, qos } = packet;
+      this.#batcher.take(packet.topic, packet.payload as Buffer, (error) => {
+        if (error) return this.#storeFailed(client, stream, packet.topic, error);
+        if (qos > 0) this.#ack(client, stream, messageId!);
+      });
+      // Back-pressure: with two batches waiting, mqtt.js stops parsing until one is written,
+      // the socket fills, and the broker holds the rest as in flight to us, where its
+      // max_queued_messages does not drop them (docs/hub.md, "The broker's queue").
+      this.#batcher.whenBelow(HIGH_WATER, () => callback(ACK_LATER));
     };
     client.on('error', (e) => log.warn('hub_mqtt_error', { error: e.message }));
     client.on('offline', () => log.warn('hub_mqtt_offline', { url: endpoint.host + ':' + endpoint.port, next: 'reconnecting' }));
@@ -98,46 +160,44 @@ export class HubIngest {
     return this.#client?.connected && this.#subscribed ? 'connected' : 'disconnected';
   }
 
-  /** One message from the broker. Public so tests can feed bad input without a broker. */
-  async handle(topic: string, payload: Uint8Array): Promise<void> {
-    const { store, clock } = this.#o;
-    const t = parseUplinkTopic(topic);
-    if (!t.ok) return this.#reject(t.reason, { topic });
-    const decoded = decodeUplinkPayload(t.kind, payload);
-    if (!decoded.ok) {
-      if (decoded.reason === 'empty') return void this.#stored.inc({ kind: t.kind, result: 'cleared' });
-      return this.#reject(decoded.reason, { topic, detail: decoded.detail });
-    }
-    const tenant = await store.getTenant(t.tenant);
-    if (!tenant) return this.#reject('unknown_tenant', { tenant: t.tenant });
-    if (tenant.deleted_at) return this.#reject('tenant_deleted', { tenant: t.tenant });
-    const at = new Date(clock.now()).toISOString();
-    if (decoded.kind === 'hello') {
-      await store.recordHello(t.tenant, t.bridgeId, { version: decoded.value.version, interfaces: decoded.value.interfaces, at });
-      this.#stored.inc({ kind: 'hello', result: 'stored' });
-    } else if (decoded.kind === 'status') {
-      const applied = await store.recordStatus(t.tenant, t.bridgeId, { ...decoded.value, at });
-      this.#stored.inc({ kind: 'status', result: applied ? 'stored' : 'ignored' });
-    } else {
-      const kind = decoded.kind;
-      const inserted = await store.insertEvent(kind, {
-        tenant_id: t.tenant,
-        event_id: decoded.value.event_id,
-        bridge_id: t.bridgeId,
-        ts: decoded.value.ts,
-        body: decoded.text,
-        received_at: at,
-      });
-      await store.touchBridge(t.tenant, t.bridgeId, at);
-      this.#stored.inc({ kind, result: inserted ? 'stored' : 'duplicate' });
-    }
+  /** One message, as if from the broker; resolves once its batch is stored. For tests. */
+  handle(topic: string, payload: Uint8Array): Promise<void> {
+    return new Promise((resolve, reject) => this.#batcher.take(topic, payload, (error) => (error ? reject(error) : resolve())));
   }
 
   async close(): Promise<void> {
     const client = this.#client;
     if (!client) return;
     this.#client = undefined;
+    // What has arrived is written and acknowledged before the connection ends.
+    await this.#batcher.drain();
     await new Promise<void>((resolve) => client.end(false, {}, () => resolve()));
+  }
+
+  // A batch's messages are done one after the other in one go: their PUBACKs are gathered
+  // and written together once that run of callbacks is over, in the order they came.
+  #ack(client: MqttClient, stream: unknown, messageId: number): void {
+    if (stream !== this.#ackStream) {
+      this.#acks = [];
+      this.#ackStream = stream;
+    }
+    this.#acks.push(messageId);
+    if (this.#acks.length > 1) return;
+    queueMicrotask(() => {
+      const ids = this.#acks;
+      this.#acks = [];
+      // Only on the connection that brought the messages (see start()).
+      if (ids.length === 0 || client.stream !== this.#ackStream || !client.connected) return;
+      client.stream.write(pubacks(ids));
+    });
+  }
+
+  #storeFailed(client: MqttClient, stream: unknown, topic: string, error: Error): void {
+    // One line per connection: the messages after it on the same connection fail alike.
+    if (client.stream !== stream || stream === this.#failedStream) return;
+    this.#failedStream = stream;
+    this.#o.log.error('hub_ingest_store_failed', { topic, error: error.message, next: 'not acknowledged; reconnecting so the broker sends it again' });
+    client.stream?.destroy();
   }
 
   #reject(reason: string, fields: Record<string, unknown>): void {

@@ -12,6 +12,9 @@ export interface Queryable {
   query(sql: string, params?: SqlValue[]): Promise<Row[]>;
   /** Runs one statement and returns how many rows it changed. */
   run(sql: string, params?: SqlValue[]): Promise<number>;
+  /** SQLite only: runs one statement once per parameter list, in one go (no await between
+   *  rows); returns the rows each changed. The ingest's batches use it. */
+  runMany?(sql: string, rows: SqlValue[][]): Promise<number[]>;
 }
 
 export interface CatalogueTable {

@@ -32,6 +32,10 @@ export class SqliteDriver implements SqlDriver {
     this.#direct = {
       query: async (sql, params = []) => this.#statement(sql).all(...(params as SQLInputValue[])) as Row[],
       run: async (sql, params = []) => Number(this.#statement(sql).run(...(params as SQLInputValue[])).changes),
+      runMany: async (sql, rows) => {
+        const stmt = this.#statement(sql);
+        return rows.map((params) => Number(stmt.run(...(params as SQLInputValue[])).changes));
+      },
     };
   }
 

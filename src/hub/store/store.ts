@@ -3,6 +3,7 @@ import type { UplinkEventKind } from '../../lib/topics.ts';
 import type { Migration } from '../../db/migrate.ts';
 import { hubMigrations } from '../migrations.ts';
 import { type TenantTable, tenantTables } from './catalogue.ts';
+import { type BatchOp, type BatchOutcome, type EventTable, HELLO_SQL, insertEventSql, isRowError, STATUS_SQL, TOUCH_SQL, writeBatch } from './ingest-batch.ts';
 import { type HubMigrationReport, migrateHub } from './migrate.ts';
 import { PostgresDriver } from './postgres-driver.ts';
 import { quoteIdent, type Row, type SqlDriver } from './sql.ts';
@@ -20,7 +21,7 @@ export type HubRole = Role;
 export type EventKind = UplinkEventKind;
 
 /** Event kind -> its table (migration 3). */
-export const EVENT_TABLES: Record<EventKind, string> = {
+export const EVENT_TABLES: Record<EventKind, EventTable> = {
   message: 'messages',
   delivery: 'deliveries',
   telemetry: 'telemetry',
@@ -104,6 +105,17 @@ export interface HubStore {
   /** Deletes the setting and returns its value: whoever gets the value, got it alone. */
   takeSetting(name: string): Promise<string | undefined>;
 
+  /**
+   * Tenants as the MQTT ingest sees them, from a cache (live tenants only, for
+   * TENANT_CACHE_MS; dropped at once by this store's own ensureTenant, markTenantDeleted,
+   * restoreTenant and purgeTenant). Unknown and deleted tenants are read every time.
+   */
+  ingestTenants(ids: Iterable<string>): Promise<Map<string, TenantRow | undefined>>;
+  /** Writes one ingest batch (events, bridges' last_seen, hello, status) in one transaction. */
+  ingestBatch(ops: BatchOp[]): Promise<BatchOutcome[]>;
+  /** True when an ingestBatch error is caused by the rows' values (retrying cannot help). */
+  isRowError(error: unknown): boolean;
+
   recordHello(tenantId: string, bridgeId: string, hello: { version: string; interfaces: unknown[]; at: string }): Promise<void>;
   /** Applies a status unless it is older than the one recorded; true when applied. */
   recordStatus(tenantId: string, bridgeId: string, status: StatusUpdate): Promise<boolean>;
@@ -123,6 +135,8 @@ export interface HubStore {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+export type { BatchOp, BatchOutcome } from './ingest-batch.ts';
 
 export type HubStoreLocation = { sqlitePath: string } | { databaseUrl: string };
 
@@ -159,8 +173,20 @@ export function redactUrl(url: string): string {
   }
 }
 
+/**
+ * How long a live tenant is taken from the ingest's cache. A change made through this store is
+ * seen at once; one made by another process on the same database (another replica's
+ * DELETE /api/tenant, a restore) within this time. Events that slip in after a deletion are
+ * removed by its purge with the rest of the tenant's rows.
+ */
+export const TENANT_CACHE_MS = 1000;
+
 class SqlHubStore implements HubStore {
   readonly #db: SqlDriver;
+  readonly #tenants = new Map<string, { row: TenantRow; until: number }>();
+  // Bumped by every change to a tenant made here: a read that began before the change must
+  // not put its (old) row into the cache after the change dropped it.
+  #tenantsEpoch = 0;
   readonly dialect: 'sqlite' | 'postgres';
   readonly migrations: HubMigrationReport;
 
@@ -171,24 +197,47 @@ class SqlHubStore implements HubStore {
   }
 
   async ensureTenant(id: string, at: string): Promise<boolean> {
-    return (await this.#db.run('INSERT INTO tenants (id, created_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [id, at])) > 0;
+    this.#forgetTenant(id);
+    try {
+      return (await this.#db.run('INSERT INTO tenants (id, created_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [id, at])) > 0;
+    } finally {
+      this.#forgetTenant(id);
+    }
   }
   async getTenant(id: string): Promise<TenantRow | undefined> {
     return (await this.#db.query('SELECT id, created_at, deleted_at, purge_after FROM tenants WHERE id = $1', [id]))[0] as unknown as TenantRow | undefined;
   }
   async markTenantDeleted(id: string, at: string, purgeAfter: string): Promise<boolean> {
+    this.#forgetTenant(id);
     const sql = 'UPDATE tenants SET deleted_at = $2, purge_after = $3 WHERE id = $1 AND deleted_at IS NULL';
-    return (await this.#db.run(sql, [id, at, purgeAfter])) > 0;
+    try {
+      return (await this.#db.run(sql, [id, at, purgeAfter])) > 0;
+    } finally {
+      this.#forgetTenant(id);
+    }
   }
   async restoreTenant(id: string): Promise<boolean> {
-    return (await this.#db.run('UPDATE tenants SET deleted_at = NULL, purge_after = NULL WHERE id = $1 AND deleted_at IS NOT NULL', [id])) > 0;
+    this.#forgetTenant(id);
+    try {
+      return (await this.#db.run('UPDATE tenants SET deleted_at = NULL, purge_after = NULL WHERE id = $1 AND deleted_at IS NOT NULL', [id])) > 0;
+    } finally {
+      this.#forgetTenant(id);
+    }
   }
   async tenantsDueForPurge(at: string): Promise<string[]> {
     const rows = await this.#db.query('SELECT id FROM tenants WHERE purge_after IS NOT NULL AND purge_after <= $1 ORDER BY id', [at]);
     return rows.map((r) => String(r.id));
   }
   async purgeTenant(id: string, dueBy?: string): Promise<Record<string, number> | null> {
+    this.#forgetTenant(id);
     const tables = await this.tenantTables();
+    try {
+      return await this.#purge(id, tables, dueBy);
+    } finally {
+      this.#forgetTenant(id);
+    }
+  }
+  #purge(id: string, tables: TenantTable[], dueBy: string | undefined): Promise<Record<string, number> | null> {
     return this.#db.transaction(async (tx) => {
       if (dueBy !== undefined) {
         // Locks the tenant row (PostgreSQL) inside the purge transaction, so a concurrent
@@ -250,37 +299,43 @@ class SqlHubStore implements HubStore {
     return row ? String(row.value) : undefined;
   }
 
+  async ingestTenants(ids: Iterable<string>): Promise<Map<string, TenantRow | undefined>> {
+    const now = performance.now();
+    const out = new Map<string, TenantRow | undefined>();
+    for (const id of ids) {
+      if (out.has(id)) continue;
+      const cached = this.#tenants.get(id);
+      if (cached && cached.until > now) {
+        out.set(id, cached.row);
+        continue;
+      }
+      const epoch = this.#tenantsEpoch;
+      const row = await this.getTenant(id);
+      out.set(id, row);
+      if (row && !row.deleted_at && epoch === this.#tenantsEpoch) this.#tenants.set(id, { row, until: now + TENANT_CACHE_MS });
+    }
+    return out;
+  }
+  #forgetTenant(id: string): void {
+    this.#tenantsEpoch++;
+    this.#tenants.delete(id);
+  }
+  ingestBatch(ops: BatchOp[]): Promise<BatchOutcome[]> {
+    return writeBatch(this.#db, ops);
+  }
+  isRowError(error: unknown): boolean {
+    return isRowError(this.dialect, error);
+  }
+
   async recordHello(tenantId: string, bridgeId: string, hello: { version: string; interfaces: unknown[]; at: string }): Promise<void> {
-    await this.#db.run(
-      `INSERT INTO bridges (tenant_id, bridge_id, version, interfaces, first_seen, last_seen) VALUES ($1, $2, $3, $4, $5, $5)
-       ON CONFLICT (tenant_id, bridge_id) DO UPDATE SET version = excluded.version, interfaces = excluded.interfaces,
-         last_seen = CASE WHEN excluded.last_seen > bridges.last_seen THEN excluded.last_seen ELSE bridges.last_seen END`,
-      [tenantId, bridgeId, hello.version, JSON.stringify(hello.interfaces), hello.at],
-    );
+    await this.#db.run(HELLO_SQL, [tenantId, bridgeId, hello.version, JSON.stringify(hello.interfaces), hello.at]);
   }
   async recordStatus(tenantId: string, bridgeId: string, s: StatusUpdate): Promise<boolean> {
-    // docs/design.md section 8: a last will can reach us after the bridge reconnected (same boot,
-    // later connection) or restarted (higher session). A status counts only if it is from a
-    // newer session, or from the same session and a newer connection (ts is the connection's
-    // start), or is the offline of the very connection whose online we hold.
-    const changed = await this.#db.run(
-      `INSERT INTO bridges (tenant_id, bridge_id, state, session, status_ts, first_seen, last_seen) VALUES ($1, $2, $3, $4, $5, $6, $6)
-       ON CONFLICT (tenant_id, bridge_id) DO UPDATE SET state = excluded.state, session = excluded.session, status_ts = excluded.status_ts,
-         last_seen = CASE WHEN excluded.last_seen > bridges.last_seen THEN excluded.last_seen ELSE bridges.last_seen END
-       WHERE excluded.session > bridges.session
-          OR (excluded.session = bridges.session AND (bridges.status_ts IS NULL OR excluded.status_ts > bridges.status_ts
-              OR (excluded.status_ts = bridges.status_ts AND excluded.state = 'offline')))`,
-      [tenantId, bridgeId, s.state, s.session, s.ts, s.at],
-    );
-    return changed > 0;
+    // STATUS_SQL (ingest-batch.ts) applies it only if it is not older than the one held.
+    return (await this.#db.run(STATUS_SQL, [tenantId, bridgeId, s.state, s.session, s.ts, s.at])) > 0;
   }
   async touchBridge(tenantId: string, bridgeId: string, at: string): Promise<void> {
-    await this.#db.run(
-      `INSERT INTO bridges (tenant_id, bridge_id, first_seen, last_seen) VALUES ($1, $2, $3, $3)
-       ON CONFLICT (tenant_id, bridge_id) DO UPDATE SET
-         last_seen = CASE WHEN excluded.last_seen > bridges.last_seen THEN excluded.last_seen ELSE bridges.last_seen END`,
-      [tenantId, bridgeId, at],
-    );
+    await this.#db.run(TOUCH_SQL, [tenantId, bridgeId, at]);
   }
   async listBridges(tenantId: string): Promise<BridgeRow[]> {
     const rows = await this.#db.query('SELECT * FROM bridges WHERE tenant_id = $1 ORDER BY bridge_id', [tenantId]);
@@ -288,9 +343,7 @@ class SqlHubStore implements HubStore {
   }
 
   async insertEvent(kind: EventKind, row: EventRow): Promise<boolean> {
-    const sql = `INSERT INTO ${EVENT_TABLES[kind]} (tenant_id, event_id, bridge_id, ts, body, received_at) VALUES ($1, $2, $3, $4, $5, $6)
-                 ON CONFLICT (tenant_id, event_id) DO NOTHING`;
-    return (await this.#db.run(sql, [row.tenant_id, row.event_id, row.bridge_id, row.ts, row.body, row.received_at])) > 0;
+    return (await this.#db.run(insertEventSql(EVENT_TABLES[kind]), [row.tenant_id, row.event_id, row.bridge_id, row.ts, row.body, row.received_at])) > 0;
   }
   async listEvents(tenantId: string, kind: EventKind, limit = 1000): Promise<EventRow[]> {
     const sql = `SELECT * FROM ${EVENT_TABLES[kind]} WHERE tenant_id = $1 ORDER BY ts, event_id LIMIT $2`;

@@ -1,0 +1,34 @@
+import { decodeUplinkPayload, type Decoded, EventPayload, MAX_PAYLOAD_BYTES, type UplinkKind } from '../../lib/topics.ts';
+
+// The ingest's per-event decoding, on its hot path (issue 22 item 2): the same checks as
+// decodeUplinkPayload (src/lib/topics.ts, shared with the bridge) for an event that passes
+// them, without its costs that are not checks: a copy of the payload before decoding it and
+// a schema walk over every field of a loose object to check two. Anything the fast path does
+// not accept goes through decodeUplinkPayload itself, so every rejection keeps its reason and
+// detail, and hello and status always do.
+
+// zod keeps a string format's pattern on its internals (zod 4: schema._zod.pattern); without
+// it, the fast path is off and every payload takes the long way.
+const TS_PATTERN: RegExp | undefined = (EventPayload.shape.ts as unknown as { _zod?: { pattern?: unknown } })._zod?.pattern instanceof RegExp
+  ? ((EventPayload.shape.ts as unknown as { _zod: { pattern: RegExp } })._zod.pattern)
+  : undefined;
+
+export function decodeForIngest(kind: UplinkKind, payload: Uint8Array): Decoded {
+  if (!TS_PATTERN || kind === 'hello' || kind === 'status' || payload.length === 0 || payload.length > MAX_PAYLOAD_BYTES) return decodeUplinkPayload(kind, payload);
+  const text = Buffer.isBuffer(payload) ? payload.toString('utf8') : Buffer.from(payload).toString('utf8');
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return decodeUplinkPayload(kind, payload);
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return decodeUplinkPayload(kind, payload);
+  const { event_id: id, ts } = json as { event_id?: unknown; ts?: unknown };
+  // EventPayload: event_id z.string().min(1).max(128), ts z.iso.datetime({ offset: true }).
+  if (typeof id !== 'string' || id.length < 1 || id.length > 128 || typeof ts !== 'string' || !TS_PATTERN.test(ts)) return decodeUplinkPayload(kind, payload);
+  // The object is ours (fresh from JSON.parse): normalising ts in place spares a copy. A ts
+  // already in toISOString()'s form (what bridges send: ms and Z, checked by the pattern
+  // above) would come back unchanged, so the Date round trip is skipped for it.
+  if (!(ts.length === 24 && ts.charCodeAt(19) === 46 && ts.charCodeAt(23) === 90)) (json as { ts: string }).ts = new Date(ts).toISOString();
+  return { ok: true, kind, value: json as { event_id: string; ts: string }, text };
+}
