@@ -27,6 +27,11 @@ declare -A NEED=(
   # under Debian's /usr/bin/python3.
   [/usr/lib/python3/dist-packages/cryptography/__init__.py]=python3-cryptography
   [/usr/lib/python3/dist-packages/serial/__init__.py]=python3-serial
+  # BLE tests (issue 16): a private dbus-daemon and the BlueZ stand-in test/peers/bluez/, which
+  # uses Debian's D-Bus and GLib bindings under /usr/bin/python3. `dbus` brings dbus-daemon.
+  [dbus-daemon]=dbus
+  [/usr/lib/python3/dist-packages/dbus/__init__.py]=python3-dbus
+  [/usr/lib/python3/dist-packages/gi/__init__.py]=python3-gi
 )
 
 missing=()

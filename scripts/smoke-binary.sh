@@ -203,6 +203,84 @@ smoke() {
   kill -TERM "$sim"
   wait "$sim" 2>/dev/null
   if grep -q '^stopped' "$simlog"; then pass "sim meshcore stopped cleanly on SIGTERM"; else fail "sim meshcore did not say stopped: $(tail -2 "$simlog")"; fi
+
+  # 5. BLE (issue 16): the binary's D-Bus client reaches a board through BlueZ. No Bluetooth
+  #    adapter exists here, so BlueZ is the stand-in test/peers/bluez/bluez_standin.py on a
+  #    private dbus-daemon, its Nordic UART relayed to `sim rnode`; `ports` lists the bonded
+  #    board and a bridge from this binary brings ble://RNode 3B87 online.
+  smoke_ble "$dir" "${run[@]}"
+}
+
+# smoke_ble DIR COMMAND...: the BLE check of smoke(), with the binary's command line.
+smoke_ble() {
+  local bdir=$1/ble
+  shift
+  mkdir -p "$bdir"
+  local standin=$here/test/peers/bluez/bluez_standin.py
+  [ -f "$standin" ] || { fail "BLE: $standin is missing"; return; }
+  command -v dbus-daemon >/dev/null || need_packages 'a private D-Bus bus for the BLE check' dbus
+  /usr/bin/python3 -c 'import dbus, gi' 2>/dev/null || need_packages 'the BlueZ stand-in of the BLE check' python3-dbus python3-gi
+  local simlog=$bdir/sim-rnode.log
+  "$@" sim rnode --tcp 127.0.0.1:0 >"$simlog" 2>&1 &
+  local sim=$!
+  pids+=("$sim")
+  wait_for 60 "$simlog" 'tcp://' || { fail "BLE: sim rnode did not start: $(cat "$simlog")"; return; }
+  local relay
+  relay=$(grep -o 'tcp://[0-9.]*:[0-9]*' "$simlog" | head -1 | sed 's|tcp://||')
+  local address="unix:path=$bdir/system_bus_socket"
+  cat >"$bdir/bus.conf" <<CONF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig><type>system</type><listen>$address</listen><auth>EXTERNAL</auth>
+<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/><allow user="*"/></policy></busconfig>
+CONF
+  dbus-daemon --nofork --nopidfile --config-file="$bdir/bus.conf" --print-address >"$bdir/bus.out" 2>&1 &
+  local busd=$!
+  pids+=("$busd")
+  wait_for 10 "$bdir/bus.out" 'unix:' || { fail "BLE: dbus-daemon did not start: $(cat "$bdir/bus.out")"; return; }
+  printf '{"bus":"%s","adapters":[{"name":"hci0","address":"00:1A:7D:DA:71:13"}],"devices":[{"address":"F0:F5:BD:51:3B:87","name":"RNode 3B87","profile":"nus","relay":"%s","mtu":23}]}\n' \
+    "$address" "$relay" >"$bdir/standin.json"
+  # The stand-in stops when its standard input ends: a fifo held open by this shell keeps it.
+  mkfifo "$bdir/in"
+  exec 7<>"$bdir/in"
+  /usr/bin/python3 "$standin" "$bdir/standin.json" <&7 >"$bdir/standin.out" 2>&1 &
+  local bluez=$!
+  pids+=("$bluez")
+  if ! wait_for 20 "$bdir/standin.out" '^ready'; then
+    fail "BLE: the BlueZ stand-in did not start: $(cat "$bdir/standin.out")"
+    exec 7>&-
+    return
+  fi
+  local list
+  if list=$(DBUS_SYSTEM_BUS_ADDRESS=$address "$@" ports 2>&1) && grep -q 'ble://F0:F5:BD:51:3B:87' <<<"$list"; then
+    pass "ports lists the bonded BLE board: $(grep -A1 'ble://' <<<"$list" | tr -s ' \n' ' ')"
+  else
+    fail "BLE: ports did not list the board: $list"
+  fi
+  local log=$bdir/bridge.log
+  DBUS_SYSTEM_BUS_ADDRESS=$address SERVICE_DB_PATH="$bdir/data/bridge.db" SERVICE_LISTEN=127.0.0.1:0 "$@" bridge >"$log" 2>&1 &
+  local bridge=$!
+  pids+=("$bridge")
+  if wait_for 60 "$log" '"bridge_listening"'; then
+    local url key created health='' online=''
+    url=$(grep '"bridge_listening"' "$log" | sed -E 's/.*"url":"([^"]+)".*/\1/')
+    key=$(tr -d '\n' <"$bdir/data/owner.key")
+    created=$(curl -sS -m 10 -w ' %{http_code}' -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+      -d '{"name":"lora-ble","kind":"rnode","device":"ble://RNode 3B87","settings":{"preset":"eu-868"}}' "$url/api/interfaces")
+    for _ in $(seq 1 120); do
+      health=$(curl -sS -m 5 -H "Authorization: Bearer $key" "$url/api/interfaces/health")
+      if [[ "$health" == *'"connected":true'* ]]; then online=1; break; fi
+      sleep 0.5
+    done
+    if [ -n "$online" ]; then pass "an RNode interface on ble://RNode 3B87 came online through BlueZ's D-Bus API"; else fail "BLE interface not online: ${created: -3}; $health"; fi
+    kill -TERM "$bridge"
+    wait "$bridge" 2>/dev/null
+  else
+    fail "BLE: the bridge did not start within 60 s: $(tail -3 "$log")"
+    kill "$bridge" 2>/dev/null
+  fi
+  kill "$bluez" "$sim" "$busd" 2>/dev/null
+  wait "$bluez" "$sim" "$busd" 2>/dev/null
+  exec 7>&-
 }
 
 for a in "${archs[@]}"; do smoke "$a"; done

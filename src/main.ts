@@ -4,6 +4,7 @@ import { bridgeOpenApi, openBridgeDatabase, openMigrated, startBridge } from './
 import { currentSchemaVersion } from './db/migrate.ts';
 import { KeyService } from './bridge/keys/service.ts';
 import { KeyStore } from './bridge/keys/store.ts';
+import { listBlePorts } from './bearers/links/ble-ports.ts';
 import { listSerialPorts } from './bearers/links/list-ports.ts';
 import { checkSerialPaths } from './bearers/links/port-check.ts';
 import { checkRNodeSeed } from './bridge/interfaces/seed-rnode.ts';
@@ -85,7 +86,7 @@ const commands: Record<string, Command> = {
     },
   },
   ports: {
-    summary: 'list serial ports and the port value to give an interface (--json); --check PATH passes test bytes through one',
+    summary: 'list serial ports and bonded Bluetooth LE boards with the port value to give an interface (--json); --check PATH passes test bytes through one',
     usage:
       'fieldbridge ports [--json]\n' +
       '       fieldbridge ports --check PATH [--peer PATH2]\n' +
@@ -100,10 +101,15 @@ const commands: Record<string, Command> = {
         return result.ok ? 0 : 1;
       }
       if (values.peer !== undefined) throw new UsageError('--peer goes with --check');
-      const ports = await listSerialPorts();
+      const [serial, ble] = await Promise.all([listSerialPorts(), listBlePorts()]);
+      const ports = [...serial, ...ble.ports];
       if (values.json) process.stdout.write(JSON.stringify(ports, null, 2) + '\n');
-      else if (ports.length === 0) process.stdout.write('no serial ports found (read from udev with "udevadm info -e"; a system without udev lists none)\n');
-      else process.stdout.write(ports.map((p) => `${p.port}\n    ${p.label}${p.by_id ? `\n    ${p.by_id}` : ''}\n`).join(''));
+      else {
+        if (serial.length === 0) process.stdout.write('no serial ports found (read from udev with "udevadm info -e"; a system without udev lists none)\n');
+        if (ble.note) process.stdout.write(`no Bluetooth LE boards listed: ${ble.note}\n`);
+        else if (ble.ports.length === 0) process.stdout.write('no bonded Bluetooth LE board offers the RNode or Meshtastic service (bond one with bluetoothctl: pair, trust)\n');
+        process.stdout.write(ports.map((p) => `${p.port}\n    ${p.label}${p.by_id ? `\n    ${p.by_id}` : ''}\n`).join(''));
+      }
       return 0;
     },
   },

@@ -1,161 +1,219 @@
-import { existsSync } from 'node:fs';
 import { AppError } from '../../lib/errors.ts';
+import { encodeFrame, MAX_FRAME_PAYLOAD, StreamDecoder } from '../meshtastic/codec/stream.ts';
+import { ATT_HEADER_BYTES, describeTarget, findDevice, findProfile, type BleTarget, type GattProfile } from './ble-find.ts';
+import { DbusBluez, describeBluezError, GATT_CHAR_IFACE, type BluezGatt } from './bluez-client.ts';
 import { LinkEvents } from './link-events.ts';
 import type { Link } from './link.ts';
 
-// A Link over Bluetooth LE through the Nordic UART service, spoken to BlueZ over the D-Bus
-// system bus (docs/protocols/rnode.md 1.1 "BLE"; RT: BLEConnection). The host writes without response to
-// the RX characteristic and takes notifications from the TX characteristic; the board must
-// already be bonded to the host (pairing needs a person at the board).
-//
-// What is here: choosing the bonded device from BlueZ's object tree, finding the UART
-// characteristics, chunking writes to the write-without-response size, mapping notifications
-// to data and a disconnect to onClose. What is not: a D-Bus client. None is installed, so
-// openBleLink without an injected `bus` fails with ERR_BLE_UNAVAILABLE. None of this has run
-// against BlueZ or a board (docs/ports.md says so).
+// A Link over Bluetooth LE, through BlueZ on the system bus (docs/ports.md "BLE"). The board
+// must already be bonded. What the driver reads and writes is the byte stream it reads over
+// USB serial, whatever the board's GATT service:
+//  - Nordic UART (RNode): TX notifications are the stream; writes go to RX as Write Commands
+//    of at most ATT_MTU - 3 bytes (docs/protocols/rnode.md 1.1 "BLE").
+//  - Meshtastic: the stream API's frames (94 C3 len, docs/protocols/meshtastic.md 2.1) are
+//    taken apart here: each ToRadio frame the driver writes becomes one write with response
+//    of its protobuf alone; each FromRadio read becomes one frame for the driver. FromRadio is
+//    read until empty after every write and whenever FromNum notifies.
+// The GATT and D-Bus facts behind each step, with their sources, are in docs/ports.md
+// "BLE decisions".
 
-export const NUS_SERVICE_UUID = '6e400001-b5a3-f393-e0a9-e50e24dcca9e';
-/** Host -> board: write without response. */
-export const NUS_RX_CHAR_UUID = '6e400002-b5a3-f393-e0a9-e50e24dcca9e';
-/** Board -> host: notify. */
-export const NUS_TX_CHAR_UUID = '6e400003-b5a3-f393-e0a9-e50e24dcca9e';
-export const SYSTEM_BUS_SOCKET = '/run/dbus/system_bus_socket';
-// ATT_MTU minus the 3-byte write command header (Core spec Vol 3 Part F 3.4.5.3); 23 is the
-// default ATT_MTU every LE link starts with.
-const ATT_HEADER_BYTES = 3;
-const DEFAULT_ATT_MTU = 23;
-
-/** BlueZ's GetManagedObjects answer: object path -> interface name -> properties. */
-export type ManagedObjects = Record<string, Record<string, Record<string, unknown>>>;
-
-/** The few BlueZ calls the link needs; a D-Bus client implements it. */
-export interface BluezGatt {
-  getManagedObjects(): Promise<ManagedObjects>;
-  /** org.bluez.Device1.Connect, resolving once services are resolved. */
-  connect(devicePath: string): Promise<void>;
-  disconnect(devicePath: string): Promise<void>;
-  /** org.bluez.GattCharacteristic1.StartNotify plus the PropertiesChanged "Value" signal. */
-  startNotify(charPath: string, onValue: (value: Uint8Array) => void): Promise<void>;
-  /** org.bluez.GattCharacteristic1.WriteValue with {type: "command"} (no response). */
-  writeCommand(charPath: string, value: Uint8Array): Promise<void>;
-  /** Device1 "Connected" turned false, or the bus went away. */
-  onDisconnect(devicePath: string, listener: (reason: string) => void): void;
-}
-
-export interface BleTarget {
-  mac: string | null;
-  name: string | null;
-}
-
-export interface NusEndpoints {
-  devicePath: string;
-  rxPath: string;
-  txPath: string;
-  /** Largest write without response in bytes. */
-  writeChunk: number;
-}
+export { describeTarget, type BleTarget } from './ble-find.ts';
+export type { BluezGatt } from './bluez-client.ts';
 
 export interface BleLinkOptions {
+  /** Speaks to BlueZ; default: a new D-Bus connection to the system bus for this link. */
   bus?: BluezGatt;
-  socketPath?: string;
+  /** Which service to use when a board offers both (none known does). */
+  prefer?: 'nus' | 'meshtastic';
   report?: (error: unknown) => void;
 }
 
 export async function openBleLink(target: BleTarget, options: BleLinkOptions = {}): Promise<Link> {
-  const description = `ble://${target.mac ?? target.name}`;
-  const bus = options.bus;
-  if (!bus) {
-    const socket = options.socketPath ?? SYSTEM_BUS_SOCKET;
-    if (!existsSync(socket)) {
-      throw new AppError('ERR_BLE_UNAVAILABLE', 503, `${description}: no D-Bus system bus at ${socket}; BLE needs BlueZ on the host and /run/dbus mounted into the container`);
-    }
-    throw new AppError('ERR_BLE_UNAVAILABLE', 503, `${description}: this build has no D-Bus client, so BLE links cannot be opened; use a USB serial or tcp:// port value`);
-  }
-  const devicePath = findBondedDevice(await bus.getManagedObjects(), target);
-  await bus.connect(devicePath);
-  // Characteristics appear in the object tree only once services are resolved after Connect.
-  const events = new LinkEvents(options.report);
-  let nus: NusEndpoints;
+  const description = describeTarget(target);
+  const bus = options.bus ?? (await DbusBluez.open());
+  let devicePath: string | null = null;
   try {
-    nus = findNus(await bus.getManagedObjects(), target);
-    bus.onDisconnect(nus.devicePath, (reason) => events.emitClose(`${description} disconnected: ${reason}`));
-    await bus.startNotify(nus.txPath, (value) => events.emitData(value));
+    const device = findDevice(await bus.getManagedObjects(), target);
+    devicePath = device.path;
+    // Listened for from before Connect, so a board that drops while the link is being set up
+    // closes it too (the link takes the reason over once it exists).
+    let gone: string | null = null;
+    let link: BleLinkBase | null = null;
+    bus.onGone(device.path, (reason) => {
+      gone = reason;
+      link?.gone(reason);
+    });
+    await bus.connect(device.path);
+    const profile = findProfile(await bus.getManagedObjects(), device.path, description, options.prefer);
+    link = profile.kind === 'nus' ? new NusLink(bus, device.path, profile, description, options.report) : new MeshtasticBleLink(bus, device.path, profile, description, options.report);
+    await link.start();
+    if (gone !== null) throw new AppError('ERR_BLE_CONNECT', 503, `${description}: ${gone}`);
+    return link;
   } catch (error) {
-    await bus.disconnect(devicePath).catch(() => {});
-    throw error;
+    if (devicePath) await bus.disconnect(devicePath).catch(() => {});
+    bus.close();
+    if (error instanceof AppError) throw error;
+    throw new AppError('ERR_BLE_CONNECT', 503, `${description}: ${describeBluezError(error)}`);
   }
-  return {
-    kind: 'ble',
-    description,
-    write: async (data) => {
-      if (events.closed) throw events.closedError(description);
-      for (const chunk of chunkForWrite(data, nus.writeChunk)) {
-        try {
-          await bus.writeCommand(nus.rxPath, chunk);
-        } catch (error) {
-          throw new AppError('ERR_LINK_WRITE', 503, `writing to ${description} failed: ${(error as Error).message}`);
+}
+
+/** The lifecycle both profiles share: gone -> onClose, close -> Disconnect, one write at a
+ *  time (BlueZ answers InProgress to a second write request on a characteristic). */
+abstract class BleLinkBase implements Link {
+  readonly kind = 'ble' as const;
+  readonly description: string;
+  protected readonly bus: BluezGatt;
+  protected readonly events: LinkEvents;
+  readonly #devicePath: string;
+  #queue: Promise<void> = Promise.resolve();
+  #unwatch: Array<() => void> = [];
+
+  constructor(bus: BluezGatt, devicePath: string, description: string, report?: (error: unknown) => void) {
+    this.bus = bus;
+    this.#devicePath = devicePath;
+    this.description = description;
+    this.events = new LinkEvents(report);
+  }
+
+  /** BlueZ says the board, its adapter or BlueZ itself is gone (bluez-client.ts onGone). */
+  gone(reason: string): void {
+    void this.#end(`${this.description}: ${reason}`, false);
+  }
+
+  abstract start(): Promise<void>;
+  protected abstract send(data: Uint8Array): Promise<void>;
+
+  protected watchValue(charPath: string, listener: (value: Uint8Array) => void): void {
+    this.#unwatch.push(
+      this.bus.watch(charPath, GATT_CHAR_IFACE, (changed) => {
+        if (changed.Value instanceof Uint8Array) listener(changed.Value);
+      }),
+    );
+  }
+
+  protected watchMtu(charPath: string, listener: (mtu: number) => void): void {
+    this.#unwatch.push(
+      this.bus.watch(charPath, GATT_CHAR_IFACE, (changed) => {
+        if (typeof changed.MTU === 'number' && changed.MTU > ATT_HEADER_BYTES) listener(changed.MTU);
+      }),
+    );
+  }
+
+  write(data: Uint8Array): Promise<void> {
+    if (this.events.closed) return Promise.reject(this.events.closedError(this.description));
+    const copy = Uint8Array.from(data);
+    const done = this.#queue.then(() => (this.events.closed ? Promise.reject(this.events.closedError(this.description)) : this.send(copy)));
+    this.#queue = done.catch(() => {});
+    return done;
+  }
+
+  protected async writeValue(charPath: string, value: Uint8Array, type: 'command' | 'request'): Promise<void> {
+    try {
+      await this.bus.writeValue(charPath, value, type);
+    } catch (error) {
+      if (this.events.closed) throw this.events.closedError(this.description);
+      throw new AppError('ERR_LINK_WRITE', 503, `writing to ${this.description} failed: ${describeBluezError(error)}`);
+    }
+  }
+
+  onData(listener: (chunk: Uint8Array) => void): void {
+    this.events.onData(listener);
+  }
+
+  onClose(listener: (reason: string) => void): void {
+    this.events.onClose(listener);
+  }
+
+  /** For a profile that finds the board unusable while the link is up. */
+  protected fail(reason: string): void {
+    void this.#end(`${this.description}: ${reason}`, true);
+  }
+
+  async close(): Promise<void> {
+    await this.#end('closed by the bridge', true);
+  }
+
+  async #end(reason: string, disconnect: boolean): Promise<void> {
+    if (this.events.closed) return;
+    for (const off of this.#unwatch) off();
+    this.#unwatch = [];
+    this.events.emitClose(reason);
+    if (disconnect) await this.bus.disconnect(this.#devicePath).catch(() => {});
+    this.bus.close();
+  }
+}
+
+class NusLink extends BleLinkBase {
+  readonly #profile: Extract<GattProfile, { kind: 'nus' }>;
+  #mtu: number;
+
+  constructor(bus: BluezGatt, devicePath: string, profile: Extract<GattProfile, { kind: 'nus' }>, description: string, report?: (error: unknown) => void) {
+    super(bus, devicePath, description, report);
+    this.#profile = profile;
+    this.#mtu = profile.mtu;
+  }
+
+  async start(): Promise<void> {
+    this.watchMtu(this.#profile.rxPath, (mtu) => (this.#mtu = mtu));
+    this.watchValue(this.#profile.txPath, (value) => this.events.emitData(value));
+    await this.bus.startNotify(this.#profile.txPath);
+  }
+
+  protected async send(data: Uint8Array): Promise<void> {
+    for (const chunk of chunkForWrite(data, this.#mtu - ATT_HEADER_BYTES)) await this.writeValue(this.#profile.rxPath, chunk, 'command');
+  }
+}
+
+class MeshtasticBleLink extends BleLinkBase {
+  readonly #profile: Extract<GattProfile, { kind: 'meshtastic' }>;
+  readonly #decoder = new StreamDecoder();
+  #draining = false;
+  #again = false;
+
+  constructor(bus: BluezGatt, devicePath: string, profile: Extract<GattProfile, { kind: 'meshtastic' }>, description: string, report?: (error: unknown) => void) {
+    super(bus, devicePath, description, report);
+    this.#profile = profile;
+  }
+
+  async start(): Promise<void> {
+    this.watchValue(this.#profile.fromNumPath, () => void this.#drain());
+    await this.bus.startNotify(this.#profile.fromNumPath);
+  }
+
+  /** The driver's stream bytes: whole ToRadio frames are written one per write; the wake
+   *  bytes (32 x C3) and anything else outside a frame mean nothing over BLE and are dropped. */
+  protected async send(data: Uint8Array): Promise<void> {
+    for (const event of this.#decoder.push(data)) {
+      if (event.type !== 'frame') continue;
+      await this.writeValue(this.#profile.toRadioPath, event.payload, 'request');
+      void this.#drain();
+    }
+  }
+
+  /** Reads FromRadio until it answers empty; a request made meanwhile reads once more. */
+  async #drain(): Promise<void> {
+    if (this.#draining) {
+      this.#again = true;
+      return;
+    }
+    this.#draining = true;
+    try {
+      do {
+        this.#again = false;
+        for (;;) {
+          if (this.events.closed) return;
+          const payload = await this.bus.readValue(this.#profile.fromRadioPath);
+          if (payload.length === 0) break;
+          // The firmware never sends more than MAX_TO_FROM_RADIO_SIZE; a longer read is not a frame.
+          if (payload.length <= MAX_FRAME_PAYLOAD) this.events.emitData(encodeFrame(payload));
         }
-      }
-    },
-    onData: (listener) => events.onData(listener),
-    onClose: (listener) => events.onClose(listener),
-    close: async () => {
-      if (events.closed) return;
-      try {
-        await bus.disconnect(nus.devicePath);
-      } finally {
-        events.emitClose('closed by the bridge');
-      }
-    },
-  };
-}
-
-/** The BlueZ object path of the bonded device the target names. Pure. */
-export function findBondedDevice(objects: ManagedObjects, target: BleTarget): string {
-  const description = `ble://${target.mac ?? target.name}`;
-  const devices = Object.entries(objects)
-    .map(([path, ifaces]) => ({ path, props: ifaces['org.bluez.Device1'] }))
-    .filter((d) => d.props !== undefined);
-  const matches = devices.filter((d) =>
-    target.mac !== null
-      ? String(d.props.Address ?? '').toUpperCase() === target.mac.toUpperCase()
-      : d.props.Name === target.name || d.props.Alias === target.name,
-  );
-  if (matches.length === 0) {
-    throw new AppError('ERR_BLE_NOT_FOUND', 503, `${description}: BlueZ knows no such device; pair and bond it first (bluetoothctl pair, trust)`);
+      } while (this.#again);
+    } catch (error) {
+      if (!this.events.closed) this.fail(`reading FromRadio failed: ${describeBluezError(error)}`);
+    } finally {
+      this.#draining = false;
+    }
   }
-  if (matches.length > 1) {
-    const macs = matches.map((m) => String(m.props.Address)).join(', ');
-    throw new AppError('ERR_BLE_NOT_FOUND', 503, `${description}: ${matches.length} devices carry that name (${macs}); use the MAC address`);
-  }
-  const device = matches[0];
-  // RNode firmware requires a bonded (encrypted) link; BlueZ reports Bonded from 5.67 on and
-  // Paired before that, so either counts.
-  if (device.props.Bonded !== true && device.props.Paired !== true) {
-    throw new AppError('ERR_BLE_NOT_BONDED', 503, `${description} (${String(device.props.Address)}) is known but not bonded; bond it first (bluetoothctl pair)`);
-  }
-  return device.path;
-}
-
-/**
- * The device and its UART characteristics. BlueZ lists characteristics only once services
- * are resolved, so this runs after Connect. Pure.
- */
-export function findNus(objects: ManagedObjects, target: BleTarget): NusEndpoints {
-  const description = `ble://${target.mac ?? target.name}`;
-  const device = { path: findBondedDevice(objects, target) };
-  const under = (path: string) => path.startsWith(device.path + '/');
-  const chars = Object.entries(objects)
-    .filter(([path, ifaces]) => under(path) && ifaces['org.bluez.GattCharacteristic1'])
-    .map(([path, ifaces]) => ({ path, props: ifaces['org.bluez.GattCharacteristic1'] }));
-  const byUuid = (uuid: string) => chars.find((c) => String(c.props.UUID ?? '').toLowerCase() === uuid);
-  const rx = byUuid(NUS_RX_CHAR_UUID);
-  const tx = byUuid(NUS_TX_CHAR_UUID);
-  if (!rx || !tx) {
-    throw new AppError('ERR_BLE_NO_UART', 503, `${description}: the device offers no Nordic UART service (${NUS_SERVICE_UUID}); is it an RNode with Bluetooth enabled?`);
-  }
-  const mtu = typeof rx.props.MTU === 'number' && rx.props.MTU > ATT_HEADER_BYTES ? rx.props.MTU : DEFAULT_ATT_MTU;
-  return { devicePath: device.path, rxPath: rx.path, txPath: tx.path, writeChunk: mtu - ATT_HEADER_BYTES };
 }
 
 /** Splits a write into pieces of at most `size` bytes, in order. Pure. */

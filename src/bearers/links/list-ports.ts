@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { listBlePorts } from './ble-ports.ts';
 
 // Serial ports of this machine with labels, for `fieldbridge ports` and
 // GET /api/routing/rnode/ports (docs/api.md 4.8: "lists ports with labels; probes nothing"). Nothing
@@ -117,3 +118,10 @@ function decodeUdev(value: string | null): string | null {
 }
 
 const underscored = (value: string | null) => (value ? value.replace(/_/g, ' ').trim() || null : null);
+
+/** Serial ports, then bonded BLE boards (ble-ports.ts): what GET /api/routing/rnode/ports
+ *  lists. A host without D-Bus or BlueZ simply has no BLE entries. */
+export async function listAllPorts(): Promise<SerialPortEntry[]> {
+  const [serial, ble] = await Promise.all([listSerialPorts(), listBlePorts()]);
+  return [...serial, ...ble.ports];
+}

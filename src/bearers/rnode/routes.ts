@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { RNODE_MODES, RNODE_PRESETS, bitrateBps, resolveRadioSettings, rnodeSettingsSchema } from './radio.ts';
 import { storedEndpointFacts } from '../lxmf/endpoint.ts';
-import { listSerialPorts } from '../links/list-ports.ts';
+import { listAllPorts } from '../links/list-ports.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
 import type { DriverApi, DriverInterface, StatsView } from '../driver-module.ts';
 
@@ -126,9 +126,9 @@ export function rnodeRoutes(interfaces: DriverApi): Route[] {
       handler: () => ({ items: RNODE_PRESETS.map((p) => ({ name: p.name, frequency_hz: p.frequency_hz, bandwidth_hz: p.bandwidth_hz, sf: p.sf, cr: p.cr, tx_power_dbm: p.tx_power_dbm })) }),
     }),
     route({
-      method: 'GET', path: '/api/routing/rnode/ports', summary: 'Serial ports with labels and the port value to use; probes nothing', tags, roles: ANY_KEY,
+      method: 'GET', path: '/api/routing/rnode/ports', summary: 'Serial ports and bonded Bluetooth LE boards, with labels and the port value to use; probes nothing', tags, roles: ANY_KEY,
       response: z.object({ items: z.array(Port) }), responseName: 'SerialPortList',
-      handler: async () => ({ items: await listSerialPorts() }),
+      handler: async () => ({ items: await listAllPorts() }), // serial ports, then bonded BLE boards (issue 16)
     }),
     route({
       method: 'GET', path: '/api/routing/ifaces', summary: 'RNode interfaces and their radio settings', tags, roles: ANY_KEY,
