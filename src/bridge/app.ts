@@ -1,7 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { DRIVERS } from '../bearers/drivers.ts';
 import { migrate } from '../db/migrate.ts';
-import { databaseOpenError, openSqlite } from '../db/sqlite.ts';
+import { databaseOpenError, type OpenOptions, openSqlite, setSynchronous } from '../db/sqlite.ts';
 import { httpMetrics } from '../http/metrics.ts';
 import { buildOpenApi } from '../http/openapi.ts';
 import type { Route } from '../http/route.ts';
@@ -73,7 +73,17 @@ export interface BridgeOptions {
   rnodeSeed?: RNodeSeed;
   /** Random source for retry jitter (tests make it deterministic). */
   random?: () => number;
+  /** What benchmarks compare (page size, checkpoints): over BRIDGE_DB. The sync level is the
+   *  configuration's (bridge.storage.sync). */
+  db?: OpenOptions;
 }
+
+/**
+ * How the bridge opens its database (issue 22, docs/decisions.md "Issue 22: a write path made
+ * for flash"): chosen by measurement with scripts/bench-writes.ts. The page size applies to a
+ * database made by this release; an existing one keeps its own.
+ */
+export const BRIDGE_DB: OpenOptions = { pageSize: 1024, walAutocheckpoint: 1000, tempStore: 'memory' };
 
 export interface BridgeServices {
   db: DatabaseSync;
@@ -145,17 +155,17 @@ export function bridgeOpenApi(): Record<string, unknown> {
 }
 
 /** Opens and migrates the bridge database. */
-export function openBridgeDatabase(dbPath: string, log?: Logger): DatabaseSync {
-  return openMigrated(dbPath, log).db;
+export function openBridgeDatabase(dbPath: string, log?: Logger, options: OpenOptions = {}): DatabaseSync {
+  return openMigrated(dbPath, log, options).db;
 }
 
 /** Opens and migrates; `fresh` is true when the file had no schema yet (first start). */
-export function openMigrated(dbPath: string, log?: Logger): { db: DatabaseSync; fresh: boolean } {
+export function openMigrated(dbPath: string, log?: Logger, options: OpenOptions = {}): { db: DatabaseSync; fresh: boolean } {
   let db: DatabaseSync;
   try {
     // The file is made 0600 before SQLite opens it; SQLite gives -wal and -shm its mode (issue 14).
     prepareDatabaseFiles(dbPath, log);
-    db = openSqlite(dbPath);
+    db = openSqlite(dbPath, { ...BRIDGE_DB, ...options });
   } catch (error) {
     // A path that cannot be opened (read-only file system, no permission, a file where a
     // folder should be) stops the start with one line, not a stack trace (issue 14).
@@ -175,9 +185,15 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const clock = options.clock ?? systemClock;
   const log = options.log;
   const startedAt = clock.now();
-  const { db, fresh } = openMigrated(options.dbPath, log);
+  const { db, fresh } = openMigrated(options.dbPath, log, options.db);
   const services = createServices(db, clock, log, options.random, options.uplinkEnv);
   const { keys, metrics } = services;
+  // bridge.storage.sync: applied at start and whenever it changes (issue 22).
+  const applySync = () => setSynchronous(db, services.config.section('bridge').storage.sync);
+  applySync();
+  services.config.on('change', (target: string) => {
+    if (target === 'bridge' && db.isOpen) applySync();
+  });
 
   const ownerKeyFile = keys.ensureFirstOwnerKey(options.dbPath);
   if (ownerKeyFile) log.info('owner_key_created', { path: ownerKeyFile, note: 'first start: the owner key was written to this file (mode 0600)' });

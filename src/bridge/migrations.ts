@@ -338,4 +338,38 @@ export const bridgeMigrations: Migration[] = [
       CREATE INDEX nodes_interface ON nodes (interface_id, node_id);
     `,
   },
+  {
+    version: 11,
+    name: 'flash_writes',
+    sql: `
+      -- Issue 22: every index is written by the commits that change its rows, so one no query
+      -- needs is dropped (docs/data-model.md lists each remaining one with its query).
+      -- deliveries_state (state, updated_at) moved twice with every delivery; the queries that
+      -- used it read the partial indexes below and the queue's (deliveries_queued) instead.
+      DROP INDEX deliveries_state;
+      -- Dead letters (the dead letter queue, bulk retry and cancel): written only when one dies.
+      CREATE INDEX deliveries_dead ON deliveries (id) WHERE state = 'dead';
+      -- Deliveries on the air: expiry of those still sending, recovery after a crash, queue
+      -- depth. A 'sending' mark is committed only for a send that outlives a group commit.
+      CREATE INDEX deliveries_sending ON deliveries (interface_id, expires_ms) WHERE state = 'sending';
+      -- Cancelled and expired ones, for the counts by state: a delivered one is the total less
+      -- every other state, so the bulk of the table (delivered) needs no index of its own.
+      CREATE INDEX deliveries_unsent ON deliveries (state) WHERE state IN ('cancelled', 'expired');
+      -- audit_log without AUTOINCREMENT: each insert also wrote sqlite_sequence. A rowid is one
+      -- more than the largest kept, and retention deletes the oldest, so ids still only grow.
+      CREATE TABLE audit_log_next (
+        id          INTEGER PRIMARY KEY,
+        at          TEXT NOT NULL,
+        key_id      TEXT,
+        method      TEXT NOT NULL,
+        path        TEXT NOT NULL,
+        status      INTEGER NOT NULL,
+        request_id  TEXT NOT NULL
+      );
+      INSERT INTO audit_log_next (id, at, key_id, method, path, status, request_id)
+        SELECT id, at, key_id, method, path, status, request_id FROM audit_log;
+      DROP TABLE audit_log;
+      ALTER TABLE audit_log_next RENAME TO audit_log;
+    `,
+  },
 ];

@@ -6,18 +6,45 @@ import { StartupError } from '../lib/errors.ts';
 // docs/api.md section 8: the bridge waits up to 5000 ms for a busy database before giving up.
 export const BUSY_TIMEOUT_MS = 5000;
 
-/** Opens (creating parent folders) a SQLite file with the pragmas every store expects. */
 /** SQLite's "database is locked": another connection holds the write lock. */
 const SQLITE_BUSY = 5;
 
-export function openSqlite(path: string): DatabaseSync {
+/** How hard a commit waits for the disk: NORMAL (the default) or FULL (an fsync per commit). */
+export type SyncLevel = 'normal' | 'full';
+
+export interface OpenOptions {
+  /** 'full' syncs the WAL at every commit; default 'normal' (docs/decisions.md, "Database"). */
+  synchronous?: SyncLevel;
+  /** Page size of a database created by this open; an existing file keeps its own. Default:
+   *  SQLite's (4096). */
+  pageSize?: number;
+  /** WAL pages after which a commit checkpoints; default SQLite's (1000). */
+  walAutocheckpoint?: number;
+  /** Where sorts and temporary tables too large for the page cache go: 'memory' keeps them off
+   *  the disk; default SQLite's (a temporary file). */
+  tempStore?: 'memory' | 'file';
+}
+
+/** Sets how hard a commit waits for the disk, on an open connection (outside a transaction). */
+export function setSynchronous(db: DatabaseSync, level: SyncLevel): void {
+  db.exec(`PRAGMA synchronous = ${level === 'full' ? 'FULL' : 'NORMAL'}`);
+}
+
+/** Opens (creating parent folders) a SQLite file with the pragmas every store expects. */
+export function openSqlite(path: string, options: OpenOptions = {}): DatabaseSync {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS });
   try {
+    // Takes effect only while the file is still empty (before journal_mode writes its header):
+    // a new database gets it, an existing one keeps its own.
+    if (options.pageSize !== undefined) db.exec(`PRAGMA page_size = ${Number(options.pageSize)}`);
     // WAL lets the API read while the dispatcher writes; NORMAL is durable across an
     // application crash (a power cut may lose the last transactions, never corrupt the file).
+    // FULL also syncs the WAL at every commit: a power cut then loses nothing committed.
     db.exec('PRAGMA journal_mode = WAL');
-    db.exec('PRAGMA synchronous = NORMAL');
+    db.exec(`PRAGMA synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+    if (options.tempStore !== undefined) db.exec(`PRAGMA temp_store = ${options.tempStore === 'memory' ? 'MEMORY' : 'FILE'}`);
+    if (options.walAutocheckpoint !== undefined) db.exec(`PRAGMA wal_autocheckpoint = ${Number(options.walAutocheckpoint)}`);
     db.exec('PRAGMA foreign_keys = ON');
     // SQLite opens a file (or a -wal) it may not write read-only, without a word, and every
     // write would fail later. Writing the header's user_version, unchanged, and rolling back
@@ -121,7 +148,43 @@ function noteOutcome(db: DatabaseSync, error: unknown): void {
   else if (isStorageFullError(error) || isReadOnlyError(error)) troubles.set(db, { error, atMs: Date.now() });
 }
 
-/** Runs fn inside BEGIN IMMEDIATE ... COMMIT, rolling back on any throw. */
+/**
+ * Writes that wait for a commit that happens anyway (group commit, issue 22): the delivery
+ * write-behind and the audit log register here, and the next transaction() on the connection
+ * carries their writes, after its own work and before its COMMIT. Each rider runs inside a
+ * savepoint, so a rider that fails is rolled back alone and never costs the host its commit.
+ */
+export interface CommitRider {
+  /** Runs the rider's writes inside the host transaction. */
+  ride(): void;
+  /** The host transaction committed them. */
+  committed(): void;
+  /** They were rolled back (the rider threw, or the host failed): keep them for later. */
+  failed(error: unknown): void;
+}
+
+const riders = new WeakMap<DatabaseSync, Set<CommitRider>>();
+
+/** The rider's writes go with the next transaction() on this connection (once). */
+export function rideNextCommit(db: DatabaseSync, rider: CommitRider): void {
+  let set = riders.get(db);
+  if (!set) riders.set(db, (set = new Set()));
+  set.add(rider);
+}
+
+/** The rider commits on its own after all (or has nothing left to write). */
+export function leaveRide(db: DatabaseSync, rider: CommitRider): void {
+  riders.get(db)?.delete(rider);
+}
+
+/** Commits made by transaction() on each connection: scripts/bench-writes.ts counts them. */
+const commits = new WeakMap<DatabaseSync, number>();
+export function commitCount(db: DatabaseSync): number {
+  return commits.get(db) ?? 0;
+}
+
+/** Runs fn inside BEGIN IMMEDIATE ... COMMIT, rolling back on any throw. The writes of the
+ *  riders waiting for a commit (rideNextCommit) go with it. */
 export function transaction<T>(db: DatabaseSync, fn: () => T): T {
   try {
     db.exec('BEGIN IMMEDIATE');
@@ -129,17 +192,43 @@ export function transaction<T>(db: DatabaseSync, fn: () => T): T {
     noteOutcome(db, error);
     throw error;
   }
+  const aboard: CommitRider[] = [];
+  let result: T;
   try {
-    const result = fn();
+    result = fn();
+    const waiting = riders.get(db);
+    if (waiting && waiting.size > 0) {
+      const list = [...waiting];
+      waiting.clear();
+      for (const rider of list) {
+        db.exec('SAVEPOINT rider');
+        try {
+          rider.ride();
+          db.exec('RELEASE rider');
+          aboard.push(rider);
+        } catch (error) {
+          if (db.isTransaction) {
+            db.exec('ROLLBACK TO rider');
+            db.exec('RELEASE rider');
+          }
+          rider.failed(error);
+          // The error took the whole transaction with it (SQLITE_FULL can): the host fails too.
+          if (!db.isTransaction) throw error;
+        }
+      }
+    }
     db.exec('COMMIT');
+    commits.set(db, commitCount(db) + 1);
     noteOutcome(db, null);
-    return result;
   } catch (error) {
     // SQLITE_FULL (and a few other errors) may have rolled the transaction back already.
     if (db.isTransaction) db.exec('ROLLBACK');
     noteOutcome(db, error);
+    for (const rider of aboard) rider.failed(error);
     throw error;
   }
+  for (const rider of aboard) rider.committed();
+  return result;
 }
 
 // The write-behinds run this once per turn of the event loop: the statement is compiled once.

@@ -87,8 +87,9 @@ test('a write that fails for room is "full" in the health even while the file sy
   const t = await startTestBridge();
   try {
     const db = t.bridge.services.db;
-    // A limit just above what the file has: the check's own room estimate stays over 1 MiB...
-    db.exec(`PRAGMA max_page_count = ${pages(db, 'page_count') + 300}`);
+    // A limit just above what the file has: the check's own room estimate stays over 1 MiB
+    // (about 1.2 MiB of pages, whatever the page size)...
+    db.exec(`PRAGMA max_page_count = ${pages(db, 'page_count') + Math.ceil(1_250_000 / pages(db, 'page_size'))}`);
     // ...but one large write does not fit (a transaction, so the failure is noted).
     const { transaction } = await import('../../src/db/sqlite.ts');
     assert.throws(() => transaction(db, () => db.prepare("INSERT INTO audit_log (at, key_id, method, path, status, request_id) VALUES ('x', NULL, 'POST', zeroblob(2000000), 0, 'r')").run()), /full/);
@@ -215,7 +216,8 @@ test('the delivery write-behind does not wait on a held lock either; its writes 
   const db = openSqlite(join(dir, 'x.db'));
   try {
     db.exec('CREATE TABLE schema_version (version INTEGER); INSERT INTO schema_version VALUES (1); CREATE TABLE t (v)');
-    const wb = new WriteBehind(db, createLogger({ write: () => {} }));
+    // A group commit at once (the default waits GROUP_COMMIT_MS for a commit to ride).
+    const wb = new WriteBehind(db, createLogger({ write: () => {} }), { groupCommitMs: 0 });
     const { released } = await holdLock(join(dir, 'x.db'), 2000);
     const started = performance.now();
     wb.defer('d1', 'i1', () => db.prepare('INSERT INTO t VALUES (1)').run());
@@ -231,6 +233,21 @@ test('the delivery write-behind does not wait on a held lock either; its writes 
   } finally {
     db.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('bridge.storage.sync: full syncs every commit, applied as soon as it is written (issue 22)', async () => {
+  const t = await startTestBridge();
+  try {
+    const level = () => pages(t.bridge.services.db, 'synchronous');
+    assert.is(level(), 1, 'NORMAL by default');
+    const r = await t.call('POST', '/api/config/module', { body: { section: 'bridge', settings: { storage: { sync: 'full' } } } });
+    assert.is(r.status, 200, r.text);
+    assert.is(level(), 2, 'FULL at once');
+    await t.call('POST', '/api/config/module', { body: { section: 'bridge', settings: { storage: { sync: 'normal' } } } });
+    assert.is(level(), 1);
+  } finally {
+    await t.stop();
   }
 });
 

@@ -1,5 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
-import { transaction, withoutBusyWait } from '../../db/sqlite.ts';
+import { type CommitRider, leaveRide, rideNextCommit, transaction, withoutBusyWait } from '../../db/sqlite.ts';
+import { StatementCache } from '../../db/statement-cache.ts';
+import { GROUP_COMMIT_MS } from '../deliveries/write-behind.ts';
 import { silentLogger, type Logger } from '../../lib/log.ts';
 
 export interface AuditEntry {
@@ -39,27 +41,47 @@ export function boundedPath(path: string): string {
 
 /**
  * SQL for the audit log: one row per mutating API call made with a valid key.
- * Entries are written when the answer has gone out, so they are queued and committed
- * together once per turn of the event loop: under load that saves a commit per request,
- * and it loses nothing the old way would have kept (a crash after the answer lost the entry
- * then too). Reads commit the queue first.
+ * Entries are written when the answer has gone out, so they are queued and committed in
+ * groups (issue 22): with the next transaction on the connection (the next message stored, the
+ * next API write, the delivery write-behind's own commit), or on their own GROUP_COMMIT_MS
+ * after the first of them. A crash loses the entries not yet committed, at most that second's:
+ * the old way lost the last turn's, and they always came after the answer. Reads commit the
+ * queue first.
  * Bounded (issue 14): each path is cut to AUDIT_PATH_MAX characters, and every commit deletes
  * the entries past limits().max_rows in the same transaction, so the table never holds more.
- * Ids only grow (AUTOINCREMENT), so "older than the newest max_rows" is an id range: a seek,
- * not a scan. Age is pruned daily by AuditRetention (retention.ts).
+ * Ids only grow while rows remain (a rowid is one more than the largest: retention deletes the
+ * oldest), so "older than the newest max_rows" is an id range: a seek, not a scan. Age is
+ * pruned daily by AuditRetention (retention.ts).
  */
 export class AuditStore {
   readonly #db: DatabaseSync;
+  readonly #statements: StatementCache;
   readonly #queue: Array<Omit<AuditEntry, 'id'>> = [];
   #dropped = 0;
   #scheduled: { cancel(): void } | undefined;
+  #failing = false;
   readonly #log: Logger;
   readonly #limits: () => AuditLimits;
+  readonly #rider: CommitRider;
 
   constructor(db: DatabaseSync, log: Logger = silentLogger, limits: () => AuditLimits = () => DEFAULT_AUDIT_LIMITS) {
     this.#db = db;
+    this.#statements = new StatementCache(db);
     this.#log = log;
     this.#limits = limits;
+    let entries: Array<Omit<AuditEntry, 'id'>> = [];
+    this.#rider = {
+      ride: () => {
+        this.#cancel();
+        entries = this.#queue.splice(0);
+        this.#write(entries);
+      },
+      committed: () => this.#written(),
+      failed: (error) => {
+        this.#failed(entries, error);
+        entries = [];
+      },
+    };
   }
 
   insert(e: Omit<AuditEntry, 'id'>): void {
@@ -71,7 +93,8 @@ export class AuditStore {
       return;
     }
     this.#queue.push({ ...e, path: boundedPath(e.path) });
-    this.#schedule(0);
+    if (!this.#failing) rideNextCommit(this.#db, this.#rider);
+    this.#schedule(this.#failing ? 1000 : GROUP_COMMIT_MS);
   }
 
   #schedule(delayMs: number): void {
@@ -85,35 +108,61 @@ export class AuditStore {
     }
   }
 
-  /** Commits the queued entries (not inside another transaction; not after the database closed). */
-  flush(): void {
+  #cancel(): void {
     this.#scheduled?.cancel();
     this.#scheduled = undefined;
-    if (this.#queue.length === 0 || !this.#db.isOpen) return;
-    if (this.#db.isTransaction) {
-      this.#schedule(0);
+  }
+
+  /** Commits the queued entries now (inside another transaction: with it; not after the
+   *  database closed). */
+  flush(): void {
+    this.#cancel();
+    if (this.#queue.length === 0 || !this.#db.isOpen) {
+      leaveRide(this.#db, this.#rider);
       return;
     }
+    if (this.#db.isTransaction) {
+      // Inside transaction() the entries go with its commit; otherwise they are tried again.
+      if (!this.#failing) rideNextCommit(this.#db, this.#rider);
+      this.#schedule(1000);
+      return;
+    }
+    leaveRide(this.#db, this.#rider);
     const entries = this.#queue.splice(0);
     try {
       // Never waits for a lock another process holds (issue 14, item 7): waiting froze the
       // event loop up to 5 s after every mutating call. The entries wait in memory instead
       // (bounded, see insert) and are tried again in a second.
-      withoutBusyWait(this.#db, () => transaction(this.#db, () => {
-        const ins = this.#db.prepare('INSERT INTO audit_log (at, key_id, method, path, status, request_id) VALUES (?, ?, ?, ?, ?, ?)');
-        for (const e of entries) ins.run(e.at, e.key_id, e.method, e.path, e.status, e.request_id);
-        this.#deleteBeyond(this.#limits().max_rows);
-      }));
-      if (this.#dropped > 0) {
-        this.#log.warn('audit_entries_lost', { count: this.#dropped, why: 'they came while the database took no writes and more were waiting' });
-        this.#dropped = 0;
-      }
+      withoutBusyWait(this.#db, () => transaction(this.#db, () => this.#write(entries)));
     } catch (error) {
-      // Locked by another process, or a full disk: keep them, in order, and try again in a second.
-      this.#queue.unshift(...entries);
-      this.#log.error('audit_write_failed', { error: (error as Error).message, action: 'kept in memory; retrying in 1 s' });
-      this.#schedule(1000);
+      this.#failed(entries, error);
+      return;
     }
+    this.#written();
+  }
+
+  #write(entries: Array<Omit<AuditEntry, 'id'>>): void {
+    const ins = this.#statements.prepare('INSERT INTO audit_log (at, key_id, method, path, status, request_id) VALUES (?, ?, ?, ?, ?, ?)');
+    for (const e of entries) ins.run(e.at, e.key_id, e.method, e.path, e.status, e.request_id);
+    this.#deleteBeyond(this.#limits().max_rows);
+  }
+
+  #written(): void {
+    this.#failing = false;
+    if (this.#dropped > 0) {
+      this.#log.warn('audit_entries_lost', { count: this.#dropped, why: 'they came while the database took no writes and more were waiting' });
+      this.#dropped = 0;
+    }
+  }
+
+  /** Locked by another process, or a full disk: keep them, in order, and try again in a second. */
+  #failed(entries: Array<Omit<AuditEntry, 'id'>>, error: unknown): void {
+    this.#queue.unshift(...entries);
+    this.#failing = true;
+    leaveRide(this.#db, this.#rider);
+    this.#log.error('audit_write_failed', { error: (error as Error).message, action: 'kept in memory; retrying in 1 s' });
+    this.#cancel();
+    this.#schedule(1000);
   }
 
   /** Deletes all but the newest maxRows entries; returns how many went. */
@@ -129,7 +178,7 @@ export class AuditStore {
   }
 
   #deleteBeyond(maxRows: number): number {
-    return Number(this.#db.prepare('DELETE FROM audit_log WHERE id <= (SELECT max(id) FROM audit_log) - ?').run(maxRows).changes);
+    return Number(this.#statements.prepare('DELETE FROM audit_log WHERE id <= (SELECT max(id) FROM audit_log) - ?').run(maxRows).changes);
   }
 
   /** Newest first, before an id (keyset). */

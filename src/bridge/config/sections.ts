@@ -37,6 +37,11 @@ export const BridgeSettings = z.strictObject({
     max_rows: z.number().int().min(100).max(10_000_000).default(100_000)
       .describe('Most audit entries kept; the oldest are deleted as new ones are written'),
   }).prefault({}),
+  // Issue 22: what a power cut may cost (docs/decisions.md, "Issue 22: a write path made for flash").
+  storage: z.strictObject({
+    sync: z.enum(['normal', 'full']).default('normal')
+      .describe('normal: a power cut may lose the last commits (never an application crash, never the file); full: every commit waits for the disk (an fsync each), so a power cut loses nothing committed'),
+  }).prefault({}),
 });
 
 export const RoutingSettings = z.strictObject({

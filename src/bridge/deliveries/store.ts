@@ -151,7 +151,9 @@ export class DeliveryStore {
     this.flush();
     const where: string[] = [];
     const args: SQLInputValue[] = [];
-    for (const [col, v] of [['state', f.state], ['interface_id', f.interface_id], ['message_id', f.message_id]] as const) {
+    // A known state is written into the SQL, so the partial indexes on it (dead, sending) serve.
+    if (f.state !== undefined && (DELIVERY_STATES as readonly string[]).includes(f.state)) where.push(`state = '${f.state}'`);
+    for (const [col, v] of [['state', (DELIVERY_STATES as readonly string[]).includes(f.state ?? '') ? undefined : f.state], ['interface_id', f.interface_id], ['message_id', f.message_id]] as const) {
       if (v !== undefined) {
         where.push(`${col} = ?`);
         args.push(v);
@@ -161,7 +163,10 @@ export class DeliveryStore {
       where.push('id < ?');
       args.push(f.before_id);
     }
-    const sql = `SELECT * FROM deliveries ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY id DESC LIMIT ?`;
+    // The dead letter queue is read through its own index (the planner, without statistics,
+    // would walk every delivery in id order to find the few dead ones).
+    const indexed = f.state === 'dead' ? 'INDEXED BY deliveries_dead' : '';
+    const sql = `SELECT * FROM deliveries ${indexed} ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY id DESC LIMIT ?`;
     return (this.#prepare(sql).all(...args, limit) as unknown as Raw[]).map(decode);
   }
   byMessage(messageId: string): DeliveryRow[] {
@@ -205,7 +210,7 @@ export class DeliveryStore {
     // must still expire on time); one past it is expired when it comes back (the dispatcher
     // schedules expiry after every flush that leaves a delivery waiting again).
     const r = this.#prepare("SELECT expires_ms AS t FROM deliveries INDEXED BY deliveries_expiry WHERE state IN ('pending', 'retrying', 'held') ORDER BY expires_ms LIMIT 1").get() as { t: number } | undefined;
-    const sending = this.#prepare("SELECT min(expires_ms) AS t FROM deliveries WHERE state = 'sending' AND expires_ms > ?").get(nowMs) as { t: number | null };
+    const sending = this.#prepare("SELECT min(expires_ms) AS t FROM deliveries INDEXED BY deliveries_sending WHERE state = 'sending' AND expires_ms > ?").get(nowMs) as { t: number | null };
     const times = [r?.t, sending.t ?? undefined].filter((t): t is number => t !== undefined && t < NEVER_MS);
     return times.length ? Math.min(...times) : undefined;
   }
@@ -263,14 +268,14 @@ export class DeliveryStore {
   deadLetters(f: DeadLetterFilter): Array<{ id: string; interface_id: string }> {
     this.flush();
     const { where, args } = deadWhere(f);
-    return this.#prepare(`SELECT id, interface_id FROM deliveries WHERE ${where} ORDER BY id`).all(...args) as Array<{ id: string; interface_id: string }>;
+    return this.#prepare(`SELECT id, interface_id FROM deliveries INDEXED BY deliveries_dead WHERE ${where} ORDER BY id`).all(...args) as Array<{ id: string; interface_id: string }>;
   }
   /** Bulk cancel of dead letters by filter, in one statement; answers how many. */
   cancelDead(f: DeadLetterFilter, reason: string, nowMs: number): number {
     this.flush();
     const { where, args } = deadWhere(f);
     return this.#returning(
-      this.#prepare(`UPDATE deliveries SET state = 'cancelled', last_error = ${KEEP_DEAD_ERROR}, updated_at = ?, finished_at = ? WHERE ${where} RETURNING *`)
+      this.#prepare(`UPDATE deliveries INDEXED BY deliveries_dead SET state = 'cancelled', last_error = ${KEEP_DEAD_ERROR}, updated_at = ?, finished_at = ? WHERE ${where} RETURNING *`)
         .all(reason, reason, iso(nowMs), iso(nowMs), ...args),
     ).length;
   }
@@ -321,10 +326,15 @@ export class DeliveryStore {
   }
   cancelWaitingFor(interfaceId: string, reason: string, nowMs: number): number {
     this.flush();
-    return this.#returning(
-      this.#prepare("UPDATE deliveries SET state = 'cancelled', last_error = ?, updated_at = ?, finished_at = ? WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying', 'sending') RETURNING *")
-        .all(reason, iso(nowMs), iso(nowMs), interfaceId),
-    ).length;
+    // Two statements, each read through its partial index (the queue's, and the one of sends on the air).
+    let n = 0;
+    for (const where of ["state IN ('pending', 'held', 'retrying')", "state = 'sending'"]) {
+      n += this.#returning(
+        this.#prepare(`UPDATE deliveries SET state = 'cancelled', last_error = ?, updated_at = ?, finished_at = ? WHERE interface_id = ? AND ${where} RETURNING *`)
+          .all(reason, iso(nowMs), iso(nowMs), interfaceId),
+      ).length;
+    }
+    return n;
   }
   /**
    * The interface went down (disabled, unbound, offline): its waiting deliveries are `held`.
@@ -338,7 +348,7 @@ export class DeliveryStore {
         `UPDATE deliveries SET state = 'held', front_ms = NULL,
            held_ttl_ms = CASE WHEN ? THEN max(expires_ms - ?, 0) ELSE NULL END,
            expires_ms = CASE WHEN ? THEN ? ELSE expires_ms END, updated_at = ?
-         WHERE interface_id = ? AND state IN ('pending', 'retrying') RETURNING *`,
+         WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying') AND state != 'held' RETURNING *`,
       ).all(pauseTtl ? 1 : 0, nowMs, pauseTtl ? 1 : 0, NEVER_MS, iso(nowMs), interfaceId),
     ).length;
   }
@@ -403,7 +413,7 @@ export class DeliveryStore {
 
   queueDepth(interfaceId: string): number {
     this.flush();
-    return (this.#prepare("SELECT count(*) AS n FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying', 'sending')").get(interfaceId) as { n: number }).n;
+    return this.queued(interfaceId).count + (this.#prepare("SELECT count(*) AS n FROM deliveries INDEXED BY deliveries_sending WHERE interface_id = ? AND state = 'sending'").get(interfaceId) as { n: number }).n;
   }
   interfacesWithWork(): string[] {
     this.flush();
@@ -432,35 +442,58 @@ export class DeliveryStore {
   /** An interface's queue for health: waiting by precedence, how many are held, how many
    *  were evicted (dead letters still kept). */
   queueStats(interfaceId: string): { by_precedence: Record<string, number>; held: number; evicted: number } {
-    this.flush();
-    const rows = this.#prepare("SELECT precedence, state, count(*) AS n FROM deliveries WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying', 'sending') GROUP BY precedence, state")
-      .all(interfaceId) as Array<{ precedence: number; state: string; n: number }>;
     const by_precedence: Record<string, number> = Object.fromEntries(PRECEDENCES.map((p) => [p, 0]));
     let held = 0;
-    for (const r of rows) {
+    for (const r of this.queueByPrecedence(interfaceId)) {
       by_precedence[precedenceName(r.precedence)] += r.n;
       if (r.state === 'held') held += r.n;
     }
-    const evicted = (this.#prepare("SELECT count(*) AS n FROM deliveries WHERE interface_id = ? AND state = 'dead' AND last_error LIKE 'evicted:%'").get(interfaceId) as { n: number }).n;
+    const evicted = (this.#prepare("SELECT count(*) AS n FROM deliveries INDEXED BY deliveries_dead WHERE interface_id = ? AND state = 'dead' AND last_error LIKE 'evicted:%'").get(interfaceId) as { n: number }).n;
     return { by_precedence, held, evicted };
   }
-  /** Waiting deliveries of an interface by precedence and state, for health and /metrics. */
-  queueByPrecedence(): Array<{ interface_id: string; precedence: number; state: string; n: number }> {
+  /** Waiting and sending deliveries by interface, precedence and state (of one interface, or of
+   *  all), for health and /metrics: read from the queue's partial index and the one of sends on
+   *  the air, never the whole table. */
+  queueByPrecedence(interfaceId?: string): Array<{ interface_id: string; precedence: number; state: string; n: number }> {
     this.flush();
-    return this.#prepare(
-      "SELECT interface_id, precedence, state, count(*) AS n FROM deliveries WHERE state IN ('pending', 'held', 'retrying', 'sending') GROUP BY interface_id, precedence, state",
-    ).all() as Array<{ interface_id: string; precedence: number; state: string; n: number }>;
+    const one = interfaceId === undefined ? '' : 'AND interface_id = ?';
+    const args = interfaceId === undefined ? [] : [interfaceId];
+    return [
+      ...this.#prepare(`SELECT interface_id, precedence, state, count(*) AS n FROM deliveries INDEXED BY deliveries_queued WHERE state IN ('pending', 'held', 'retrying') ${one} GROUP BY interface_id, precedence, state`).all(...args),
+      ...this.#prepare(`SELECT interface_id, precedence, state, count(*) AS n FROM deliveries INDEXED BY deliveries_sending WHERE state = 'sending' ${one} GROUP BY interface_id, precedence, state`).all(...args),
+    ] as Array<{ interface_id: string; precedence: number; state: string; n: number }>;
   }
+  /**
+   * Deliveries by state. Every state but delivered is counted through its partial index; the
+   * delivered ones are the total less those (count(*) reads the narrowest index, not the rows),
+   * so no index has to move with every delivery (issue 22).
+   */
   countByState(): Record<string, number> {
     this.flush();
-    const rows = this.#prepare('SELECT state, count(*) AS n FROM deliveries GROUP BY state').all() as Array<{ state: string; n: number }>;
-    return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+    const counts: Record<string, number> = {};
+    const add = (rows: unknown[]) => {
+      for (const r of rows as Array<{ state: string; n: number }>) counts[r.state] = (counts[r.state] ?? 0) + r.n;
+    };
+    // One pass over the queue's index, no sort (a GROUP BY state would sort every waiting row).
+    const waiting = this.#prepare("SELECT coalesce(sum(state = 'pending'), 0) AS pending, coalesce(sum(state = 'held'), 0) AS held, coalesce(sum(state = 'retrying'), 0) AS retrying FROM deliveries INDEXED BY deliveries_queued WHERE state IN ('pending', 'held', 'retrying')").get() as Record<string, number>;
+    add(Object.entries(waiting).map(([state, n]) => ({ state, n })));
+    add(this.#prepare("SELECT 'sending' AS state, count(*) AS n FROM deliveries INDEXED BY deliveries_sending WHERE state = 'sending'").all());
+    add(this.#prepare("SELECT 'dead' AS state, count(*) AS n FROM deliveries INDEXED BY deliveries_dead WHERE state = 'dead'").all());
+    add(this.#prepare("SELECT state, count(*) AS n FROM deliveries INDEXED BY deliveries_unsent WHERE state IN ('cancelled', 'expired') GROUP BY state").all());
+    const { n: total } = this.#prepare('SELECT count(*) AS n FROM deliveries').get() as { n: number };
+    const delivered = total - Object.values(counts).reduce((a, b) => a + b, 0);
+    if (delivered > 0) counts.delivered = delivered;
+    for (const [state, n] of Object.entries(counts)) if (n === 0) delete counts[state];
+    return counts;
   }
   countByInterfaceWaiting(): Array<{ interface_id: string; n: number }> {
-    this.flush();
-    return this.#prepare("SELECT interface_id, count(*) AS n FROM deliveries WHERE state IN ('pending', 'held', 'retrying', 'sending') GROUP BY interface_id").all() as Array<{ interface_id: string; n: number }>;
+    const byInterface = new Map<string, number>();
+    for (const r of this.queueByPrecedence()) byInterface.set(r.interface_id, (byInterface.get(r.interface_id) ?? 0) + r.n);
+    return [...byInterface].map(([interface_id, n]) => ({ interface_id, n }));
   }
-  /** Retention: resolved deliveries (delivered, expired, cancelled) older than the cut-off. Dead letters stay. */
+  /** Retention: resolved deliveries (delivered, expired, cancelled) older than the cut-off. Dead letters stay.
+   *  Once a day, it reads the whole table: no index on state moves with every delivery any more
+   *  (issue 22; docs/data-model.md). */
   deleteResolvedOlderThan(isoCutoff: string): number {
     this.flush();
     return Number(this.#prepare("DELETE FROM deliveries WHERE state IN ('delivered', 'expired', 'cancelled') AND updated_at < ?").run(isoCutoff).changes);

@@ -1,23 +1,40 @@
 import type { DatabaseSync } from 'node:sqlite';
-import { transaction, withoutBusyWait } from '../../db/sqlite.ts';
+import { type CommitRider, leaveRide, rideNextCommit, transaction, withoutBusyWait } from '../../db/sqlite.ts';
 import { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';
 
 const FLUSH_RETRY_MS = 1000;
 /** Most writes kept waiting before the dispatcher stops starting sends (issue 14). */
 export const MAX_DEFERRED_WRITES = 10_000;
+/**
+ * Longest a delivery's new state (and an audit entry) waits for a commit that happens anyway
+ * before it is committed on its own (group commit, issue 22; docs/decisions.md). A crash loses
+ * at most this much: deliveries sent in it are sent again after the restart (at least once).
+ */
+export const GROUP_COMMIT_MS = 1000;
+
+interface Batch {
+  writes: Array<() => void>;
+  /** The 'sending' marks the writes consume: restored if the transaction rolls back. */
+  marks: Map<string, number>;
+}
 
 /**
- * The dispatcher's delivery writes (sending, delivered, retrying, dead), written behind:
- * queued and committed together once per turn of the event loop, so three interfaces
- * finishing a send each cost one commit, not six. A crash can lose at most the last turn's
- * changes, which leaves those deliveries pending or sending: they are sent again after the
- * restart (at least once, never lost). DeliveryStore flushes before every other read or
- * write, so the API never sees a state older than the dispatcher's.
+ * The dispatcher's delivery writes (sending, delivered, retrying, dead), written behind and
+ * committed in groups (issue 22): they go with the next transaction on the connection (the
+ * next message stored, an API write), or on their own GROUP_COMMIT_MS after the first of them,
+ * whichever comes first; a write that puts a delivery back in its queue (a retry) is committed
+ * at the next turn of the event loop, so its queue looks again at once. At a steady flow of
+ * messages a routed message costs one commit, its ingest, which also carries the previous
+ * deliveries' outcomes. A crash can lose the changes not yet committed, which leaves those
+ * deliveries pending or sending: they are sent again after the restart (at least once, never
+ * lost). DeliveryStore flushes before every other read or write, so the API never sees a state
+ * older than the dispatcher's.
  */
 export class WriteBehind {
   readonly #db: DatabaseSync;
   readonly #log: Logger;
+  readonly #groupCommitMs: number;
   readonly #deferred: Array<() => void> = [];
   /** Deliveries with deferred changes, by id, with their interface. */
   readonly #dirty = new Map<string, string>();
@@ -25,22 +42,39 @@ export class WriteBehind {
   readonly #sendingAt = new Map<string, number>();
   /** Interfaces to wake after the next flush. */
   readonly #wake = new Set<string>();
-  #flushScheduled: ReturnType<typeof setImmediate> | undefined;
+  /** The flush scheduled on its own (setImmediate for 0 ms, else a timer), and when it fires. */
+  #scheduled: { cancel(): void; atMs: number } | undefined;
   /** After a flush: the interfaces that have a delivery waiting again (the dispatcher listens). */
   readonly flushed = new EventStream<string[]>();
   /** A flush that failed (its writes are kept and retried in a second). */
   readonly failures = new EventStream<Error>();
   #failing = false;
+  /** What a transaction carries for us (transaction() in db/sqlite.ts). */
+  readonly #rider: CommitRider;
 
-  constructor(db: DatabaseSync, log: Logger) {
+  constructor(db: DatabaseSync, log: Logger, options: { groupCommitMs?: number } = {}) {
     this.#db = db;
     this.#log = log;
+    this.#groupCommitMs = options.groupCommitMs ?? GROUP_COMMIT_MS;
+    let batch: Batch | undefined;
+    this.#rider = {
+      ride: () => {
+        this.#cancelSchedule();
+        batch = this.#take();
+        this.#apply(batch);
+      },
+      committed: () => this.#done(batch!),
+      failed: (error) => {
+        if (batch) this.#restore(batch, error);
+        batch = undefined;
+      },
+    };
   }
 
   /**
-   * Queues a write for one delivery; it is committed with the others of this turn. `wakes`:
-   * the write leaves the delivery waiting again (a retry), so its queue must look again once
-   * it is committed.
+   * Queues a write for one delivery; it is committed with the next group. `wakes`: the write
+   * leaves the delivery waiting again (a retry), so it is committed at the next turn of the
+   * event loop and its queue looks again once it is.
    */
   defer(deliveryId: string, interfaceId: string, write: (fromWaiting: boolean) => void, wakes = false): void {
     // When the delivery's 'sending' mark is still queued, this write replaces it: one UPDATE
@@ -49,17 +83,18 @@ export class WriteBehind {
     this.#deferred.push(() => write(fromWaiting));
     this.#dirty.set(deliveryId, interfaceId);
     if (wakes) this.#wake.add(interfaceId);
-    this.#flushScheduled ??= setImmediate(() => this.flush({ wait: false }));
+    this.#queued(wakes ? 0 : this.#groupCommitMs);
   }
 
-  /** Queues the 'sending' mark of a delivery the dispatcher is about to send. */
+  /** Queues the 'sending' mark of a delivery the dispatcher is about to send. A send that
+   *  ends before the group commits never writes it. */
   deferSending(deliveryId: string, interfaceId: string, nowMs: number, markSending: () => void): void {
     this.#sendingAt.set(deliveryId, nowMs);
     this.#deferred.push(() => {
       if (this.#sendingAt.delete(deliveryId)) markSending();
     });
     this.#dirty.set(deliveryId, interfaceId);
-    this.#flushScheduled ??= setImmediate(() => this.flush({ wait: false }));
+    this.#queued(this.#groupCommitMs);
   }
 
   /**
@@ -80,12 +115,13 @@ export class WriteBehind {
   }
 
   /**
-   * Commits every deferred write in one transaction. Inside a transaction someone else
-   * opened it does nothing: their rollback must not take the dispatcher's writes with it
-   * (the scheduled flush commits them after). The flushes this class schedules itself pass
-   * wait: false: a lock another process holds fails them at once, to be retried in a second,
-   * instead of freezing the event loop up to 5 s (issue 14, item 7). A caller that needs the
-   * writes committed before it goes on (DeliveryStore, before its reads and writes) waits.
+   * Commits every deferred write now, in one transaction. Inside a transaction someone else
+   * opened it only asks to ride that one: their rollback must not take the dispatcher's writes
+   * with it (the rider's savepoint keeps them apart), and the scheduled flush commits them
+   * otherwise. The flushes this class schedules itself pass wait: false: a lock another
+   * process holds fails them at once, to be retried in a second, instead of freezing the
+   * event loop up to 5 s (issue 14, item 7). A caller that needs the writes committed before
+   * it goes on (DeliveryStore, before its reads and writes) waits.
    */
   flush(options: { wait?: boolean } = {}): void {
     if (this.#deferred.length === 0) return;
@@ -96,34 +132,83 @@ export class WriteBehind {
       this.#dirty.clear();
       this.#wake.clear();
       this.#sendingAt.clear();
+      this.#cancelSchedule();
+      leaveRide(this.#db, this.#rider);
       return;
     }
-    if (this.#db.isTransaction) return;
-    if (this.#flushScheduled) {
-      clearImmediate(this.#flushScheduled);
-      clearTimeout(this.#flushScheduled as unknown as ReturnType<typeof setTimeout>);
+    if (this.#db.isTransaction) {
+      // Inside transaction() the rider goes with its commit (which cancels this timer); a
+      // transaction opened some other way is waited out, not polled.
+      if (!this.#failing) rideNextCommit(this.#db, this.#rider);
+      this.#schedule(FLUSH_RETRY_MS);
+      return;
     }
-    this.#flushScheduled = undefined;
-    const writes = this.#deferred.splice(0);
-    // The 'sending' marks the writes consume: restored if the transaction rolls back.
-    const marks = new Map(this.#sendingAt);
+    leaveRide(this.#db, this.#rider);
+    this.#cancelSchedule();
+    const batch = this.#take();
     try {
-      const commit = () => transaction(this.#db, () => writes.forEach((w) => w()));
+      // Riders of other stores (the audit log) go with this commit too.
+      const commit = () => transaction(this.#db, () => this.#apply(batch));
       if (options.wait === false) withoutBusyWait(this.#db, commit);
       else commit();
     } catch (error) {
-      // Locked by another process (past 5 s, or at once for a flush scheduled here) or a full
-      // disk: keep every write and mark, in order, and try again shortly. Never throw from
-      // here: a flush usually runs from setImmediate.
-      this.#deferred.unshift(...writes);
-      for (const [id, at] of marks) this.#sendingAt.set(id, at);
-      this.#log.error('delivery_state_write_failed', { error: (error as Error).message, action: 'kept in memory; retrying in 1 s' });
-      this.#failing = true;
-      this.failures.emit(error as Error);
-      this.#flushScheduled ??= setTimeout(() => this.flush({ wait: false }), FLUSH_RETRY_MS) as unknown as ReturnType<typeof setImmediate>;
+      this.#restore(batch, error);
       return;
     }
-    if (this.#failing) this.#log.info('delivery_state_write_recovered', { writes: writes.length });
+    this.#done(batch);
+  }
+
+  /** A write was queued: ride the next commit, and commit alone after `delayMs` at the latest. */
+  #queued(delayMs: number): void {
+    if (!this.#failing) rideNextCommit(this.#db, this.#rider);
+    this.#schedule(this.#failing ? FLUSH_RETRY_MS : delayMs);
+  }
+
+  #schedule(delayMs: number): void {
+    const atMs = performance.now() + delayMs;
+    if (this.#scheduled && this.#scheduled.atMs <= atMs) return;
+    this.#cancelSchedule();
+    if (delayMs === 0) {
+      const h = setImmediate(() => this.#fire());
+      this.#scheduled = { atMs, cancel: () => clearImmediate(h) };
+    } else {
+      const h = setTimeout(() => this.#fire(), delayMs);
+      this.#scheduled = { atMs, cancel: () => clearTimeout(h) };
+    }
+  }
+
+  #fire(): void {
+    this.#scheduled = undefined;
+    this.flush({ wait: false });
+  }
+
+  #cancelSchedule(): void {
+    this.#scheduled?.cancel();
+    this.#scheduled = undefined;
+  }
+
+  #take(): Batch {
+    return { writes: this.#deferred.splice(0), marks: new Map(this.#sendingAt) };
+  }
+
+  #apply(batch: Batch): void {
+    for (const w of batch.writes) w();
+  }
+
+  /** Rolled back: keep every write and mark, in order, and try again shortly. Never throws: a
+   *  flush usually runs from a timer. */
+  #restore(batch: Batch, error: unknown): void {
+    this.#deferred.unshift(...batch.writes);
+    for (const [id, at] of batch.marks) this.#sendingAt.set(id, at);
+    this.#log.error('delivery_state_write_failed', { error: (error as Error).message, action: 'kept in memory; retrying in 1 s' });
+    this.#failing = true;
+    leaveRide(this.#db, this.#rider);
+    this.failures.emit(error as Error);
+    this.#schedule(FLUSH_RETRY_MS);
+  }
+
+  #done(batch: Batch): void {
+    if (this.#failing) this.#log.info('delivery_state_write_recovered', { writes: batch.writes.length });
     this.#failing = false;
     const interfaces = [...this.#wake];
     this.#wake.clear();

@@ -43,6 +43,9 @@ export interface RoutingCoreDeps {
   /** The driver of a kind (default: bearers/drivers.ts); tests add their own. */
   drivers?: (kind: string) => DriverModule | undefined;
   linkOptions?: OpenLinkOptions;
+  /** How long delivery states wait for a commit to ride (write-behind.ts GROUP_COMMIT_MS);
+   *  tests that step the dispatcher turn by turn pass 0. */
+  groupCommitMs?: number;
 }
 
 export class RoutingCore {
@@ -60,7 +63,7 @@ export class RoutingCore {
 
   constructor(d: RoutingCoreDeps) {
     const { db, clock, log, events } = { ...d, events: this.events };
-    this.writeBehind = new WriteBehind(db, log);
+    this.writeBehind = new WriteBehind(db, log, { groupCommitMs: d.groupCommitMs });
     this.messages = new MessageStore(db);
     this.deliveries = new DeliveryStore(db, this.writeBehind, events);
     this.seen = new SeenFrameStore(db);

@@ -105,6 +105,9 @@ function build(existingDir?: string): Harness {
   });
   const core = new RoutingCore({
     db, clock, log, interfaceStore, rules, contacts, groups, deviceConfig: deviceConfigSource(config), random: () => 0.5,
+    // Delivery states are committed at the next turn (not grouped for GROUP_COMMIT_MS): these
+    // tests watch the event stream turn by turn.
+    groupCommitMs: 0,
     // sms stands for a kind configured in a release that has no driver for it yet.
     drivers: (kind) => (kind === 'meshtastic' ? scripted : kind === 'sms' ? { ...driverFor('sms')!, create: undefined } : driverFor(kind)),
   });

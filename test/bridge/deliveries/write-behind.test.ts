@@ -1,0 +1,203 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DatabaseSync } from 'node:sqlite';
+import { openBridgeDatabase } from '../../../src/bridge/app.ts';
+import { AuditStore } from '../../../src/bridge/audit/store.ts';
+import { newDelivery } from '../../../src/bridge/deliveries/admission.ts';
+import { DeliveryStore } from '../../../src/bridge/deliveries/store.ts';
+import { GROUP_COMMIT_MS, WriteBehind } from '../../../src/bridge/deliveries/write-behind.ts';
+import { commitCount, transaction } from '../../../src/db/sqlite.ts';
+import { EventStream } from '../../../src/lib/events.ts';
+import { createLogger } from '../../../src/lib/log.ts';
+
+// Issue 22: the dispatcher's delivery states and the audit entries are committed in groups:
+// with the next transaction on the connection (the next message stored), or on their own
+// GROUP_COMMIT_MS later; a retry (the delivery waits again) at the next turn. A rider that fails
+// is rolled back alone: the transaction it rode still commits.
+
+const quiet = createLogger({ level: 'error', format: 'json', write: () => {} });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function setup() {
+  const dir = mkdtempSync(join(tmpdir(), 'fb-group-'));
+  const db = openBridgeDatabase(join(dir, 'b.db'));
+  const wb = new WriteBehind(db, quiet);
+  const events = new EventStream<never>();
+  const store = new DeliveryStore(db, wb, events as never);
+  const iface = { id: 'ifc_a', name: 'a', retry: {} };
+  let now = Date.parse('2026-01-01T00:00:00Z');
+  const make = () => newDelivery({ message: { id: `msg_${now}`, from: 'local', channel: null, kind: 'text', text: 'x', payload: null }, precedence: 4, nowMs: now++ }, iface, 'peer');
+  /** The state as the file holds it (not flushing the write-behind, as get() would). */
+  const committed = (id: string) => (db.prepare('SELECT state FROM deliveries WHERE id = ?').get(id) as { state: string } | undefined)?.state;
+  const close = () => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { db, wb, store, make, committed, close, nowMs: () => now };
+}
+
+/** The dispatcher's way: the 'sending' mark, then the outcome. */
+function deliver(s: ReturnType<typeof setup>, id: string): void {
+  s.wb.deferSending(id, 'ifc_a', s.nowMs(), () => s.store.markSending(id, s.nowMs()));
+  s.wb.defer(id, 'ifc_a', (fromWaiting) => void s.store.settle(id, 'delivered', null, s.nowMs(), fromWaiting));
+}
+
+test('a delivered state rides the next transaction: one commit carries the next message and the last outcome', async () => {
+  const s = setup();
+  try {
+    const first = s.make();
+    transaction(s.db, () => s.store.insert(first));
+    deliver(s, first.id);
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    assert.is(s.committed(first.id), 'pending', 'not committed on its own at the next turn');
+    const before = commitCount(s.db);
+    const second = s.make();
+    transaction(s.db, () => s.store.insert(second));
+    assert.is(commitCount(s.db) - before, 1, 'one commit');
+    assert.is(s.committed(first.id), 'delivered', 'the outcome went with the next message');
+    assert.is(s.committed(second.id), 'pending');
+    assert.equal(s.wb.dirtyIds(), []);
+    // The outcome replaced the queued 'sending' mark: one UPDATE, attempt counted.
+    assert.is((s.db.prepare('SELECT attempts FROM deliveries WHERE id = ?').get(first.id) as { attempts: number }).attempts, 1);
+  } finally {
+    s.close();
+  }
+});
+
+test('with no other commit the group commits on its own within GROUP_COMMIT_MS; a retry at the next turn', async () => {
+  const s = setup();
+  try {
+    const a = s.make();
+    const b = s.make();
+    transaction(s.db, () => {
+      s.store.insert(a);
+      s.store.insert(b);
+    });
+    deliver(s, a.id);
+    await sleep(GROUP_COMMIT_MS / 2);
+    assert.is(s.committed(a.id), 'pending', 'still waiting for a commit to ride');
+    await sleep(GROUP_COMMIT_MS / 2 + 200);
+    assert.is(s.committed(a.id), 'delivered', 'committed by the timer');
+
+    s.wb.deferSending(b.id, 'ifc_a', s.nowMs(), () => s.store.markSending(b.id, s.nowMs()));
+    const woken: string[][] = [];
+    s.wb.flushed.subscribe((ids) => woken.push(ids));
+    s.wb.defer(b.id, 'ifc_a', (fromWaiting) => void s.store.scheduleRetry(b.id, s.nowMs() + 60_000, 'busy', s.nowMs(), fromWaiting), true);
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    assert.is(s.committed(b.id), 'retrying', 'a retry is committed at once');
+    assert.equal(woken, [['ifc_a']], 'and its queue is woken');
+  } finally {
+    s.close();
+  }
+});
+
+test('a send that outlives the group has its sending mark committed (recovery after a crash sees it on the air)', async () => {
+  const s = setup();
+  try {
+    const a = s.make();
+    transaction(s.db, () => s.store.insert(a));
+    s.wb.deferSending(a.id, 'ifc_a', s.nowMs(), () => s.store.markSending(a.id, s.nowMs()));
+    await sleep(GROUP_COMMIT_MS + 200);
+    assert.is(s.committed(a.id), 'sending');
+    s.wb.defer(a.id, 'ifc_a', (fromWaiting) => void s.store.settle(a.id, 'delivered', null, s.nowMs(), fromWaiting));
+    s.wb.flush();
+    assert.is(s.committed(a.id), 'delivered');
+  } finally {
+    s.close();
+  }
+});
+
+test('a rider that fails is rolled back alone: the host transaction commits, the rider keeps its writes for later', () => {
+  const s = setup();
+  try {
+    const a = s.make();
+    const b = s.make();
+    transaction(s.db, () => s.store.insert(a));
+    let fail = true;
+    s.wb.deferSending(a.id, 'ifc_a', s.nowMs(), () => s.store.markSending(a.id, s.nowMs()));
+    s.wb.defer(a.id, 'ifc_a', (fromWaiting) => {
+      s.store.settle(a.id, 'delivered', null, s.nowMs(), fromWaiting);
+      if (fail) throw new Error('rider trouble');
+    });
+    transaction(s.db, () => s.store.insert(b));
+    assert.is(s.committed(b.id), 'pending', 'the host committed');
+    assert.is(s.committed(a.id), 'pending', "the rider's write was rolled back");
+    assert.ok(s.wb.backlogged, 'and kept, with sends held until it commits');
+    fail = false;
+    s.wb.flush();
+    assert.is(s.committed(a.id), 'delivered');
+    assert.not.ok(s.wb.backlogged);
+  } finally {
+    s.close();
+  }
+});
+
+test('a host transaction that rolls back takes the riders with it, and they are kept', () => {
+  const s = setup();
+  try {
+    const a = s.make();
+    transaction(s.db, () => s.store.insert(a));
+    deliver(s, a.id);
+    // The host's own work succeeds but its COMMIT is refused: a deferred foreign key check.
+    s.db.exec('CREATE TABLE parent (id TEXT PRIMARY KEY); CREATE TABLE child (p TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)');
+    assert.throws(() => transaction(s.db, () => s.db.exec("INSERT INTO child VALUES ('nobody')")));
+    assert.is(s.committed(a.id), 'pending');
+    assert.equal(s.wb.dirtyIds(), [a.id], 'kept');
+    s.wb.flush();
+    assert.is(s.committed(a.id), 'delivered');
+  } finally {
+    s.close();
+  }
+});
+
+test('audit entries ride the next commit too, or commit on their own within GROUP_COMMIT_MS', async () => {
+  const s = setup();
+  const audit = new AuditStore(s.db, quiet);
+  const rows = (db: DatabaseSync) => (db.prepare('SELECT count(*) AS n FROM audit_log').get() as { n: number }).n;
+  try {
+    const entry = (i: number) => ({ at: new Date().toISOString(), key_id: 'key_1', method: 'POST', path: `/api/x/${i}`, status: 200, request_id: `r${i}` });
+    audit.insert(entry(1));
+    audit.insert(entry(2));
+    await new Promise((r) => setImmediate(r));
+    assert.is(rows(s.db), 0, 'waiting for a commit');
+    const before = commitCount(s.db);
+    transaction(s.db, () => s.store.insert(s.make()));
+    assert.is(commitCount(s.db) - before, 1);
+    assert.is(rows(s.db), 2, 'carried by the next transaction');
+    audit.insert(entry(3));
+    await sleep(GROUP_COMMIT_MS + 200);
+    assert.is(rows(s.db), 3, 'committed on its own');
+    // Ids keep growing without AUTOINCREMENT (migration 11).
+    const ids = (s.db.prepare('SELECT id FROM audit_log ORDER BY id').all() as Array<{ id: number }>).map((r) => r.id);
+    assert.equal(ids, [1, 2, 3]);
+    assert.is(s.db.prepare("SELECT name FROM sqlite_sequence WHERE name = 'audit_log'").get(), undefined, 'no sqlite_sequence row is written for it');
+  } finally {
+    s.close();
+  }
+});
+
+test('counts by state come from the partial indexes and the total', () => {
+  const s = setup();
+  try {
+    const made = Array.from({ length: 7 }, () => s.make());
+    transaction(s.db, () => made.forEach((d) => s.store.insert(d)));
+    const set = (id: string, state: string) => s.db.prepare('UPDATE deliveries SET state = ? WHERE id = ?').run(state, id);
+    ['delivered', 'delivered', 'dead', 'sending', 'cancelled', 'expired'].forEach((state, i) => set(made[i].id, state));
+    assert.equal(s.store.countByState(), { pending: 1, sending: 1, dead: 1, cancelled: 1, expired: 1, delivered: 2 });
+    assert.is(s.store.queueDepth('ifc_a'), 2, 'pending and sending');
+    const plan = (sql: string) => (s.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map((r) => r.detail).join('; ');
+    assert.match(plan("SELECT count(*) FROM deliveries"), /COVERING INDEX deliveries_message/, 'the total reads a narrow index, not the rows');
+    assert.match(plan("SELECT id FROM deliveries WHERE state = 'sending'"), /deliveries_sending/);
+    assert.equal(s.store.list({ state: 'dead' }, 10).map((d) => d.id), [made[2].id], 'the dead letter queue, through deliveries_dead');
+    assert.match(plan("UPDATE deliveries SET state = 'held' WHERE interface_id = 'x' AND state IN ('pending', 'held', 'retrying') AND state != 'held'"), /deliveries_queued/);
+  } finally {
+    s.close();
+  }
+});
+
+test.run();
