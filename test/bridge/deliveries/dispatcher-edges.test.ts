@@ -17,7 +17,7 @@ test.before(async () => {
 test.after(() => t.stop());
 
 async function until<T>(what: string, probe: () => Promise<T | false | undefined>): Promise<T> {
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 1000; i++) {
     const v = await probe();
     if (v) return v;
     await new Promise((r) => setTimeout(r, 10));
