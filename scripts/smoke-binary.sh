@@ -178,28 +178,8 @@ smoke() {
   local simurl
   simurl=$(grep -o 'tcp://[0-9.]*:[0-9]*' "$simlog" | head -1)
   pass "sim meshcore listening on $simurl"
-  local log2=$dir/bridge-meshcore.log
-  SERVICE_DB_PATH="$dir/data-mc/bridge.db" SERVICE_LISTEN=127.0.0.1:0 "${run[@]}" bridge >"$log2" 2>&1 &
-  local bridge2=$!
-  pids+=("$bridge2")
-  if wait_for 60 "$log2" '"bridge_listening"'; then
-    local url2 key2 created health='' online=''
-    url2=$(grep '"bridge_listening"' "$log2" | sed -E 's/.*"url":"([^"]+)".*/\1/')
-    key2=$(tr -d '\n' <"$dir/data-mc/owner.key")
-    created=$(curl -sS -m 10 -w ' %{http_code}' -H "Authorization: Bearer $key2" -H 'Content-Type: application/json' \
-      -d "{\"name\":\"mc\",\"kind\":\"meshcore\",\"device\":\"$simurl\"}" "$url2/api/interfaces")
-    for _ in $(seq 1 120); do
-      health=$(curl -sS -m 5 -H "Authorization: Bearer $key2" "$url2/api/interfaces/health")
-      if [[ "$health" == *'"connected":true'* ]]; then online=1; break; fi
-      sleep 0.5
-    done
-    if [ -n "$online" ]; then pass "a meshcore interface came online through the simulator"; else fail "meshcore interface not online: ${created: -3}; $health"; fi
-    kill -TERM "$bridge2"
-    wait "$bridge2" 2>/dev/null
-  else
-    fail "the second bridge did not start within 60 s: $(tail -3 "$log2")"
-    kill "$bridge2" 2>/dev/null
-  fi
+  bridge_online "$dir/bridge-meshcore" "{\"name\":\"mc\",\"kind\":\"meshcore\",\"device\":\"$simurl\"}" \
+    "a meshcore interface came online through the simulator" -- "${run[@]}"
   kill -TERM "$sim"
   wait "$sim" 2>/dev/null
   if grep -q '^stopped' "$simlog"; then pass "sim meshcore stopped cleanly on SIGTERM"; else fail "sim meshcore did not say stopped: $(tail -2 "$simlog")"; fi
@@ -209,6 +189,36 @@ smoke() {
   #    private dbus-daemon, its Nordic UART relayed to `sim rnode`; `ports` lists the bonded
   #    board and a bridge from this binary brings ble://RNode 3B87 online.
   smoke_ble "$dir" "${run[@]}"
+}
+
+# bridge_online DIR INTERFACE_JSON WHAT -- COMMAND...: a bridge from the binary on a fresh
+# database in DIR creates the interface and must report it connected within 60 s; then stops.
+# The caller's environment (DBUS_SYSTEM_BUS_ADDRESS) reaches the bridge.
+bridge_online() {
+  local odir=$1 body=$2 what=$3
+  shift 4
+  local log=$odir/bridge.log
+  mkdir -p "$odir"
+  SERVICE_DB_PATH="$odir/data/bridge.db" SERVICE_LISTEN=127.0.0.1:0 "$@" bridge >"$log" 2>&1 &
+  local bridge=$!
+  pids+=("$bridge")
+  if ! wait_for 60 "$log" '"bridge_listening"'; then
+    fail "$what: the bridge did not start within 60 s: $(tail -3 "$log")"
+    kill "$bridge" 2>/dev/null
+    return
+  fi
+  local url key created health='' online=''
+  url=$(grep '"bridge_listening"' "$log" | sed -E 's/.*"url":"([^"]+)".*/\1/')
+  key=$(tr -d '\n' <"$odir/data/owner.key")
+  created=$(curl -sS -m 10 -w ' %{http_code}' -H "Authorization: Bearer $key" -H 'Content-Type: application/json' -d "$body" "$url/api/interfaces")
+  for _ in $(seq 1 120); do
+    health=$(curl -sS -m 5 -H "Authorization: Bearer $key" "$url/api/interfaces/health")
+    if [[ "$health" == *'"connected":true'* ]]; then online=1; break; fi
+    sleep 0.5
+  done
+  if [ -n "$online" ]; then pass "$what"; else fail "$what: not online: ${created: -3}; $health"; fi
+  kill -TERM "$bridge"
+  wait "$bridge" 2>/dev/null
 }
 
 # smoke_ble DIR COMMAND...: the BLE check of smoke(), with the binary's command line.
@@ -256,28 +266,8 @@ CONF
   else
     fail "BLE: ports did not list the board: $list"
   fi
-  local log=$bdir/bridge.log
-  DBUS_SYSTEM_BUS_ADDRESS=$address SERVICE_DB_PATH="$bdir/data/bridge.db" SERVICE_LISTEN=127.0.0.1:0 "$@" bridge >"$log" 2>&1 &
-  local bridge=$!
-  pids+=("$bridge")
-  if wait_for 60 "$log" '"bridge_listening"'; then
-    local url key created health='' online=''
-    url=$(grep '"bridge_listening"' "$log" | sed -E 's/.*"url":"([^"]+)".*/\1/')
-    key=$(tr -d '\n' <"$bdir/data/owner.key")
-    created=$(curl -sS -m 10 -w ' %{http_code}' -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
-      -d '{"name":"lora-ble","kind":"rnode","device":"ble://RNode 3B87","settings":{"preset":"eu-868"}}' "$url/api/interfaces")
-    for _ in $(seq 1 120); do
-      health=$(curl -sS -m 5 -H "Authorization: Bearer $key" "$url/api/interfaces/health")
-      if [[ "$health" == *'"connected":true'* ]]; then online=1; break; fi
-      sleep 0.5
-    done
-    if [ -n "$online" ]; then pass "an RNode interface on ble://RNode 3B87 came online through BlueZ's D-Bus API"; else fail "BLE interface not online: ${created: -3}; $health"; fi
-    kill -TERM "$bridge"
-    wait "$bridge" 2>/dev/null
-  else
-    fail "BLE: the bridge did not start within 60 s: $(tail -3 "$log")"
-    kill "$bridge" 2>/dev/null
-  fi
+  DBUS_SYSTEM_BUS_ADDRESS=$address bridge_online "$bdir" '{"name":"lora-ble","kind":"rnode","device":"ble://RNode 3B87","settings":{"preset":"eu-868"}}' \
+    "an RNode interface on ble://RNode 3B87 came online through BlueZ's D-Bus API" -- "$@"
   kill "$bluez" "$sim" "$busd" 2>/dev/null
   wait "$bluez" "$sim" "$busd" 2>/dev/null
   exec 7>&-
