@@ -3,7 +3,7 @@ import type { TimerHandle } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import { AtSession, type AtResult } from '../at/command-queue.ts';
 import { parseInfo } from '../codec/at.ts';
-import { superviseDevice, type DeviceSupervisor } from '../links/device-supervisor.ts';
+import { SupervisorSlot } from '../links/device-supervisor.ts';
 import type { Link } from '../links/link.ts';
 import { CreditLedger, type CreditCheck } from './credits.ts';
 import { mtFrame } from './inbound.ts';
@@ -66,9 +66,8 @@ export class IridiumBearer implements Bearer {
   readonly #timing: IridiumTiming;
   readonly #credits: CreditLedger;
   readonly #sessionTimeoutMs: number;
-  #supervisor: DeviceSupervisor | null = null;
+  readonly #slot: SupervisorSlot;
   #at: AtSession | null = null;
-  #device: string | null = null;
   #phase: IridiumPhase = 'closed';
   #state: BearerState = { connected: false, lastError: null, phase: 'closed' };
   #identity = { imei: null as string | null, firmware: null as string | null, model: null as string | null };
@@ -100,16 +99,7 @@ export class IridiumBearer implements Bearer {
     this.#sessionTimeoutMs = this.#timing.sessionTimeoutMs ?? this.settings.session_timeout_s * 1000;
     // Clear, write, signal, session and the MT read, one after the other.
     this.maxSendMs = this.#sessionTimeoutMs + this.#timing.writeTimeoutMs + 6 * this.#timing.commandTimeoutMs;
-  }
-
-  get phase(): IridiumPhase {
-    return this.#phase;
-  }
-
-  async start(device: string): Promise<void> {
-    if (this.#supervisor) await this.stop();
-    this.#device = device;
-    this.#supervisor = superviseDevice(this.#ctx, device, {
+    this.#slot = new SupervisorSlot(ctx, {
       open: (d) => this.#options.openLink(d),
       session: (link) => this.#bringUp(link),
       onState: (s) => this.#onSupervisorState(s),
@@ -117,10 +107,18 @@ export class IridiumBearer implements Bearer {
     });
   }
 
+  get phase(): IridiumPhase {
+    return this.#phase;
+  }
+
+  async start(device: string): Promise<void> {
+    if (this.#slot.running) await this.stop();
+    this.#slot.start(device);
+  }
+
   async stop(): Promise<void> {
-    const supervisor = this.#supervisor;
+    const supervisor = this.#slot.take();
     if (!supervisor) return;
-    this.#supervisor = null;
     this.#goOffline('the interface stopped');
     await supervisor.stop();
     this.#enter('closed', 'stop requested', { connected: false, lastError: null });
@@ -139,7 +137,7 @@ export class IridiumBearer implements Bearer {
   stats(): Record<string, unknown> {
     return {
       phase: this.#phase,
-      device: this.#device,
+      device: this.#slot.device,
       imei: this.#identity.imei,
       firmware: this.#identity.firmware,
       model: this.#identity.model,
@@ -268,7 +266,7 @@ export class IridiumBearer implements Bearer {
     if (!parsed || !parsed.ok) {
       this.#sessionFailed(now, null);
       const error = parsed ? `ERR_IRIDIUM_SESSION: unreadable session result (${parsed.error})` : `ERR_IRIDIUM_SESSION: ${command} ${describe(r)} (it may have been sent)`;
-      if (r.error === 'TIMEOUT') this.#supervisor?.fail(`the session did not end within ${this.#sessionTimeoutMs / 1000} s; reopening the modem`);
+      if (r.error === 'TIMEOUT') this.#slot.fail(`the session did not end within ${this.#sessionTimeoutMs / 1000} s; reopening the modem`);
       return { ok: false, error, ambiguous: true };
     }
     const mo = moStatus(parsed.value.moStatus);
@@ -334,7 +332,7 @@ export class IridiumBearer implements Bearer {
 
   #scheduleFetch(reason: FetchReason, atMs = this.#nextSessionAt): void {
     // Not after stop() or while the link is down: bring-up schedules what is still pending.
-    if (this.#timers.fetch || !this.#at || !this.#supervisor) return;
+    if (this.#timers.fetch || !this.#at || !this.#slot.running) return;
     this.#timers.fetch = this.#ctx.clock.setTimeout(() => {
       this.#timers.fetch = undefined;
       void this.#exclusive(() => this.#fetch(reason));
@@ -429,7 +427,7 @@ export class IridiumBearer implements Bearer {
     link.onClose((reason) => {
       if (this.#at === at) this.#goOffline(reason);
     });
-    at.onUnresponsive((reason) => this.#supervisor?.fail(`the modem stopped answering (${reason})`));
+    at.onUnresponsive((reason) => this.#slot.fail(`the modem stopped answering (${reason})`));
     at.onUrc('SBDRING', () => this.#onRing());
     this.#enter('initialising', `link open (${link.description}); initialising the modem`);
     // A reopened modem may have been reset: what this driver wrote is not known to be there,

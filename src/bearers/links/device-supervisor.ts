@@ -196,3 +196,49 @@ export function superviseDevice(ctx: { clock: Clock; log: Logger }, device: stri
   supervisor.start();
   return supervisor;
 }
+
+/**
+ * What a driver holds between start(device) and stop(): at most one supervisor, made from the
+ * driver's parts at each start. start() and stop() of every driver are this plus the driver's
+ * own bring-up and clean-up.
+ */
+export class SupervisorSlot {
+  readonly #ctx: { clock: Clock; log: Logger };
+  readonly #parts: SupervisedDevice;
+  #supervisor: DeviceSupervisor | null = null;
+  #device: string | null = null;
+
+  constructor(ctx: { clock: Clock; log: Logger }, parts: SupervisedDevice) {
+    this.#ctx = ctx;
+    this.#parts = parts;
+  }
+
+  /** The port value of the last start (kept after a stop, for stats). */
+  get device(): string | null {
+    return this.#device;
+  }
+
+  get running(): boolean {
+    return this.#supervisor !== null;
+  }
+
+  /** Supervises `device`; the driver stops a running one first (its own clean-up). */
+  start(device: string): void {
+    if (this.#supervisor) throw new Error('SupervisorSlot.start: stop the running supervisor first');
+    this.#device = device;
+    this.#supervisor = superviseDevice(this.#ctx, device, this.#parts);
+  }
+
+  /** Takes the running supervisor out (null when none runs): the driver cleans up, then awaits
+   *  its stop(). From here on fail() does nothing. */
+  take(): DeviceSupervisor | null {
+    const supervisor = this.#supervisor;
+    this.#supervisor = null;
+    return supervisor;
+  }
+
+  /** Drops the current link with the reason (the supervisor backs off and reopens). */
+  fail(reason: string): void {
+    this.#supervisor?.fail(reason);
+  }
+}

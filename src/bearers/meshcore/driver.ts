@@ -1,6 +1,6 @@
 import type { Bearer, BearerContext, BearerState, OutboundFrame, SendResult } from '../bearer.ts';
 import { AppError } from '../../lib/errors.ts';
-import { superviseDevice, type DeviceSupervisor } from '../links/device-supervisor.ts';
+import { SupervisorSlot } from '../links/device-supervisor.ts';
 import type { Link } from '../links/link.ts';
 import {
   type Contact, decodeRadioMessage, ERR_CODE, ERR_NAMES, FrameDecoder, hex, isPush, MAX_TEXT_LEN, OUT_PATH_UNKNOWN, type RadioMessage,
@@ -53,8 +53,7 @@ export class MeshCoreBearer implements Bearer {
   readonly #ctx: BearerContext;
   readonly #options: MeshCoreDriverOptions;
   readonly #timing: MeshCoreTiming;
-  #supervisor: DeviceSupervisor | null = null;
-  #device: string | null = null;
+  readonly #slot: SupervisorSlot;
   #link: Link | null = null;
   #decoder = new FrameDecoder('from-radio');
   #commands: CommandChannel | null = null;
@@ -88,16 +87,7 @@ export class MeshCoreBearer implements Bearer {
     this.#acks = new AckBook(ctx.clock);
     // A send waits for its turn among the commands, its SENT, then the ack.
     this.maxSendMs = this.settings.ack_timeout_max_s * 1000 + 4 * this.settings.command_timeout_s * 1000 + 10_000;
-  }
-
-  get phase(): MeshCorePhase {
-    return this.#phase;
-  }
-
-  async start(device: string): Promise<void> {
-    if (this.#supervisor) await this.stop();
-    this.#device = device;
-    this.#supervisor = superviseDevice(this.#ctx, device, {
+    this.#slot = new SupervisorSlot(ctx, {
       open: (d) => this.#options.openLink(d),
       session: (link) => this.#session(link),
       onState: (s) => this.#onSupervisorState(s),
@@ -105,10 +95,18 @@ export class MeshCoreBearer implements Bearer {
     });
   }
 
+  get phase(): MeshCorePhase {
+    return this.#phase;
+  }
+
+  async start(device: string): Promise<void> {
+    if (this.#slot.running) await this.stop();
+    this.#slot.start(device);
+  }
+
   async stop(): Promise<void> {
-    const supervisor = this.#supervisor;
+    const supervisor = this.#slot.take();
     if (!supervisor) return;
-    this.#supervisor = null;
     this.#commands?.close('the interface stopped');
     this.#acks.giveUpAll();
     await supervisor.stop();
@@ -149,7 +147,7 @@ export class MeshCoreBearer implements Bearer {
     const d = this.#info;
     return {
       phase: this.#phase,
-      device: this.#device,
+      device: this.#slot.device,
       link: this.#link?.description ?? null,
       public_key: s ? hex(s.publicKey) : null,
       address: s ? addressOf(s.publicKey) : null,
@@ -334,7 +332,7 @@ export class MeshCoreBearer implements Bearer {
   #commandFailed(error: Error): void {
     if (error instanceof CommandTimeout) {
       this.#counters.command_timeouts++;
-      this.#supervisor?.fail(error.message);
+      this.#slot.fail(error.message);
     }
   }
 

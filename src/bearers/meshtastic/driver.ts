@@ -1,7 +1,7 @@
 import type { Bearer, BearerContext, BearerState, DeviceSection, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
-import { superviseDevice, type DeviceSupervisor } from '../links/device-supervisor.ts';
+import { SupervisorSlot } from '../links/device-supervisor.ts';
 import type { Link } from '../links/link.ts';
 import { AckBook, DeviceQueue } from './acks.ts';
 import { editSession, loraChange, moduleChanges, ownerChange, ownerReport, radioReport, type Change } from './admin.ts';
@@ -58,8 +58,7 @@ export class MeshtasticBearer implements Bearer {
   readonly #random: () => number;
   readonly #acks: AckBook;
   readonly #queue = new DeviceQueue();
-  #supervisor: DeviceSupervisor | null = null;
-  #device: string | null = null;
+  readonly #slot: SupervisorSlot;
   #link: Link | null = null;
   #decoder = new StreamDecoder();
   #phase: MeshtasticPhase = 'closed';
@@ -93,18 +92,7 @@ export class MeshtasticBearer implements Bearer {
     this.#acks = new AckBook(ctx.clock);
     // The acknowledgement's deadline, and time to wait for room in the device's queue.
     this.maxSendMs = this.settings.ack_timeout_s * 1000 + 60_000;
-  }
-
-  get phase(): MeshtasticPhase {
-    return this.#phase;
-  }
-
-  async start(device: string): Promise<void> {
-    if (this.#supervisor) await this.stop();
-    this.#device = device;
-    this.#modulesSeen = this.#ctx.deviceConfig.desired('modules') as Record<string, Record<string, unknown>> | null;
-    this.#unsubscribe = this.#ctx.deviceConfig.onChange((section, value, part) => this.#configChanged(section, value, part));
-    this.#supervisor = superviseDevice(this.#ctx, device, {
+    this.#slot = new SupervisorSlot(ctx, {
       open: (d) => this.#options.openLink(d),
       session: (link) => this.#session(link),
       onState: (s) => this.#onSupervisorState(s),
@@ -112,10 +100,20 @@ export class MeshtasticBearer implements Bearer {
     });
   }
 
+  get phase(): MeshtasticPhase {
+    return this.#phase;
+  }
+
+  async start(device: string): Promise<void> {
+    if (this.#slot.running) await this.stop();
+    this.#modulesSeen = this.#ctx.deviceConfig.desired('modules') as Record<string, Record<string, unknown>> | null;
+    this.#unsubscribe = this.#ctx.deviceConfig.onChange((section, value, part) => this.#configChanged(section, value, part));
+    this.#slot.start(device);
+  }
+
   async stop(): Promise<void> {
-    const supervisor = this.#supervisor;
+    const supervisor = this.#slot.take();
     if (!supervisor) return;
-    this.#supervisor = null;
     this.#unsubscribe?.();
     this.#unsubscribe = null;
     const link = this.#link;
@@ -166,7 +164,7 @@ export class MeshtasticBearer implements Bearer {
     const d = this.#known;
     return {
       phase: this.#phase,
-      device: this.#device,
+      device: this.#slot.device,
       link: this.#link?.description ?? null,
       firmware_version: d?.metadata?.firmware_version ?? null,
       node_id: d?.myInfo?.my_node_num !== undefined ? formatNodeId(d.myInfo.my_node_num) : null,
@@ -313,8 +311,8 @@ export class MeshtasticBearer implements Bearer {
     if (section === 'modules') this.#pendingModules = {};
     if (!change) return;
     this.#push(link, [change]).then(
-      () => this.#supervisor?.fail('rebooted to apply its settings'),
-      (error: Error) => this.#supervisor?.fail(error.message),
+      () => this.#slot.fail('rebooted to apply its settings'),
+      (error: Error) => this.#slot.fail(error.message),
     );
   }
 
@@ -359,7 +357,7 @@ export class MeshtasticBearer implements Bearer {
     const ms = (2 * this.settings.heartbeat_s + 30) * 1000;
     this.#timers.silence = this.#ctx.clock.setTimeout(() => {
       this.#timers.silence = undefined;
-      if (this.#phase === 'online') this.#supervisor?.fail(`the device has been silent for ${ms / 1000} s`);
+      if (this.#phase === 'online') this.#slot.fail(`the device has been silent for ${ms / 1000} s`);
     }, ms);
   }
 
@@ -396,7 +394,7 @@ export class MeshtasticBearer implements Bearer {
       case 'rebooted':
         this.#counters.reboots++;
         if (this.#rebooted) this.#rebooted();
-        else if (this.#phase === 'online') this.#supervisor?.fail('the device rebooted');
+        else if (this.#phase === 'online') this.#slot.fail('the device rebooted');
         break;
       case 'log_record':
         this.#debugLine(m.log_record!.message ?? '');

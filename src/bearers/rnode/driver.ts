@@ -1,7 +1,7 @@
 import type { Bearer, BearerContext, BearerState, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
-import { superviseDevice, type DeviceSupervisor } from '../links/device-supervisor.ts';
+import { SupervisorSlot } from '../links/device-supervisor.ts';
 import type { Link } from '../links/link.ts';
 import { TxQueue } from './flow.ts';
 import { encodeFrame, KISS_MAX_PAYLOAD, KissDecoder } from '../codec/kiss.ts';
@@ -76,8 +76,7 @@ export class RNodeBearer implements Bearer {
   readonly #options: RNodeDriverOptions;
   readonly #timing: RNodeTiming;
   readonly #tx: TxQueue;
-  #supervisor: DeviceSupervisor | null = null;
-  #device: string | null = null;
+  readonly #slot: SupervisorSlot;
   #link: Link | null = null;
   #decoder = new KissDecoder();
   #phase: RNodePhase = 'closed';
@@ -110,17 +109,7 @@ export class RNodeBearer implements Bearer {
     this.concurrency = this.lxmf ? 4 : 1;
     // A send waits for the transmit queue (sendTimeoutMs at most) and then for its proof.
     if (this.lxmf) this.maxSendMs = this.#timing.sendTimeoutMs + (options.proofTimeoutMs ?? 60_000) + 5_000;
-  }
-
-  get phase(): RNodePhase {
-    return this.#phase;
-  }
-
-  async start(device: string): Promise<void> {
-    if (this.#supervisor) await this.stop();
-    this.#device = device;
-    const log = this.#ctx.log.child({ interface: this.#ctx.interfaceName });
-    this.#supervisor = superviseDevice({ clock: this.#ctx.clock, log }, device, {
+    this.#slot = new SupervisorSlot({ clock: ctx.clock, log: ctx.log.child({ interface: ctx.interfaceName }) }, {
       open: (d) => this.#options.openLink(d),
       session: (link) => this.#session(link),
       onState: (s) => this.#onSupervisorState(s),
@@ -128,11 +117,19 @@ export class RNodeBearer implements Bearer {
     });
   }
 
+  get phase(): RNodePhase {
+    return this.#phase;
+  }
+
+  async start(device: string): Promise<void> {
+    if (this.#slot.running) await this.stop();
+    this.#slot.start(device);
+  }
+
   /** Radio off, then LEAVE (docs/protocols/rnode.md 1.4 step 7), then the link closes. */
   async stop(): Promise<void> {
-    const supervisor = this.#supervisor;
+    const supervisor = this.#slot.take();
     if (!supervisor) return;
-    this.#supervisor = null;
     const link = this.#link;
     if (link && this.#phase === 'online') await link.write(concat(RADIO_OFF, LEAVE)).catch(() => {});
     this.#goOffline('stop requested');
@@ -173,7 +170,7 @@ export class RNodeBearer implements Bearer {
       phase: this.#phase,
       connected: this.#state.connected,
       last_error: this.#state.lastError,
-      device: this.#device,
+      device: this.#slot.device,
       link: this.#link?.description ?? null,
       ...reportedStats(this.#reported, this.settings),
       queue_depth: this.#tx.depth,
@@ -355,7 +352,7 @@ export class RNodeBearer implements Bearer {
       if (m.code === 0x04) this.#tx.full();
       if (m.fatal) {
         // During bring-up the ReplyBook fails the step waiting; online, the link is dropped.
-        if (this.#phase === 'online') this.#supervisor?.fail(reason);
+        if (this.#phase === 'online') this.#slot.fail(reason);
         return;
       }
       // Not fatal (queue full, memory low, modem timeout): stays online, shown as the last error.
@@ -364,7 +361,7 @@ export class RNodeBearer implements Bearer {
     },
     reset: () => {
       // An ESP32 announces a reboot; its settings are gone, so bring it up again (Reticulum).
-      if (this.#phase === 'online') this.#supervisor?.fail('the RNode rebooted (reset indication); initialising again');
+      if (this.#phase === 'online') this.#slot.fail('the RNode rebooted (reset indication); initialising again');
     },
     unknown: () => this.#counters.unknown_frames++,
     malformed: (m: Extract<DeviceMessage, { type: 'malformed' }>) => {

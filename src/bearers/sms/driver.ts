@@ -4,7 +4,7 @@ import type { TimerHandle } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import { AtSession, type AtResult } from '../at/command-queue.ts';
 import { parseInfo } from '../codec/at.ts';
-import { superviseDevice, type DeviceSupervisor } from '../links/device-supervisor.ts';
+import { SupervisorSlot } from '../links/device-supervisor.ts';
 import type { Link } from '../links/link.ts';
 import { DailyBudget } from './budget.ts';
 import { decodePdu, encodeSubmit, normalizeNumber, planData, planMessage, type SmsStatusReport } from './codec/index.ts';
@@ -56,9 +56,8 @@ export class SmsBearer implements Bearer {
   readonly #budget: DailyBudget;
   readonly #inbox: Inbox;
   readonly #reports: ReportBook;
-  #supervisor: DeviceSupervisor | null = null;
+  readonly #slot: SupervisorSlot;
   #at: AtSession | null = null;
-  #device: string | null = null;
   #phase: SmsPhase = 'closed';
   #state: BearerState = { connected: false, lastError: null, phase: 'closed' };
   #registration: string | null = null;
@@ -88,16 +87,7 @@ export class SmsBearer implements Bearer {
     this.#budget = new DailyBudget(ctx.clock, this.settings.parts_per_day);
     this.#reports = new ReportBook(ctx.clock);
     this.#inbox = new Inbox(ctx.interfaceId);
-  }
-
-  get phase(): SmsPhase {
-    return this.#phase;
-  }
-
-  async start(device: string): Promise<void> {
-    if (this.#supervisor) await this.stop();
-    this.#device = device;
-    this.#supervisor = superviseDevice(this.#ctx, device, {
+    this.#slot = new SupervisorSlot(ctx, {
       open: (d) => this.#options.openLink(d),
       session: (link) => this.#session(link),
       onState: (s) => this.#onSupervisorState(s),
@@ -105,10 +95,18 @@ export class SmsBearer implements Bearer {
     });
   }
 
+  get phase(): SmsPhase {
+    return this.#phase;
+  }
+
+  async start(device: string): Promise<void> {
+    if (this.#slot.running) await this.stop();
+    this.#slot.start(device);
+  }
+
   async stop(): Promise<void> {
-    const supervisor = this.#supervisor;
+    const supervisor = this.#slot.take();
     if (!supervisor) return;
-    this.#supervisor = null;
     this.#goOffline('the interface stopped');
     // Messages the centre accepted and whose reports were not in yet: delivered as far as
     // anyone can still tell (sending them again would duplicate them).
@@ -181,7 +179,7 @@ export class SmsBearer implements Bearer {
   stats(): Record<string, unknown> {
     return {
       phase: this.#phase,
-      device: this.#device,
+      device: this.#slot.device,
       modem: this.#modem,
       registration: this.#registration,
       signal_csq: this.#signal,
@@ -203,7 +201,7 @@ export class SmsBearer implements Bearer {
       if (this.#at !== at) return;
       this.#goOffline(reason);
     });
-    at.onUnresponsive((reason) => this.#supervisor?.fail(`the modem stopped answering (${reason})`));
+    at.onUnresponsive((reason) => this.#slot.fail(`the modem stopped answering (${reason})`));
     at.onUrc('+CMTI', (u) => this.#onNewMessage(u.line));
     at.onUrc('+CDSI', (u) => this.#onNewMessage(u.line));
     at.onUrc('+CDS', (u) => {
