@@ -1,6 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { DRIVERS } from '../bearers/drivers.ts';
 import { migrate } from '../db/migrate.ts';
+import { BUSY_SLICE_MS, retryWhileBusy } from '../db/busy.ts';
 import { databaseOpenError, type OpenOptions, openSqlite, setSynchronous } from '../db/sqlite.ts';
 import { httpMetrics } from '../http/metrics.ts';
 import { buildOpenApi } from '../http/openapi.ts';
@@ -186,6 +187,9 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const log = options.log;
   const startedAt = clock.now();
   const { db, fresh } = openMigrated(options.dbPath, log, options.db);
+  // While running, SQLite waits at most a slice for another process's lock; whoever meets it
+  // waits on a timer instead, so the event loop keeps serving (db/busy.ts, issue 14 item 7).
+  db.exec(`PRAGMA busy_timeout = ${BUSY_SLICE_MS}`);
   const services = createServices(db, clock, log, options.random, options.uplinkEnv);
   const { keys, metrics } = services;
   // bridge.storage.sync: applied at start and whenever it changes (issue 22).
@@ -205,9 +209,10 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     authFailures: new AuthFailureLimiter({ clock, log, metrics, prefix: 'fieldbridge' }),
     audit: (e) => services.audit.insert({ at: new Date(clock.now()).toISOString(), key_id: e.keyId, method: e.method, path: e.path, status: e.status, request_id: e.requestId }),
     metrics: httpMetrics(metrics, 'fieldbridge'),
+    runHandler: (work, how) => retryWhileBusy(db, work, how),
     checkResponses: options.checkResponses,
   });
-  const retention = new RetentionWorker({ messages: services.messages, deliveries: services.deliveries, seen: services.core.seen, clock, log, days: options.retentionDays ?? 30 });
+  const retention = new RetentionWorker({ db, messages: services.messages, deliveries: services.deliveries, seen: services.core.seen, clock, log, days: options.retentionDays ?? 30 });
   const auditRetention = new AuditRetention({ store: services.audit, clock, log, limits: () => services.config.section('bridge').audit });
   let server: RunningServer;
   try {

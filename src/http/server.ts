@@ -28,6 +28,11 @@ export interface HttpAppOptions {
    *  valid key. Requests without one are not audited: they would let anyone fill the disk
    *  (issue 14); authFailures counts them instead. */
   audit?(entry: { method: string; path: string; status: number; keyId: string | null; requestId: string }): void;
+  /** Runs a route's handler so that another process's database lock does not stop the server
+   *  (db/busy.ts, retryWhileBusy): `gate` is true for calls that change something (not
+   *  GET/HEAD), which wait for the lock before they start; `repeatable` says whether the
+   *  handler may be run again (no answer begun). Without it, handlers run as they are. */
+  runHandler?<T>(work: () => Promise<T>, options: { gate: boolean; repeatable: () => boolean }): Promise<T>;
   /** Validate every response against its schema (tests turn this on; a mismatch is a 500). */
   checkResponses?: boolean;
 }
@@ -155,7 +160,9 @@ export function createRequestHandler(options: HttpAppOptions): RequestHandler {
           return next.pathname + next.search;
         },
       };
-      const result = await route.handler(ctx);
+      const handle = async () => route.handler(ctx);
+      const mutating = req.method !== 'GET' && req.method !== 'HEAD';
+      const result = options.runHandler ? await options.runHandler(handle, { gate: mutating, repeatable: () => !res.headersSent }) : await handle();
       if (result === HANDLED) return;
       const reply = result instanceof Reply ? result : new Reply(route.status ?? 200, result);
       if (options.checkResponses && route.response && reply.status < 300 && reply.body !== undefined) {
@@ -176,7 +183,7 @@ export function createRequestHandler(options: HttpAppOptions): RequestHandler {
       if (error instanceof AppError) {
         sendProblem(res, error.status, error.code, error.message, error.errors, { ...error.headers }, requestId);
       } else if (isBusyError(error)) {
-        sendProblem(res, 503, 'ERR_DB_BUSY', 'the database stayed busy for 5000 ms; try again', undefined, { 'Retry-After': '1' }, requestId);
+        sendProblem(res, 503, 'ERR_DB_BUSY', 'another process held the database lock for 5000 ms, or took it while the change was half made: nothing more was saved; try again', undefined, { 'Retry-After': '1' }, requestId);
       } else if (isStorageFullError(error)) {
         // SQLITE_FULL: the write was not made (SQLite rolled its transaction back). Nothing is
         // wrong with the request; it can be sent again once there is room (issue 14).

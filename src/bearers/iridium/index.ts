@@ -14,6 +14,7 @@ import { iridiumStats } from './stats.ts';
 export const iridiumDriver = defineDriver({
   kind: 'iridium',
   title: 'Iridium',
+  keepsUnstoredFrames: true,
   settings: IridiumSettings as unknown as z.ZodType<Record<string, unknown>>,
   contact: {
     field: 'iridium',

@@ -13,6 +13,7 @@ import { smsStats } from './stats.ts';
 export const smsDriver = defineDriver({
   kind: 'sms',
   title: 'SMS',
+  keepsUnstoredFrames: true,
   settings: SmsSettings as unknown as z.ZodType<Record<string, unknown>>,
   secretSettings: SMS_SECRET_SETTINGS,
   contact: { field: 'sms', schema: z.string().regex(/^\+?[0-9]{3,20}$/, 'must be a phone number: digits, optionally starting with +') },

@@ -1,3 +1,4 @@
+import { isBusyError } from '../../db/sqlite.ts';
 import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import { DAY_MS } from '../messages/retention.ts';
@@ -24,12 +25,12 @@ export class AuditRetention {
   }
 
   start(): void {
-    this.runOnce();
     const tick = () => {
-      this.runOnce();
-      this.#timer = this.#clock.setTimeout(tick, DAY_MS);
+      // A run put off by another process's lock is tried again in a minute (issue 14, item 7).
+      const ran = this.runOnce();
+      this.#timer = this.#clock.setTimeout(tick, ran.postponed ? 60_000 : DAY_MS);
     };
-    this.#timer = this.#clock.setTimeout(tick, DAY_MS);
+    tick();
   }
 
   stop(): void {
@@ -37,7 +38,7 @@ export class AuditRetention {
     this.#timer = undefined;
   }
 
-  runOnce(): { old: number; excess: number } {
+  runOnce(): { old: number; excess: number; postponed?: boolean } {
     const { retention_days: days, max_rows: maxRows } = this.#limits();
     const cutoff = days === 0 ? null : new Date(this.#clock.now() - days * DAY_MS).toISOString();
     try {
@@ -46,9 +47,11 @@ export class AuditRetention {
       if (old + excess > 0) this.#log.info('audit_pruned', { older_than: cutoff, old, excess, max_rows: maxRows });
       return { old, excess };
     } catch (error) {
-      // A busy or full database: the next daily run tries again; writes keep the row bound.
-      this.#log.error('audit_prune_failed', { error: (error as Error).message, action: 'trying again tomorrow' });
-      return { old: 0, excess: 0 };
+      // A full database: the next daily run tries again; writes keep the row bound. A lock
+      // another process holds: in a minute.
+      const busy = isBusyError(error);
+      this.#log.error('audit_prune_failed', { error: (error as Error).message, action: busy ? 'trying again in a minute' : 'trying again tomorrow' });
+      return { old: 0, excess: 0, postponed: busy };
     }
   }
 }

@@ -112,11 +112,19 @@ export class Dispatcher {
   #linkChanged(interfaceId: string, connected: boolean): void {
     if (this.#stopped) return;
     const { store, clock } = this.#d;
-    if (connected) {
-      if (store.releaseHeld(interfaceId, clock.now()) > 0) this.changed(interfaceId);
-      else this.kick(interfaceId);
-    } else {
-      this.#hold(interfaceId);
+    try {
+      if (connected) {
+        if (store.releaseHeld(interfaceId, clock.now()) > 0) this.changed(interfaceId);
+        else this.kick(interfaceId);
+      } else {
+        this.#hold(interfaceId);
+      }
+    } catch (error) {
+      // Told from a bearer's callback: a lock another process holds (or a full disk) must not
+      // reach the driver, nor leave the queue held or released wrongly. Again in a second,
+      // with the link's state as it is then.
+      this.#d.log.error('link_change_failed', { interface_id: interfaceId, error: (error as Error).message, action: 'retrying in 1 s' });
+      this.#d.clock.setTimeout(() => this.#linkChanged(interfaceId, this.#d.host.runtime(interfaceId).connected), 1000);
     }
   }
 

@@ -1,5 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
-import { transaction } from '../../db/sqlite.ts';
+import { isBusyError, transaction } from '../../db/sqlite.ts';
 import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import type { EventStream } from '../../lib/events.ts';
 import { newId } from '../../lib/ids.ts';
@@ -148,7 +148,11 @@ export class FallbackService {
       if (d.state === 'delivered') this.#delivered(list, d);
       else if (list.state === 'active' && !byUs(d)) this.#memberEnded(list, d);
     } catch (error) {
-      this.#d.log.error('fallback_reaction_failed', { delivery_id: d.id, error: (error as Error).message });
+      // Another process's lock: the reaction (one transaction, rolled back) is tried again in
+      // a second; it reads the list afresh and records each event once.
+      const busy = isBusyError(error);
+      this.#d.log.error('fallback_reaction_failed', { delivery_id: d.id, error: (error as Error).message, ...(busy ? { action: 'retrying in 1 s' } : {}) });
+      if (busy) this.#d.clock.setTimeout(() => this.#react(d), 1000);
     }
   }
 
@@ -216,6 +220,16 @@ export class FallbackService {
     }, at - this.#d.clock.now());
   }
 
+  #retryDueLater(): void {
+    if (this.#timer) this.#d.clock.clearTimeout(this.#timer);
+    this.#timerAt = this.#d.clock.now() + 1000;
+    this.#timer = this.#d.clock.setTimeout(() => {
+      this.#timer = null;
+      this.#timerAt = null;
+      this.#fireDue();
+    }, 1000);
+  }
+
   #fireDue(): void {
     if (this.#stopped) return;
     for (const list of this.#d.store.due(this.#d.clock.now())) {
@@ -224,6 +238,10 @@ export class FallbackService {
         this.#escalate(list, { event: 'escalated', detail: `timed out at ${member?.ack_within_s ?? '?'} s` });
       } catch (error) {
         this.#d.log.error('fallback_escalation_failed', { list_id: list.id, error: (error as Error).message });
+        // Still due: armed again now, the timer would fire at once and meet the same lock
+        // (or full disk) in a tight loop. Again in a second.
+        this.#retryDueLater();
+        return;
       }
     }
     this.#arm();

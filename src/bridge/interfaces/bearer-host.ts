@@ -33,7 +33,9 @@ interface Running {
 
 /** Where heard frames go: the pipeline ('duplicate': a repeated frame, not stored). */
 export interface FrameSink {
-  receive(interfaceId: string, frame: InboundFrame): unknown;
+  /** Stores a heard frame: 'duplicate' for a repeat, false when it was not taken (the database
+   *  is locked and `deviceKeeps`: the driver offers it again). Throws when storing failed. */
+  receive(interfaceId: string, frame: InboundFrame, deviceKeeps: boolean): unknown;
 }
 
 /** Where reported mesh nodes go: the node database. */
@@ -146,7 +148,9 @@ export class BearerHost {
           rt.counters.received++;
           rt.last_rx_at = new Date(this.#clock.now()).toISOString();
           try {
-            if (this.#d.sink.receive(row.id, frame) === 'duplicate') rt.counters.duplicates++;
+            const taken = this.#d.sink.receive(row.id, frame, driver.keepsUnstoredFrames === true);
+            if (taken === false) return false;
+            if (taken === 'duplicate') rt.counters.duplicates++;
             return true;
           } catch (error) {
             this.#log.error('receive_failed', { interface_id: row.id, error: (error as Error).message });

@@ -1,3 +1,5 @@
+import type { DatabaseSync } from 'node:sqlite';
+import { isBusyError, withoutBusyWait } from '../../db/sqlite.ts';
 import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { DeliveryStore } from '../deliveries/store.ts';
@@ -13,7 +15,11 @@ import type { MessageStore } from './store.ts';
 
 export const DAY_MS = 86_400_000;
 
+/** A run that met a lock or an error is tried again after this long. */
+const RETRY_MS = 60_000;
+
 export class RetentionWorker {
+  readonly #db: DatabaseSync;
   readonly #messages: MessageStore;
   readonly #deliveries: DeliveryStore;
   readonly #seen: SeenFrameStore;
@@ -22,7 +28,8 @@ export class RetentionWorker {
   readonly #days: number;
   #timer: TimerHandle | undefined;
 
-  constructor(deps: { messages: MessageStore; deliveries: DeliveryStore; seen: SeenFrameStore; clock: Clock; log: Logger; days: number }) {
+  constructor(deps: { db: DatabaseSync; messages: MessageStore; deliveries: DeliveryStore; seen: SeenFrameStore; clock: Clock; log: Logger; days: number }) {
+    this.#db = deps.db;
     this.#messages = deps.messages;
     this.#deliveries = deps.deliveries;
     this.#seen = deps.seen;
@@ -35,12 +42,21 @@ export class RetentionWorker {
    *  are pruned whatever the retention. */
   start(): void {
     if (this.#days === 0) this.#log.info('retention_disabled', { note: 'SERVICE_RETENTION_DAYS=0 keeps every message' });
-    this.runOnce();
-    const tick = () => {
-      this.runOnce();
-      this.#timer = this.#clock.setTimeout(tick, DAY_MS);
-    };
-    this.#timer = this.#clock.setTimeout(tick, DAY_MS);
+    this.#tick();
+  }
+
+  /** One run, then the next in a day; in a minute when another process held the lock, or the
+   *  run failed otherwise (a full disk): the deletes do not wait for a lock on the event loop
+   *  (issue 14, item 7), and a run put off is only a run later. */
+  #tick(): void {
+    let nextMs = DAY_MS;
+    try {
+      withoutBusyWait(this.#db, () => this.runOnce());
+    } catch (error) {
+      nextMs = RETRY_MS;
+      (isBusyError(error) ? this.#log.warn : this.#log.error)('retention_postponed', { error: (error as Error).message, action: 'trying again in a minute' });
+    }
+    this.#timer = this.#clock.setTimeout(() => this.#tick(), nextMs);
   }
 
   stop(): void {

@@ -19,6 +19,9 @@ import { Pipeline } from './pipeline.ts';
 import { SeenFrameStore } from './seen-frames.ts';
 import { NodeStore } from '../nodes/store.ts';
 import { DriverStateStore } from '../interfaces/driver-state.ts';
+import { DeferredWrites } from '../../db/busy.ts';
+import type { NodeReport } from '../../bearers/bearer.ts';
+import { HeldFrames } from './held-frames.ts';
 
 // The routing core (docs/architecture.md, "The message path"): the parts a message passes
 // through, built in the order it passes them, each given what it needs when it is made:
@@ -56,6 +59,8 @@ export class RoutingCore {
   readonly seen: SeenFrameStore;
   readonly nodes: NodeStore;
   readonly driverState: DriverStateStore;
+  readonly held: HeldFrames;
+  readonly deferred: DeferredWrites;
   readonly fallbacks: FallbackService;
   readonly pipeline: Pipeline;
   readonly host: BearerHost;
@@ -76,8 +81,14 @@ export class RoutingCore {
       db, clock, log, events, messages: this.messages, deliveries: this.deliveries, seen: this.seen, fallbacks: this.fallbacks,
       interfaces: d.interfaceStore, rules: d.rules, contacts: d.contacts, groups: d.groups,
     });
-    this.driverState = new DriverStateStore(db);
-    this.host = new BearerHost({ log, clock, events, sink: this.pipeline, nodes: this.nodes, driverState: this.driverState, deviceConfig: d.deviceConfig, drivers: d.drivers, linkOptions: d.linkOptions });
+    // What bearers hand over must not wait for another process's lock on the event loop
+    // (issue 14, item 7): frames wait in order in memory, node reports and driver state in a
+    // queue of writes, until the lock is free.
+    this.held = new HeldFrames({ db, pipeline: this.pipeline, log });
+    this.deferred = new DeferredWrites(db, log, 'deferred_writes');
+    this.driverState = new DriverStateStore(db, this.deferred);
+    const nodes = { upsert: (interfaceId: string, report: NodeReport, nowIso: string) => this.deferred.run(() => this.nodes.upsert(interfaceId, report, nowIso)) };
+    this.host = new BearerHost({ log, clock, events, sink: this.held, nodes, driverState: this.driverState, deviceConfig: d.deviceConfig, drivers: d.drivers, linkOptions: d.linkOptions });
     this.dispatcher = new Dispatcher({
       store: this.deliveries, writeBehind: this.writeBehind, host: this.host, events, interfaces: d.interfaceStore, clock, log, random: d.random, fallbacks: this.fallbacks,
     });
@@ -109,6 +120,8 @@ export class RoutingCore {
     this.dispatcher.pause();
     this.fallbacks.stop();
     await this.host.stopAll();
+    this.held.close();
+    this.deferred.close();
     await this.dispatcher.drain(Math.min(graceMs, 5000));
   }
 }
