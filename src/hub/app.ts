@@ -5,6 +5,7 @@ import type { Route } from '../http/route.ts';
 import { createRequestHandler, listen, type RunningServer } from '../http/server.ts';
 import { type Clock, systemClock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
+import { maskUrlCredentials } from '../lib/mask-url.ts';
 import { VERSION } from '../lib/version.ts';
 import { deviceRoutes } from './devices/routes.ts';
 import { HubIngest } from './ingest/subscriber.ts';
@@ -112,7 +113,7 @@ export async function startHub(options: HubOptions): Promise<RunningHub> {
       checkResponses: options.checkResponses,
     });
     const server: RunningServer = await listen(handler, options.host, options.port);
-    log.info('hub_listening', { url: server.url, db: store.dialect, mqtt: options.mqtt ? options.mqtt.url.replace(/\/\/[^@/]*@/, '//***@') : 'off', version: VERSION });
+    log.info('hub_listening', { url: server.url, db: store.dialect, mqtt: options.mqtt ? maskUrlCredentials(options.mqtt.url) : 'off', version: VERSION });
 
     let closing: Promise<void> | undefined;
     return {

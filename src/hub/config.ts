@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { envListen, envLogLevel, envString, invalid, type ListenAddress } from '../lib/env.ts';
 import type { LogLevel } from '../lib/log.ts';
+import { maskUrlCredentials } from '../lib/mask-url.ts';
 import { parseMqttUrl } from '../lib/mqtt-options.ts';
 import type { HubStoreLocation } from './store/store.ts';
 
@@ -19,13 +20,13 @@ export interface HubConfig {
 export function readHubConfig(env: NodeJS.ProcessEnv): HubConfig {
   const listen = envListen(env, 'HUB_LISTEN', '127.0.0.1:8081');
   const databaseUrl = envString(env, 'HUB_DATABASE_URL', '');
-  if (databaseUrl && !/^postgres(ql)?:\/\/[^\s]+$/.test(databaseUrl)) throw invalid('HUB_DATABASE_URL', 'a postgres://user@host:port/database URL', databaseUrl.replace(/:[^:@/]*@/, ':***@'));
+  if (databaseUrl && !/^postgres(ql)?:\/\/[^\s]+$/.test(databaseUrl)) throw invalid('HUB_DATABASE_URL', 'a postgres://user@host:port/database URL', maskUrlCredentials(databaseUrl));
   const store: HubStoreLocation = databaseUrl ? { databaseUrl } : { sqlitePath: envString(env, 'HUB_SQLITE_PATH', DEFAULT_HUB_SQLITE_PATH) };
   const mqttUrl = envString(env, 'HUB_MQTT_URL', 'mqtt://127.0.0.1:1883');
   try {
     parseMqttUrl(mqttUrl);
   } catch {
-    throw invalid('HUB_MQTT_URL', 'mqtt://host[:port] or mqtts://host[:port]', mqttUrl.replace(/:[^:@/]*@/, ':***@'));
+    throw invalid('HUB_MQTT_URL', 'mqtt://host[:port] or mqtts://host[:port]', maskUrlCredentials(mqttUrl));
   }
   const sharedRaw = envString(env, 'HUB_MQTT_SHARED', '0');
   if (sharedRaw !== '0' && sharedRaw !== '1') throw invalid('HUB_MQTT_SHARED', '1 (replicas share one subscription) or 0', sharedRaw);

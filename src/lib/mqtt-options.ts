@@ -1,4 +1,5 @@
 import type { IClientOptions } from 'mqtt';
+import { maskUrlCredentials } from './mask-url.ts';
 
 // MQTT URLs (HUB_MQTT_URL, the bridge's hub.mqtt_url) become an options object: mqtt.js
 // parses URL strings with the deprecated url.parse (DEP0169 in the bundle), so we never hand
@@ -17,16 +18,19 @@ export interface MqttEndpoint {
 
 /** "mqtt://host[:port]" or "mqtts://..." with optional user:password@; throws a readable message. */
 export function parseMqttUrl(url: string): MqttEndpoint {
+  // Messages quote the URL with its user information masked (lib/mask-url.ts): they reach
+  // logs, start-up errors and API answers.
+  const shown = JSON.stringify(maskUrlCredentials(url));
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    throw new Error(`expected mqtt://host[:port] or mqtts://host[:port], got ${JSON.stringify(url)}`);
+    throw new Error(`expected mqtt://host[:port] or mqtts://host[:port], got ${shown}`);
   }
   const protocol = u.protocol.replace(/:$/, '');
-  if (protocol !== 'mqtt' && protocol !== 'mqtts') throw new Error(`expected an mqtt:// or mqtts:// URL, got ${JSON.stringify(url)}`);
-  if (!u.hostname) throw new Error(`the MQTT URL has no host: ${JSON.stringify(url)}`);
-  if (u.pathname && u.pathname !== '/' ) throw new Error(`the MQTT URL must not have a path: ${JSON.stringify(url)}`);
+  if (protocol !== 'mqtt' && protocol !== 'mqtts') throw new Error(`expected an mqtt:// or mqtts:// URL, got ${shown}`);
+  if (!u.hostname) throw new Error(`the MQTT URL has no host: ${shown}`);
+  if (u.pathname && u.pathname !== '/' ) throw new Error(`the MQTT URL must not have a path: ${shown}`);
   return {
     protocol,
     host: u.hostname.replace(/^\[|\]$/g, ''),

@@ -109,7 +109,8 @@ export function configRoutes(config: ConfigService): Route[] {
       summary: 'Change a module\'s settings, or the bridge, routing or hub section',
       description:
         '`settings` is a patch: fields left out keep their stored values. The merged settings are validated ' +
-        'whole before anything is stored. For the hub section, "<redacted>" as the password keeps the stored one.',
+        'whole before anything is stored. For the hub section, "<redacted>" as the password keeps the stored one, ' +
+        'except when the write moves mqtt_url to another broker: then the password is cleared unless given again.',
       tags: ['config'],
       roles: ADMIN,
       body: ModuleWrite,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { maskUrlsIn } from '../../lib/mask-url.ts';
 import { parseMqttUrl } from '../../lib/mqtt-options.ts';
 import { TOPIC_SEGMENT } from '../../lib/topics.ts';
 
@@ -66,7 +67,9 @@ export function brokerUrlProblem(url: string): string | null {
     if (endpoint.username !== undefined || endpoint.password !== undefined) return 'must not carry user:password@; put them in username and password (the password is kept secret)';
     return null;
   } catch (error) {
-    return (error as Error).message.replace(/\/\/[^@/\s"]*@/g, '//');
+    // parseMqttUrl quotes the URL with its user information masked (lib/mask-url.ts); masked
+    // again here in case its wording ever changes, since this message reaches logs and answers.
+    return maskUrlsIn((error as Error).message);
   }
 }
 
@@ -83,7 +86,8 @@ export const HubSettings = z.strictObject({
   bridge_id: TopicLevel.nullable().default(null).describe('This bridge\'s id at the hub; null: a stable id made at first start'),
   username: z.string().min(1).max(256).nullable().default(null).describe('MQTT user name'),
   password: z.string().min(1).max(1024).nullable().default(null)
-    .describe('MQTT password. A secret: reads show "<redacted>"; writing "<redacted>" back keeps the stored one'),
+    .describe('MQTT password. A secret: reads show "<redacted>"; writing "<redacted>" back (or leaving it out) keeps the stored one, ' +
+      'unless the same write moves mqtt_url to another broker (host, port, or from mqtts to mqtt): then it is cleared unless given again'),
 }).superRefine((hub, ctx) => {
   if (!hub.enabled) return;
   for (const field of ['mqtt_url', 'tenant'] as const) {

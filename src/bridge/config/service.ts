@@ -7,6 +7,7 @@ import { AppError, badRequest, type FieldError } from '../../lib/errors.ts';
 import { silentLogger, type Logger } from '../../lib/log.ts';
 import { mergePatch } from './patch.ts';
 import { radioWarnings, type RadioWarning } from './radio.ts';
+import { bindPasswordToBroker } from './hub-password.ts';
 import { restoreSecrets } from './secrets.ts';
 import {
   ConfigSections,
@@ -94,12 +95,19 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
    * it. Errors name their field under errorRoot (e.g. "body.settings"). Returns the new value.
    */
   write(target: ChangeTarget, patch: unknown, errorRoot: string): unknown {
+    let passwordCleared = false;
     const { value, changed } = this.#store.atomically(() => {
       const section: SectionName = isModuleName(target) ? 'modules' : target;
       const stored = this.#base(section);
       const current = isModuleName(target) ? stored[target] : stored;
       const merged = mergePatch(current, patch);
       const restored = restoreSecrets(target, merged, current);
+      if (target === 'hub') {
+        // The stored password stays only while the broker does (hub-password.ts, issue 15).
+        const bound = bindPasswordToBroker(restored.value, current, patch);
+        restored.value = bound.value;
+        passwordCleared = bound.cleared;
+      }
       const errors = restored.missing.map((field) => ({
         path: `${errorRoot}.${field}`,
         message: 'carries the redaction marker but no secret is stored to keep; send the real value',
@@ -117,6 +125,9 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
       }
       return { value: parsed.data, changed };
     }).result;
+    if (changed && passwordCleared) {
+      this.#log.warn('config_hub_password_cleared', { note: 'hub.mqtt_url now names another broker and the write did not give the password: the stored one is not sent there; set hub.password again' });
+    }
     if (changed) this.announce([[target, value]]);
     this.#warm();
     return value;
@@ -179,7 +190,8 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
       for (const name of SECTION_NAMES) {
         if (copy[name] === undefined) continue;
         const restored = restoreSecrets(name, copy[name], this.#read(name));
-        copy[name] = restored.value;
+        // An import (or its diff) is held to the same rule as a write; only a write logs it.
+        copy[name] = name === 'hub' ? bindPasswordToBroker(restored.value, this.#read(name), (input as Record<string, unknown>)[name]).value : restored.value;
         for (const field of restored.missing) errors.push({ path: `${root}.${name}.${field}`, message: 'carries the redaction marker but no secret is stored to keep' });
       }
       candidate = copy;

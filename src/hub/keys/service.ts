@@ -43,14 +43,16 @@ export class HubKeyService {
   }
 
   async delete(tenantId: string, id: string): Promise<void> {
-    const row = await this.#store.getKey(tenantId, id);
+    // Check and delete are one step in the store (one transaction holding the tenant's row):
+    // read here and deleted there, two owners deleting each other's keys at the same moment
+    // could both see two owners and leave none (issue 15 item 4).
+    const outcome = await this.#store.deleteKeyKeepingAnOwner(tenantId, id);
     // Another tenant's key id answers exactly like a missing one: ids are not secrets, but
     // which ids exist elsewhere is not this tenant's business.
-    if (!row) throw notFound('key', id);
-    if (row.role === 'owner' && (await this.#store.countKeys({ tenantId, role: 'owner' })) <= 1) {
+    if (outcome === 'missing') throw notFound('key', id);
+    if (outcome === 'last_owner') {
       throw new AppError('ERR_LAST_OWNER_KEY', 409, 'this is the last owner key of the tenant; create another owner key before deleting it');
     }
-    await this.#store.deleteKey(tenantId, id);
     this.#touch.forget(id);
   }
 

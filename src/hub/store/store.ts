@@ -1,8 +1,9 @@
 import type { Role } from '../../auth/roles.ts';
 import type { UplinkEventKind } from '../../lib/topics.ts';
 import type { Migration } from '../../db/migrate.ts';
+import { maskUrlCredentials } from '../../lib/mask-url.ts';
 import { hubMigrations } from '../migrations.ts';
-import { type TenantTable, tenantTables } from './catalogue.ts';
+import { ownTables, type TenantTable, tenantTables } from './catalogue.ts';
 import { type BatchOp, type BatchOutcome, type EventTable, HELLO_SQL, insertEventSql, isRowError, STATUS_SQL, TOUCH_SQL, writeBatch } from './ingest-batch.ts';
 import { type HubMigrationReport, migrateHub } from './migrate.ts';
 import { PostgresDriver } from './postgres-driver.ts';
@@ -97,6 +98,12 @@ export interface HubStore {
   /** The key with this lookup and its tenant's deletion mark. */
   keyByLookup(lookup: string): Promise<(HubKeyRow & { tenant_deleted_at: string | null }) | undefined>;
   deleteKey(tenantId: string, id: string): Promise<boolean>;
+  /**
+   * Deletes the key unless it is the tenant's last owner key ('last_owner'), decided in one
+   * transaction that holds the tenant's row, so two owners deleting each other's keys at the
+   * same moment cannot both succeed (issue 15 item 4).
+   */
+  deleteKeyKeepingAnOwner(tenantId: string, id: string): Promise<'deleted' | 'missing' | 'last_owner'>;
   countKeys(filter?: { tenantId?: string; role?: HubRole }): Promise<number>;
   touchKey(id: string, at: string): Promise<void>;
 
@@ -120,14 +127,16 @@ export interface HubStore {
   /** Applies a status unless it is older than the one recorded; true when applied. */
   recordStatus(tenantId: string, bridgeId: string, status: StatusUpdate): Promise<boolean>;
   touchBridge(tenantId: string, bridgeId: string, at: string): Promise<void>;
-  listBridges(tenantId: string): Promise<BridgeRow[]>;
+  /** The tenant's bridges by bridge_id; with a page, at most `limit` of those after `afterId`. */
+  listBridges(tenantId: string, page?: { afterId?: string; limit?: number }): Promise<BridgeRow[]>;
 
   /** Stores an event once: false when its event_id was already stored for this tenant. */
   insertEvent(kind: EventKind, row: EventRow): Promise<boolean>;
   listEvents(tenantId: string, kind: EventKind, limit?: number): Promise<EventRow[]>;
   countEvents(tenantId: string, kind: EventKind): Promise<number>;
 
-  /** Tenant tables as the catalogue has them now (src/hub/store/catalogue.ts). */
+  /** The hub's own tenant tables (made by its migrations) as the catalogue has them now
+   *  (src/hub/store/catalogue.ts); export and purge take exactly these. */
   tenantTables(): Promise<TenantTable[]>;
   /** One tenant's rows of one table, secret columns withheld. */
   exportRows(table: TenantTable, tenantId: string): Promise<Row[]>;
@@ -154,24 +163,17 @@ export async function openHubStore(location: HubStoreLocation, options: OpenHubS
     'databaseUrl' in location ? new PostgresDriver(location.databaseUrl, { max: options.maxConnections }) : new SqliteDriver(location.sqlitePath);
   const what = 'databaseUrl' in location ? `hub database ${redactUrl(location.databaseUrl)}` : `hub database ${location.sqlitePath}`;
   try {
-    const report = await migrateHub(driver, options.migrations ?? hubMigrations, what, options.now ?? Date.now);
-    return new SqlHubStore(driver, report);
+    const migrations = options.migrations ?? hubMigrations;
+    const report = await migrateHub(driver, migrations, what, options.now ?? Date.now);
+    return new SqlHubStore(driver, report, ownTables(migrations));
   } catch (error) {
     await driver.close().catch(() => {});
     throw error;
   }
 }
 
-/** postgres://user:secret@host/db -> postgres://user:***@host/db, for messages and logs. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparseable URL)';
-  }
-}
+/** postgres://user:secret@host/db -> postgres://***@host/db, for messages and logs (lib/mask-url.ts). */
+export const redactUrl = maskUrlCredentials;
 
 /**
  * How long a live tenant is taken from the ingest's cache. A change made through this store is
@@ -189,11 +191,14 @@ class SqlHubStore implements HubStore {
   #tenantsEpoch = 0;
   readonly dialect: 'sqlite' | 'postgres';
   readonly migrations: HubMigrationReport;
+  /** The tables the hub's migrations made: the only ones export and purge may touch. */
+  readonly #ownTables: ReadonlySet<string>;
 
-  constructor(driver: SqlDriver, migrations: HubMigrationReport) {
+  constructor(driver: SqlDriver, migrations: HubMigrationReport, own: ReadonlySet<string>) {
     this.#db = driver;
     this.dialect = driver.dialect;
     this.migrations = migrations;
+    this.#ownTables = own;
   }
 
   async ensureTenant(id: string, at: string): Promise<boolean> {
@@ -275,6 +280,24 @@ class SqlHubStore implements HubStore {
   async deleteKey(tenantId: string, id: string): Promise<boolean> {
     return (await this.#db.run('DELETE FROM api_keys WHERE tenant_id = $1 AND id = $2', [tenantId, id])) > 0;
   }
+  deleteKeyKeepingAnOwner(tenantId: string, id: string): Promise<'deleted' | 'missing' | 'last_owner'> {
+    return this.#db.transaction(async (tx) => {
+      // The tenant's row is the lock: on PostgreSQL this no-op UPDATE holds it until the
+      // transaction ends, so of two deletions in one tenant the second waits here and then
+      // counts what the first left (a lone DELETE ... WHERE (SELECT count(*)) > 1 would not:
+      // under READ COMMITTED both would count from their own snapshot and both delete).
+      // SQLite: BEGIN IMMEDIATE has taken the database's write lock already.
+      await tx.run('UPDATE tenants SET id = id WHERE id = $1', [tenantId]);
+      const row = (await tx.query('SELECT role FROM api_keys WHERE tenant_id = $1 AND id = $2', [tenantId, id]))[0];
+      if (!row) return 'missing';
+      if (row.role === 'owner') {
+        const owners = await tx.query("SELECT CAST(count(*) AS INTEGER) AS n FROM api_keys WHERE tenant_id = $1 AND role = 'owner'", [tenantId]);
+        if (Number(owners[0].n) <= 1) return 'last_owner';
+      }
+      await tx.run('DELETE FROM api_keys WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
+      return 'deleted';
+    });
+  }
   async countKeys(filter: { tenantId?: string; role?: HubRole } = {}): Promise<number> {
     // NULL parameters switch a condition off, so one statement serves every filter (the CAST
     // gives PostgreSQL the parameter's type, which "$1 IS NULL" alone does not).
@@ -337,8 +360,13 @@ class SqlHubStore implements HubStore {
   async touchBridge(tenantId: string, bridgeId: string, at: string): Promise<void> {
     await this.#db.run(TOUCH_SQL, [tenantId, bridgeId, at]);
   }
-  async listBridges(tenantId: string): Promise<BridgeRow[]> {
-    const rows = await this.#db.query('SELECT * FROM bridges WHERE tenant_id = $1 ORDER BY bridge_id', [tenantId]);
+  async listBridges(tenantId: string, page: { afterId?: string; limit?: number } = {}): Promise<BridgeRow[]> {
+    // Keyset paging on the primary key (tenant_id, bridge_id); NULL switches a bound off, as in countKeys.
+    const sql = `SELECT * FROM bridges WHERE tenant_id = $1 AND (CAST($2 AS TEXT) IS NULL OR bridge_id > $2) ORDER BY bridge_id`;
+    const rows =
+      page.limit === undefined
+        ? await this.#db.query(sql, [tenantId, page.afterId ?? null])
+        : await this.#db.query(`${sql} LIMIT $3`, [tenantId, page.afterId ?? null, page.limit]);
     return rows.map((r) => ({ ...(r as unknown as BridgeRow), session: Number(r.session), interfaces: parseArray(r.interfaces) }));
   }
 
@@ -355,7 +383,7 @@ class SqlHubStore implements HubStore {
   }
 
   async tenantTables(): Promise<TenantTable[]> {
-    return tenantTables(await this.#db.catalogue());
+    return tenantTables(await this.#db.catalogue(), this.#ownTables);
   }
   async exportRows(table: TenantTable, tenantId: string): Promise<Row[]> {
     const columns = table.exportColumns.map(quoteIdent).join(', ');

@@ -54,7 +54,7 @@ test('roles: only an owner manages keys; an admin gets 403; any valid key reads 
   for (const key of [h.ownerKey, admin, viewer]) {
     const devices = await h.call('GET', '/api/devices', { key });
     assert.is(devices.status, 200);
-    assert.equal(devices.body, { items: [] });
+    assert.equal(devices.body, { items: [], next_cursor: null });
   }
   assert.is((await h.call('GET', '/api/tenant/export', { key: viewer })).status, 403);
 });
