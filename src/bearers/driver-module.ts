@@ -4,6 +4,7 @@ import type { Route } from '../http/route.ts';
 import type { Clock } from '../lib/clock.ts';
 import { jsonDepth } from '../lib/json.ts';
 import type { BearerFactory, DeviceSection, DriverState } from './bearer.ts';
+import type { BleFraming } from './links/ble-link.ts';
 import type { Link } from './links/link.ts';
 import type { Probe } from './links/open-link.ts';
 
@@ -87,6 +88,8 @@ export interface DriverModule<K extends string = string> {
   create?: BearerFactory;
   /** Recognises the device behind a freshly opened link, for the `auto` port value. */
   probe?: Probe;
+  /** How the driver's bytes travel over ble:// (links/ble-link.ts; default `stream`). */
+  bleFraming?: BleFraming;
   /** The port of a tcp://host value that names none (default 7633, the RNode's). */
   tcpPort?: number;
   /** Serial speed for this kind's devices (default 115200), or read from an interface's

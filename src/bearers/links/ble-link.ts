@@ -1,4 +1,6 @@
 import { AppError } from '../../lib/errors.ts';
+import { MAX_FRAME_SIZE as MESHCORE_MAX_FRAME } from '../meshcore/codec/constants.ts';
+import { encodeFrame as encodeMeshCoreFrame, FrameDecoder as MeshCoreFrameDecoder } from '../meshcore/codec/frame.ts';
 import { encodeFrame, MAX_FRAME_PAYLOAD, StreamDecoder } from '../meshtastic/codec/stream.ts';
 import { ATT_HEADER_BYTES, describeTarget, findDevice, findProfile, type BleTarget, type GattProfile } from './ble-find.ts';
 import { DbusBluez, describeBluezError, GATT_CHAR_IFACE, type BluezGatt } from './bluez-client.ts';
@@ -14,17 +16,25 @@ import type { Link } from './link.ts';
 //    taken apart here: each ToRadio frame the driver writes becomes one write with response
 //    of its protobuf alone; each FromRadio read becomes one frame for the driver. FromRadio is
 //    read until empty after every write and whenever FromNum notifies.
+//  - MeshCore: Nordic UART again, but one companion frame per write and per notification,
+//    without the serial header (MeshCoreBleLink below).
 // The GATT and D-Bus facts behind each step, with their sources, are in docs/ports.md
 // "BLE decisions".
 
 export { describeTarget, type BleTarget } from './ble-find.ts';
 export type { BluezGatt } from './bluez-client.ts';
 
+/** What the driver's bytes look like on the air: `stream` (RNode: the serial stream itself, cut
+ *  to the MTU), `meshtastic` (the stream API's frames, one protobuf per write or read) or
+ *  `meshcore` (the companion protocol's frames, one per write or notification, no header). */
+export type BleFraming = 'stream' | 'meshtastic' | 'meshcore';
+
 export interface BleLinkOptions {
   /** Speaks to BlueZ; default: a new D-Bus connection to the system bus for this link. */
   bus?: BluezGatt;
-  /** Which service to use when a board offers both (none known does). */
-  prefer?: 'nus' | 'meshtastic';
+  /** The driver's framing (default `stream`); `meshtastic` also takes the Meshtastic service
+   *  should a board offer it beside Nordic UART (none known does). */
+  framing?: BleFraming;
   report?: (error: unknown) => void;
 }
 
@@ -44,8 +54,11 @@ export async function openBleLink(target: BleTarget, options: BleLinkOptions = {
       link?.gone(reason);
     });
     await bus.connect(device.path);
-    const profile = findProfile(await bus.getManagedObjects(), device.path, description, options.prefer);
-    link = profile.kind === 'nus' ? new NusLink(bus, device.path, profile, description, options.report) : new MeshtasticBleLink(bus, device.path, profile, description, options.report);
+    const framing = options.framing ?? 'stream';
+    const profile = findProfile(await bus.getManagedObjects(), device.path, description, framing === 'meshtastic' ? 'meshtastic' : 'nus');
+    if (profile.kind === 'meshtastic') link = new MeshtasticBleLink(bus, device.path, profile, description, options.report);
+    else if (framing === 'meshcore') link = new MeshCoreBleLink(bus, device.path, profile, description, options.report);
+    else link = new NusLink(bus, device.path, profile, description, options.report);
     await link.start();
     if (gone !== null) throw new AppError('ERR_BLE_CONNECT', 503, `${description}: ${gone}`);
     return link;
@@ -212,6 +225,47 @@ class MeshtasticBleLink extends BleLinkBase {
       if (!this.events.closed) this.fail(`reading FromRadio failed: ${describeBluezError(error)}`);
     } finally {
       this.#draining = false;
+    }
+  }
+}
+
+/**
+ * A MeshCore companion radio over Nordic UART (docs/protocols/meshcore.md 6.1, "BLE"): the
+ * firmware's SerialBLEInterface takes one frame per write of RX (a write longer than
+ * MAX_FRAME_SIZE, or empty, is ignored) and sends one frame per TX notification, without the
+ * `<`/`>` header and length the serial port uses. The driver speaks the serial framing; here
+ * its `<` frames are taken apart into one write each, and each notification becomes a `>`
+ * frame for it, so the driver is the same over every link.
+ */
+class MeshCoreBleLink extends BleLinkBase {
+  readonly #profile: Extract<GattProfile, { kind: 'nus' }>;
+  readonly #decoder = new MeshCoreFrameDecoder('to-radio');
+  /** Notifications that cannot be a frame (empty, or longer than the firmware ever sends). */
+  notFrames = 0;
+
+  constructor(bus: BluezGatt, devicePath: string, profile: Extract<GattProfile, { kind: 'nus' }>, description: string, report?: (error: unknown) => void) {
+    super(bus, devicePath, description, report);
+    this.#profile = profile;
+  }
+
+  async start(): Promise<void> {
+    this.watchValue(this.#profile.txPath, (value) => {
+      if (value.length === 0 || value.length > MESHCORE_MAX_FRAME) {
+        this.notFrames++;
+        return;
+      }
+      this.events.emitData(encodeMeshCoreFrame('from-radio', value));
+    });
+    await this.bus.startNotify(this.#profile.txPath);
+  }
+
+  /** Each whole `<` frame of the driver is one write with response: BlueZ waits for the
+   *  board's answer (flow control), and splits a frame longer than the MTU allows into a long
+   *  write. Bytes outside a frame mean nothing over BLE and are dropped. */
+  protected async send(data: Uint8Array): Promise<void> {
+    for (const event of this.#decoder.push(data)) {
+      if (event.type !== 'frame') continue;
+      await this.writeValue(this.#profile.rxPath, event.body, 'request');
     }
   }
 }

@@ -1,8 +1,7 @@
 import { systemClock, type Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import { silentLogger, type Logger } from '../../lib/log.ts';
-import { TCP_PORT as MESHTASTIC_TCP_PORT } from '../meshtastic/codec/stream.ts';
-import { openBleLink, type BluezGatt } from './ble-link.ts';
+import { openBleLink, type BleFraming, type BluezGatt } from './ble-link.ts';
 import { SharedLink } from './link-share.ts';
 import type { Link } from './link.ts';
 import { listSerialPorts, type SerialPortEntry } from './list-ports.ts';
@@ -42,6 +41,8 @@ export interface OpenLinkOptions {
   openSim?: (channel: string) => Promise<Link>;
   /** The port of a tcp:// value that names none (default 7633, the RNode's). */
   defaultTcpPort?: number;
+  /** How the driver's bytes travel over ble:// (the driver module's `bleFraming`). */
+  bleFraming?: BleFraming;
   /** Speaks to BlueZ for ble:// (a new one per open); default: the system bus (docs/ports.md "BLE"). */
   bluez?: () => BluezGatt;
 }
@@ -66,11 +67,7 @@ export async function openLink(device: string | PortValue, options: OpenLinkOpti
         openTcpLink(value.host, value.port, { clock: o.clock, connectTimeoutMs: o.connectTimeoutMs, report: o.report }),
       );
     case 'ble':
-      // Meshtastic's driver is the one whose TCP port is 4403: it takes the Meshtastic service
-      // should a board offer both (none known does).
-      return claimed(formatPortValue(value), o, () =>
-        openBleLink(value, { bus: o.bluez?.(), prefer: o.defaultTcpPort === MESHTASTIC_TCP_PORT ? 'meshtastic' : 'nus', report: o.report }),
-      );
+      return claimed(formatPortValue(value), o, () => openBleLink(value, { bus: o.bluez?.(), framing: o.bleFraming, report: o.report }));
     case 'sim':
       if (!o.openSim) {
         throw new AppError('ERR_PORT_UNSUPPORTED', 400, `${formatPortValue(value)}: this interface kind has no simulator behind sim:// here`);

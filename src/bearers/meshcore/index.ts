@@ -13,6 +13,7 @@ import { meshcoreStats } from './stats.ts';
 export const meshcoreDriver = defineDriver({
   kind: 'meshcore',
   title: 'MeshCore',
+  bleFraming: 'meshcore',
   settings: MeshCoreSettings as unknown as z.ZodType<Record<string, unknown>>,
   contact: {
     field: 'meshcore', schema: z.string().trim().regex(/^(?:[0-9a-fA-F]{2}){6,32}$/, { error: 'expected the hex of a MeshCore public key or of its first 6 bytes or more (whole bytes: an even number of digits)' }),

@@ -4,6 +4,7 @@ import { MESHTASTIC_FROMNUM_UUID, MESHTASTIC_FROMRADIO_UUID, MESHTASTIC_SERVICE_
 import { chunkForWrite, openBleLink } from '../../../src/bearers/links/ble-link.ts';
 import type { BluezGatt, ManagedObjects, WriteType } from '../../../src/bearers/links/bluez-client.ts';
 import { encodeFrame, WAKE_BYTES } from '../../../src/bearers/meshtastic/codec/stream.ts';
+import { MAX_FRAME_SIZE as MESHCORE_MAX_FRAME } from '../../../src/bearers/meshcore/codec/constants.ts';
 import { AppError } from '../../../src/lib/errors.ts';
 
 // The link's own logic over an in-memory BluezGatt: what it writes for the driver's bytes,
@@ -98,7 +99,7 @@ test('Nordic UART: notifications are the stream; writes are Write Commands of MT
 
 test('Meshtastic: one ToRadio per write request, frames cut anywhere; FromRadio read until empty after writes and FromNum', async () => {
   const bus = new FakeBluez(objects('meshtastic', 185));
-  const link = await openBleLink({ mac: null, name: 'Board' }, { bus, prefer: 'meshtastic' });
+  const link = await openBleLink({ mac: null, name: 'Board' }, { bus, framing: 'meshtastic' });
   assert.equal(bus.calls, [`connect ${DEV}`, `notify ${S}/char002f`]);
   const heard: number[] = [];
   link.onData((c) => heard.push(...c));
@@ -117,6 +118,37 @@ test('Meshtastic: one ToRadio per write request, frames cut anywhere; FromRadio 
   await tick();
   assert.equal(heard.slice(6), [...encodeFrame(Uint8Array.from([1])), ...encodeFrame(Uint8Array.from([2]))]);
   assert.ok(bus.calls.filter((c) => c.startsWith('read')).length >= 4, 'each drain ends on an empty read');
+});
+
+test('MeshCore: each < frame of the driver is one write request without its header; each notification one > frame', async () => {
+  const bus = new FakeBluez(objects('nus', 23));
+  const link = await openBleLink({ mac: null, name: 'Board' }, { bus, framing: 'meshcore' });
+  assert.equal(bus.calls, [`connect ${DEV}`, `notify ${S}/char002c`]);
+  const heard: number[] = [];
+  link.onData((c) => heard.push(...c));
+  // Written by hand from docs/protocols/meshcore.md 6.1: '<' (3C), length low, high, body.
+  // CMD_DEVICE_QUERY (22 = 0x16) with app version 3; CMD_APP_START (1) with 7 reserved bytes and "fb".
+  const query = [0x3c, 0x02, 0x00, 0x16, 0x03];
+  const appStart = [0x3c, 0x0a, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 0x66, 0x62];
+  const bytes = Uint8Array.from([0x00, ...query, ...appStart]); // a stray byte first: dropped
+  await link.write(bytes.subarray(0, 4)); // cut inside the first frame's body
+  await link.write(bytes.subarray(4));
+  assert.equal(bus.writes.map((w) => [w.path, w.value, w.type]), [
+    [`${S}/char0029`, [0x16, 0x03], 'request'],
+    [`${S}/char0029`, [0x01, 0, 0, 0, 0, 0, 0, 0, 0x66, 0x62], 'request'],
+  ]);
+  // RESP_CODE_OK (0) and a 120-byte frame (longer than the default MTU allows a serial link
+  // to cut; a notification carries it whole): each becomes a '>' frame.
+  bus.changed(`${S}/char002c`, { Value: Buffer.from([0x00]) });
+  const long = Buffer.alloc(120, 0x41);
+  bus.changed(`${S}/char002c`, { Value: long });
+  assert.equal(heard, [0x3e, 0x01, 0x00, 0x00, 0x3e, 120, 0x00, ...long]);
+  // Empty and oversized notifications are not frames: dropped, the link stays up.
+  bus.changed(`${S}/char002c`, { Value: Buffer.alloc(0) });
+  bus.changed(`${S}/char002c`, { Value: Buffer.alloc(MESHCORE_MAX_FRAME + 1, 1) });
+  assert.is(heard.length, 4 + 3 + 120);
+  assert.is((link as unknown as { notFrames: number }).notFrames, 2);
+  await link.close();
 });
 
 test('gone: the reason is reported once, writes are refused, the bus connection is closed', async () => {

@@ -69,7 +69,8 @@ MESHTASTIC = {
         ('logradio', '5a3d6e49-06e6-4423-9944-e9de8cdf9547', ['notify', 'read']),
     ],
 }
-PROFILES = {'nus': NUS, 'meshtastic': MESHTASTIC}
+# A MeshCore companion radio offers Nordic UART too; only what travels in it differs.
+PROFILES = {'nus': NUS, 'meshtastic': MESHTASTIC, 'meshcore': NUS}
 GENERIC_ACCESS = '00001800-0000-1000-8000-00805f9b34fb'
 
 
@@ -417,6 +418,53 @@ class MeshtasticProfile:
                 self.device.char('fromnum').notify(struct.pack('<I', self.from_num))
 
 
+class MeshCoreProfile:
+    """MeshCore companion over Nordic UART: one frame per RX write and per TX notification,
+    without the serial '<'/'>' header (firmware SerialBLEInterface). The simulator behind the
+    relay speaks the serial framing, so headers are added to writes and taken off its frames."""
+    MAX_FRAME_SIZE = 176  # BaseSerialInterface.h
+
+    def __init__(self, device):
+        self.device = device
+        self.reset()
+
+    def reset(self):
+        self.buffer = b''
+
+    def write(self, char, data):
+        # SerialBLEInterface ignores an empty write and one longer than MAX_FRAME_SIZE.
+        if char.role != 'rx' or not data or len(data) > self.MAX_FRAME_SIZE:
+            self.device.bluez.count('ignored-write', len(data))
+            return
+        self.device.relay_send(b'<' + struct.pack('<H', len(data)) + data)
+
+    def read(self, char, done, fail):
+        done(b'')
+
+    def from_relay(self, data):
+        self.buffer += data
+        while True:
+            start = self.buffer.find(b'>')
+            if start < 0:
+                self.buffer = b''
+                return
+            self.buffer = self.buffer[start:]
+            if len(self.buffer) < 3:
+                return
+            length = struct.unpack('<H', self.buffer[1:3])[0]
+            if length == 0 or length > self.MAX_FRAME_SIZE:
+                self.buffer = self.buffer[1:]
+                continue
+            if len(self.buffer) < 3 + length:
+                return
+            frame, self.buffer = self.buffer[3:3 + length], self.buffer[3 + length:]
+            # A notification carries at most MTU - 3 bytes: a longer frame arrives cut.
+            size = self.device.mtu - 3
+            if len(frame) > size:
+                self.device.bluez.count('cut-notification', len(frame))
+            self.device.char('tx').notify(frame[:size])
+
+
 class Device(Obj):
     def __init__(self, bluez, adapter_path, spec):
         address = spec['address'].upper()
@@ -434,7 +482,7 @@ class Device(Obj):
         uuids = [GENERIC_ACCESS]
         if profile:
             uuids.append(profile['service'])
-            self.profile = (NusProfile if spec['profile'] == 'nus' else MeshtasticProfile)(self)
+            self.profile = {'nus': NusProfile, 'meshtastic': MeshtasticProfile, 'meshcore': MeshCoreProfile}[spec['profile']](self)
         props = {
             'Address': dbus.String(address), 'AddressType': dbus.String(spec.get('address_type', 'public')),
             'Alias': dbus.String(spec.get('alias', spec.get('name', address.replace(':', '-')))),

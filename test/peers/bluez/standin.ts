@@ -29,7 +29,7 @@ export interface DeviceSpec {
   paired?: boolean;
   bonded?: boolean;
   trusted?: boolean;
-  profile?: 'nus' | 'meshtastic';
+  profile?: 'nus' | 'meshtastic' | 'meshcore';
   /** host:port of the relay that carries this board's bytes (relayTo()). */
   relay?: string;
   mtu?: number;
