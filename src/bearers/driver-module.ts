@@ -96,7 +96,7 @@ export interface DriverModule<K extends string = string> {
    *  settings (an Iridium modem's `baud`). */
   baudRate?: number | ((settings: Record<string, unknown>) => number);
   /** The device keeps a frame the bridge could not store yet and offers it again (an SMS stays
-   *  on the SIM, an Iridium message at the gateway): while the database is locked by another
+   *  on the SIM, an Iridium message in the modem's MT buffer): while the database is locked by another
    *  process, its frames are refused rather than held in memory (router/held-frames.ts). */
   keepsUnstoredFrames?: boolean;
   /** Opens sim://<channel>: a simulated device in this process. */

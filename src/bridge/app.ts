@@ -47,7 +47,7 @@ import { nodeRoutes } from './nodes/routes.ts';
 import type { NodeStore } from './nodes/store.ts';
 import { RoutingCore } from './router/core.ts';
 import type { FallbackService } from './deliveries/fallback.ts';
-import { routerMetrics } from './router/metrics.ts';
+import { lockWaitMetrics, routerMetrics } from './router/metrics.ts';
 import type { Pipeline } from './router/pipeline.ts';
 import { ruleRoutes } from './rules/routes.ts';
 import { RuleService } from './rules/service.ts';
@@ -187,9 +187,6 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const log = options.log;
   const startedAt = clock.now();
   const { db, fresh } = openMigrated(options.dbPath, log, options.db);
-  // While running, SQLite waits at most a slice for another process's lock; whoever meets it
-  // waits on a timer instead, so the event loop keeps serving (db/busy.ts, issue 14 item 7).
-  db.exec(`PRAGMA busy_timeout = ${BUSY_SLICE_MS}`);
   const services = createServices(db, clock, log, options.random, options.uplinkEnv);
   const { keys, metrics } = services;
   // bridge.storage.sync: applied at start and whenever it changes (issue 22).
@@ -233,6 +230,10 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   retention.start();
   auditRetention.start();
   services.uplink.start();
+  // From now on SQLite waits at most a slice for another process's lock; whoever meets it waits
+  // on a timer instead, so the event loop keeps serving (db/busy.ts, issue 14 item 7). Start-up
+  // (recovery, the uplink's session) kept SQLite's full wait: nothing else runs yet.
+  db.exec(`PRAGMA busy_timeout = ${BUSY_SLICE_MS}`);
   log.info('bridge_listening', { url: server.url, db: options.dbPath, version: VERSION });
 
   let closing: Promise<void> | undefined;
@@ -286,6 +287,7 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   });
   followRouter(uplink, events);
   routerMetrics(metrics, events, deliveries, interfaceStore);
+  lockWaitMetrics(metrics, core);
   interfaceMetrics(metrics, interfaces);
   const audit = new AuditStore(db, log, () => config.section('bridge').audit);
   const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, deliveries, clock, log });

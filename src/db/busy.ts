@@ -1,6 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import type { Logger } from '../lib/log.ts';
-import { BUSY_TIMEOUT_MS, commitCount, isBusyError, transaction, withoutBusyWait } from './sqlite.ts';
+import { BUSY_TIMEOUT_MS, commitCount, isLockHeldError, transaction, withoutBusyWait } from './sqlite.ts';
 
 // Waiting for another process's write lock without stopping the bridge (issue 14, item 7;
 // docs/decisions.md "Issue 14: waiting for a lock off the event loop"). node:sqlite is
@@ -34,7 +34,7 @@ export function writeLockFree(db: DatabaseSync): boolean {
     });
     return true;
   } catch (error) {
-    if (isBusyError(error)) return false;
+    if (isLockHeldError(error)) return false;
     throw error;
   }
 }
@@ -85,12 +85,15 @@ export async function retryWhileBusy<T>(db: DatabaseSync, work: () => T | Promis
   const startedAt = performance.now();
   const deadline = startedAt + (options.totalMs ?? BUSY_TIMEOUT_MS);
   for (let first = true; ; first = false) {
+    // A repeat waits a poll first: the lock may be free again already, or never have been the
+    // trouble, and a repeat at once would spin without letting anything else run.
+    if (!first) await sleep(LOCK_POLL_MS);
     if (options.gate || !first) await untilWriteLockFree(db, deadline, startedAt);
     const mark = writeMark(db);
     try {
       return await work();
     } catch (error) {
-      if (!isBusyError(error) || performance.now() >= deadline || writeMark(db) !== mark || options.repeatable?.() === false) throw error;
+      if (!isLockHeldError(error) || performance.now() >= deadline || writeMark(db) !== mark || options.repeatable?.() === false) throw error;
     }
   }
 }
@@ -99,17 +102,21 @@ export async function retryWhileBusy<T>(db: DatabaseSync, work: () => T | Promis
  * Writes that must happen, in order, but need not happen now: node reports, what drivers keep
  * across restarts. Each runs at once without waiting for another process's lock; one that meets
  * the lock waits here, with every later one behind it, and they run once the lock is free (in
- * one transaction per batch). At most `max` wait; later ones are dropped, counted and logged
- * once (the bridge keeps running; a node report or a driver hint is refreshed by the next one).
+ * one transaction per batch, each write in a savepoint of its own). At most `max` wait; later
+ * ones are dropped, counted and logged once per episode (the bridge keeps running; a node
+ * report is refreshed by the next one). `lost` is told of every write that will never be made.
  */
 export class DeferredWrites {
   readonly #db: DatabaseSync;
   readonly #log: Logger;
   readonly #name: string;
   readonly #max: number;
-  readonly #waiting: Array<() => void> = [];
+  readonly #waiting: Array<{ write: () => void; lost?: () => void }> = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** Dropped in this episode of the lock (logged when it starts and when it ends). */
   #dropped = 0;
+  /** Dropped since start (metrics). */
+  droppedTotal = 0;
 
   constructor(db: DatabaseSync, log: Logger, name: string, max = 10_000) {
     this.#db = db;
@@ -125,53 +132,58 @@ export class DeferredWrites {
 
   /** Runs `write` now, or after the writes already waiting once the lock is free. Errors other
    *  than a held lock are thrown to the caller, as before. */
-  run(write: () => void): void {
+  run(write: () => void, lost?: () => void): void {
     if (this.#waiting.length === 0) {
       try {
         withoutBusyWait(this.#db, write);
         return;
       } catch (error) {
-        if (!isBusyError(error)) throw error;
+        if (!isLockHeldError(error)) throw error;
       }
     }
     if (this.#waiting.length >= this.#max) {
+      this.droppedTotal++;
       if (this.#dropped++ === 0) this.#log.error(`${this.#name}_dropped`, { reason: 'the database stayed locked by another process', waiting: this.#waiting.length });
+      lost?.();
       return;
     }
-    this.#waiting.push(write);
+    this.#waiting.push({ write, lost });
     this.#schedule();
   }
 
-  /** Tries the waiting writes now (at close: what still meets the lock is lost, and logged). */
-  flush(): void {
+  /** Tries the waiting writes now; `wait`: with SQLite's full busy wait (at shutdown, when
+   *  nothing else runs). */
+  flush(options: { wait?: boolean } = {}): void {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
     if (this.#waiting.length === 0 || !this.#db.isOpen) return;
     const batch = this.#waiting.splice(0);
-    try {
-      withoutBusyWait(this.#db, () =>
-        transaction(this.#db, () => {
-          // Each in a savepoint: one that fails now (its interface deleted meanwhile) is lost
-          // alone, not with the batch.
-          for (const write of batch) {
-            this.#db.exec('SAVEPOINT deferred');
-            try {
-              write();
-            } catch (error) {
-              this.#db.exec('ROLLBACK TO deferred');
-              this.#log.error(`${this.#name}_failed`, { error: (error as Error).message, lost: 1 });
-            }
-            this.#db.exec('RELEASE deferred');
+    const commit = () =>
+      transaction(this.#db, () => {
+        // Each in a savepoint: one that fails now is lost alone, not with the batch.
+        for (const entry of batch) {
+          this.#db.exec('SAVEPOINT deferred');
+          try {
+            entry.write();
+          } catch (error) {
+            this.#db.exec('ROLLBACK TO deferred');
+            this.#log.error(`${this.#name}_failed`, { error: (error as Error).message, lost: 1 });
+            entry.lost?.();
           }
-        }),
-      );
+          this.#db.exec('RELEASE deferred');
+        }
+      });
+    try {
+      if (options.wait) withBusyWait(this.#db, commit);
+      else withoutBusyWait(this.#db, commit);
     } catch (error) {
-      if (isBusyError(error)) {
+      if (isLockHeldError(error)) {
         this.#waiting.unshift(...batch);
         this.#schedule();
         return;
       }
       this.#log.error(`${this.#name}_failed`, { error: (error as Error).message, lost: batch.length });
+      for (const entry of batch) entry.lost?.();
       return;
     }
     if (this.#dropped > 0) this.#log.warn(`${this.#name}_recovered`, { dropped: this.#dropped });
@@ -183,16 +195,28 @@ export class DeferredWrites {
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.flush();
-    }, LOCK_POLL_MS * 4);
+    }, LOCK_POLL_MS);
     this.#timer.unref?.();
   }
 
-  /** Stops retrying (the bridge is closing); what is waiting is tried once more. */
+  /** Stops retrying (the bridge is closing): what is waiting is written, waiting up to
+   *  BUSY_TIMEOUT_MS for the lock as SQLite does (nothing else needs the event loop now). */
   close(): void {
-    this.flush();
+    this.flush({ wait: true });
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
     if (this.#waiting.length > 0) this.#log.error(`${this.#name}_lost`, { count: this.#waiting.length, reason: 'the database was still locked at shutdown' });
-    this.#waiting.length = 0;
+    for (const entry of this.#waiting.splice(0)) entry.lost?.();
+  }
+}
+
+/** Runs fn with SQLite's own busy wait at BUSY_TIMEOUT_MS (shutdown: nothing else to serve). */
+export function withBusyWait<T>(db: DatabaseSync, fn: () => T): T {
+  const before = (db.prepare('PRAGMA busy_timeout').get() as { timeout: number }).timeout;
+  db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  try {
+    return fn();
+  } finally {
+    db.exec(`PRAGMA busy_timeout = ${Number(before)}`);
   }
 }

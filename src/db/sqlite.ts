@@ -184,8 +184,11 @@ export function commitCount(db: DatabaseSync): number {
 }
 
 /** Runs fn inside BEGIN IMMEDIATE ... COMMIT, rolling back on any throw. The writes of the
- *  riders waiting for a commit (rideNextCommit) go with it. */
+ *  riders waiting for a commit (rideNextCommit) go with it. Inside another transaction it is
+ *  a savepoint of that one: its work commits with the outer transaction, or not at all (a
+ *  frame split into parts is stored whole or not at all, router/held-frames.ts). */
 export function transaction<T>(db: DatabaseSync, fn: () => T): T {
+  if (db.isTransaction) return savepoint(db, fn);
   try {
     db.exec('BEGIN IMMEDIATE');
   } catch (error) {
@@ -231,6 +234,21 @@ export function transaction<T>(db: DatabaseSync, fn: () => T): T {
   return result;
 }
 
+function savepoint<T>(db: DatabaseSync, fn: () => T): T {
+  db.exec('SAVEPOINT nested');
+  try {
+    const result = fn();
+    db.exec('RELEASE nested');
+    return result;
+  } catch (error) {
+    if (db.isTransaction) {
+      db.exec('ROLLBACK TO nested');
+      db.exec('RELEASE nested');
+    }
+    throw error;
+  }
+}
+
 // The write-behinds run this once per turn of the event loop: the statement is compiled once.
 const busyTimeoutOf = new WeakMap<DatabaseSync, StatementSync>();
 
@@ -272,6 +290,15 @@ export function isReadOnlyError(error: unknown): boolean {
   const code = primaryCode(error);
   if (code !== undefined) return code === 8;
   return /readonly database/i.test((error as Error)?.message ?? '');
+}
+
+/** True for SQLITE_BUSY alone: another connection holds the lock, and waiting may help
+ *  (db/busy.ts waits and tries again only for this; SQLITE_LOCKED is a conflict inside this
+ *  process that waiting does not end). */
+export function isLockHeldError(error: unknown): boolean {
+  const code = primaryCode(error);
+  if (code !== undefined) return code === SQLITE_BUSY;
+  return /database is locked/i.test((error as Error)?.message ?? '');
 }
 
 /** True for SQLite's "database is locked/busy" errors, which the API answers with 503. */

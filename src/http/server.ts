@@ -183,7 +183,7 @@ export function createRequestHandler(options: HttpAppOptions): RequestHandler {
       if (error instanceof AppError) {
         sendProblem(res, error.status, error.code, error.message, error.errors, { ...error.headers }, requestId);
       } else if (isBusyError(error)) {
-        sendProblem(res, 503, 'ERR_DB_BUSY', 'another process held the database lock for 5000 ms, or took it while the change was half made: nothing more was saved; try again', undefined, { 'Retry-After': '1' }, requestId);
+        sendProblem(res, 503, 'ERR_DB_BUSY', 'another process held the database lock for 5000 ms, or took it while the change was half made; a change that met it before it began saved nothing; try again', undefined, { 'Retry-After': '1' }, requestId);
       } else if (isStorageFullError(error)) {
         // SQLITE_FULL: the write was not made (SQLite rolled its transaction back). Nothing is
         // wrong with the request; it can be sent again once there is room (issue 14).

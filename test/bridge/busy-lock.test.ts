@@ -3,7 +3,11 @@ import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
 import { simChannels, type SimListener } from '../../src/bearers/sim/channels.ts';
 import { MAX_HELD_FRAMES } from '../../src/bridge/router/held-frames.ts';
+import { SmsModem } from '../../src/bearers/simulators/sms/modem.ts';
+import { SmsNetwork } from '../../src/bearers/simulators/sms/network.ts';
+import { serveSmsTcp } from '../../src/bearers/simulators/sms/serve.ts';
 import { startTestBridge, type TestBridge } from '../helpers/bridge.ts';
+import { createRule } from '../helpers/routing.ts';
 
 // Issue 14, item 7: while another process holds the database's write lock, the bridge keeps
 // running. SQLite's busy wait stops the whole event loop (node:sqlite is synchronous), so the
@@ -57,8 +61,8 @@ async function longestStall(during: () => Promise<void>): Promise<number> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function simInterface(t: TestBridge, name: string, channel: string): Promise<string> {
-  const r = await t.call('POST', '/api/interfaces', { body: { name, kind: 'sim', device: `sim://${channel}`, enabled: true } });
+async function simInterface(t: TestBridge, name: string, channel: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const r = await t.call('POST', '/api/interfaces', { body: { name, kind: 'sim', device: `sim://${channel}`, enabled: true, ...extra } });
   assert.is(r.status, 201, r.text);
   for (let i = 0; i < 100 && !(await t.call('GET', `/api/interfaces/${r.body.id}`)).body.state?.connected; i++) await sleep(20);
   return r.body.id as string;
@@ -204,6 +208,143 @@ test('driver state and node reports written under a held lock wait, reads see th
     assert.is(node.body.long_name, 'Held Node');
   } finally {
     await t.stop();
+  }
+});
+
+
+test('a frame an inbound transform splits is stored whole or not at all: under the lock every part waits, after it every part is stored once', async () => {
+  const t = await startTestBridge();
+  try {
+    const id = await simInterface(t, 'radio', 'busy-split', { transforms: { inbound: [{ type: 'split', max_bytes: 20 }], outbound: [] } });
+    const peer: SimListener = { interfaceId: 'peer', hear: () => {} };
+    simChannels.join('busy-split', peer);
+    const text = 'a long report from the ridge that needs several parts';
+    const lock = await holdLock(t.dbPath);
+    simChannels.broadcast('busy-split', peer, { from: '!0000beef', to: null, channel: 0, kind: 'text', text, payload: null, meta: {}, dedupeKey: 'split-1' });
+    assert.is((await t.call('GET', '/api/messages/stats')).body.total, 0, 'no part is stored while the lock is held');
+    await lock.release();
+    for (let i = 0; i < 100 && t.bridge.services.core.held.waiting > 0; i++) await sleep(20);
+    const messages = await t.call('GET', `/api/messages?interface=${id}&limit=100`);
+    const parts = messages.body.items.map((m: { text: string }) => m.text).reverse();
+    assert.ok(parts.length >= 3, messages.text);
+    assert.ok(parts.every((p: string, i: number) => p.startsWith(`(${i + 1}/${parts.length}) `)), `each part once, in order: ${JSON.stringify(parts)}`);
+    // The same frame again is a duplicate: nothing more is stored.
+    simChannels.broadcast('busy-split', peer, { from: '!0000beef', to: null, channel: 0, kind: 'text', text, payload: null, meta: {}, dedupeKey: 'split-1' });
+    assert.is((await t.call('GET', '/api/messages/stats')).body.total, parts.length);
+    simChannels.leave('busy-split', peer);
+  } finally {
+    await t.stop();
+  }
+});
+
+test('a driver state write queued under the lock does not bring the state back after the interface is deleted', async () => {
+  const t = await startTestBridge();
+  try {
+    const id = await simInterface(t, 'radio', 'busy-forget');
+    const { driverState, deferred } = t.bridge.services.core;
+    const lock = await holdLock(t.dbPath);
+    try {
+      driverState.set(id, 'identity', 'secret', new Date().toISOString());
+      t.bridge.services.host.forget(id); // what deleting the interface does, after its bearer stopped
+      assert.is(driverState.get(id, 'identity'), null, 'forgotten at once');
+    } finally {
+      await lock.release();
+    }
+    for (let i = 0; i < 100 && deferred.waiting > 0; i++) await sleep(20);
+    const rows = t.bridge.services.db.prepare('SELECT count(*) AS n FROM driver_state WHERE interface_id = ?').get(id) as { n: number };
+    assert.is(rows.n, 0);
+  } finally {
+    await t.stop();
+  }
+});
+
+test('memory overflow is reported in every episode of the lock, and counted in /metrics', async () => {
+  const t = await startTestBridge();
+  try {
+    const id = await simInterface(t, 'radio', 'busy-episodes');
+    const { held } = t.bridge.services.core;
+    const frame = (text: string) => ({ from: '!00000001', to: null, channel: null, kind: 'text' as const, text, payload: null, meta: {} });
+    for (let episode = 0; episode < 2; episode++) {
+      const lock = await holdLock(t.dbPath);
+      for (let i = 0; i <= MAX_HELD_FRAMES; i++) held.receive(id, frame(`e${episode} ${i}`));
+      const metrics = await t.call('GET', '/metrics');
+      assert.match(metrics.text, /fieldbridge_lock_waiting\{what="frames"\} 1000/);
+      assert.match(metrics.text, new RegExp(`fieldbridge_lock_lost\\{what="frames"\\} ${episode + 1}`));
+      await lock.release();
+      for (let i = 0; i < 200 && held.waiting > 0; i++) await sleep(20);
+    }
+    assert.is(t.logs.filter((l) => /"event":"held_frames_overflow"/.test(l)).length, 2, 'one error per episode');
+  } finally {
+    await t.stop();
+  }
+});
+
+test('a link that flaps under the lock is retried once a second, not once per flap, and reads of the delivery store do not stall', async () => {
+  const t = await startTestBridge();
+  try {
+    const id = await simInterface(t, 'radio', 'busy-flap');
+    // A delivered message leaves its final state waiting for the group commit (up to 1 s);
+    // the lock is taken while it waits, so reads find a write-behind that cannot flush.
+    await createRule(t.call, 'out', { match: { direction: 'outbound' }, action: 'forward', destinations: [{ interface: 'radio', to: '{to}' }] });
+    const sent = await t.call('POST', '/api/messages/send', { body: { to: '!0000beef', text: 'before the lock' } });
+    assert.is(sent.status, 202, sent.text);
+    const { writeBehind } = t.bridge.services.core;
+    for (let i = 0; i < 100 && writeBehind.dirtyIds().length === 0; i++) await sleep(5);
+    const lock = await holdLock(t.dbPath);
+    assert.ok(writeBehind.dirtyIds().length > 0, 'a delivery state waits in memory under the lock');
+    const bearer = simChannels.running(id)!;
+    const stall = await longestStall(async () => {
+      for (let i = 0; i < 8; i++) {
+        bearer.setLink(i % 2 === 1);
+        await sleep(30);
+      }
+      for (let i = 0; i < 5; i++) {
+        assert.is((await t.call('GET', '/api/interfaces/health')).status, 200);
+        assert.is((await t.call('GET', '/metrics')).status, 200);
+      }
+      await sleep(1500);
+    });
+    await lock.release();
+    bearer.setLink(true);
+    assert.ok(stall < 400, `the event loop stalled ${Math.round(stall)} ms`);
+    const retries = t.logs.filter((l) => /"event":"link_change_failed"/.test(l)).length;
+    assert.ok(retries >= 1 && retries <= 3, `${retries} link retries logged for 8 flaps in about 2 s`);
+    // After the lock, the link's last state holds: the interface is up and its queue released.
+    for (let i = 0; i < 100 && !(await t.call('GET', `/api/interfaces/${id}`)).body.state.connected; i++) await sleep(20);
+    assert.ok((await t.call('GET', `/api/interfaces/${id}`)).body.state.connected);
+  } finally {
+    await t.stop();
+  }
+});
+
+
+test('an SMS that arrives under the lock stays on the SIM (the driver is told "not stored") and is stored once after it', async () => {
+  const network = new SmsNetwork();
+  const modem = new SmsModem({ name: 'busy-sms', network, number: '+4917011110001' });
+  const tcp = await serveSmsTcp(modem, { port: 0 });
+  const t = await startTestBridge();
+  try {
+    const r = await t.call('POST', '/api/interfaces', { body: { name: 'sms', kind: 'sms', device: tcp.device, settings: { poll_s: 5 } } });
+    assert.is(r.status, 201, r.text);
+    for (let i = 0; i < 250 && !(await t.call('GET', '/api/interfaces/sms')).body.state?.connected; i++) await sleep(20);
+    const lock = await holdLock(t.dbPath);
+    network.inject('+4917099990000', '+4917011110001', 'arrived while the database was locked');
+    // The driver read it (+CMTI, AT+CMGR), was told "not stored", and left it on the SIM.
+    const failures = async () => (await t.call('GET', '/api/interfaces/sms/stats')).body.stats.store_failures as number;
+    for (let i = 0; i < 250 && (await failures()) === 0; i++) await sleep(20);
+    assert.is(await failures(), 1, 'the driver was told "not stored"');
+    assert.is(modem.storage.used, 1, 'still on the SIM');
+    assert.is(t.bridge.services.core.held.waiting, 0, 'not held in memory: the SIM keeps it');
+    await lock.release();
+    // The next listing (poll_s) stores it and deletes it from the SIM.
+    for (let i = 0; i < 500 && modem.storage.used > 0; i++) await sleep(20);
+    assert.is(modem.storage.used, 0);
+    const stored = (await t.call('GET', '/api/messages?direction=inbound&limit=10')).body.items.filter((m: { text: string }) => m.text === 'arrived while the database was locked');
+    assert.is(stored.length, 1);
+  } finally {
+    await t.stop();
+    await tcp.close();
+    modem.close();
   }
 });
 

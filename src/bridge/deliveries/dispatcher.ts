@@ -37,6 +37,9 @@ export interface DispatcherDeps {
   random?: () => number;
   /** Told of every delivery's first attempt (an ordered fallback list's deadline starts then). */
   fallbacks?: { firstAttempt(d: DeliveryRow, nowMs: number): void };
+  /** Whether the database's write lock is free now (db/busy.ts writeLockFree); without it, writes
+   *  are simply tried. */
+  lockFree?: () => boolean;
 }
 
 export class Dispatcher {
@@ -44,6 +47,8 @@ export class Dispatcher {
   readonly #busy = new Set<string>();
   readonly #again = new Set<string>();
   readonly #timers = new Map<string, TimerHandle>();
+  /** Link changes that failed to write (another process's lock), retried once a second. */
+  readonly #linkRetries = new Map<string, TimerHandle>();
   readonly #inFlight = new Set<Promise<void>>();
   readonly #sending = new Map<string, Set<Promise<void>>>();
   #expiryTimer: TimerHandle | undefined;
@@ -112,7 +117,11 @@ export class Dispatcher {
   #linkChanged(interfaceId: string, connected: boolean): void {
     if (this.#stopped) return;
     const { store, clock } = this.#d;
+    // A retry is already waiting: it reads the link's state when it runs.
+    if (this.#linkRetries.has(interfaceId)) return;
     try {
+      // Not worth a wait inside SQLite: straight to the retry.
+      if (this.#d.lockFree?.() === false) throw new Error('database is locked by another process');
       if (connected) {
         if (store.releaseHeld(interfaceId, clock.now()) > 0) this.changed(interfaceId);
         else this.kick(interfaceId);
@@ -122,9 +131,17 @@ export class Dispatcher {
     } catch (error) {
       // Told from a bearer's callback: a lock another process holds (or a full disk) must not
       // reach the driver, nor leave the queue held or released wrongly. Again in a second,
-      // with the link's state as it is then.
+      // with the link's state as it is then: one retry per interface, however often the link
+      // flaps meanwhile.
+      if (this.#linkRetries.has(interfaceId)) return;
       this.#d.log.error('link_change_failed', { interface_id: interfaceId, error: (error as Error).message, action: 'retrying in 1 s' });
-      this.#d.clock.setTimeout(() => this.#linkChanged(interfaceId, this.#d.host.runtime(interfaceId).connected), 1000);
+      this.#linkRetries.set(
+        interfaceId,
+        this.#d.clock.setTimeout(() => {
+          this.#linkRetries.delete(interfaceId);
+          this.#linkChanged(interfaceId, this.#d.host.runtime(interfaceId).connected);
+        }, 1000),
+      );
     }
   }
 
@@ -149,6 +166,8 @@ export class Dispatcher {
     this.#stopped = true;
     for (const t of this.#timers.values()) this.#d.clock.clearTimeout(t);
     this.#timers.clear();
+    for (const t of this.#linkRetries.values()) this.#d.clock.clearTimeout(t);
+    this.#linkRetries.clear();
     if (this.#expiryTimer) this.#d.clock.clearTimeout(this.#expiryTimer);
   }
 
@@ -158,6 +177,21 @@ export class Dispatcher {
     await Promise.race([Promise.allSettled([...this.#inFlight]), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
     clearTimeout(timer);
     this.#d.writeBehind.flush();
+  }
+
+  /** A fallback member's first attempt starts its deadline (fallback.ts). That write must not
+   *  stop the send: the delivery has left its batch already and would lose its place in the
+   *  queue. Met by another process's lock, it is written a second later, from the same
+   *  instant (it is written once). */
+  #firstAttempt(delivery: DeliveryRow, nowMs: number): void {
+    try {
+      this.#d.fallbacks?.firstAttempt(delivery, nowMs);
+    } catch (error) {
+      this.#d.log.error('fallback_deadline_failed', { delivery_id: delivery.id, error: (error as Error).message, action: 'retrying in 1 s' });
+      this.#d.clock.setTimeout(() => {
+        if (!this.#stopped) this.#firstAttempt(delivery, nowMs);
+      }, 1000);
+    }
   }
 
   /** pause() then drain(). */
@@ -213,7 +247,7 @@ export class Dispatcher {
         this.#record(delivery, 'expired', 'message TTL passed before delivery', () => store.expire(delivery.id, now));
         continue;
       }
-      if (delivery.attempts === 0 && delivery.fallback_id) this.#d.fallbacks?.firstAttempt(delivery, now);
+      if (delivery.attempts === 0 && delivery.fallback_id) this.#firstAttempt(delivery, now);
       this.#d.writeBehind.deferSending(delivery.id, interfaceId, now, () => store.markSending(delivery.id, now));
       const bearerAtStart = host.bearer(interfaceId);
       // A driver or transform that throws (the contract says send never throws) is a retryable

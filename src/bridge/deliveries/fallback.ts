@@ -232,19 +232,20 @@ export class FallbackService {
 
   #fireDue(): void {
     if (this.#stopped) return;
+    let failed = false;
     for (const list of this.#d.store.due(this.#d.clock.now())) {
       const member = list.members[list.position];
       try {
         this.#escalate(list, { event: 'escalated', detail: `timed out at ${member?.ack_within_s ?? '?'} s` });
       } catch (error) {
         this.#d.log.error('fallback_escalation_failed', { list_id: list.id, error: (error as Error).message });
-        // Still due: armed again now, the timer would fire at once and meet the same lock
-        // (or full disk) in a tight loop. Again in a second.
-        this.#retryDueLater();
-        return;
+        failed = true;
       }
     }
-    this.#arm();
+    // One still due: armed again now, the timer would fire at once and meet the same lock (or
+    // full disk) in a tight loop. Again in a second.
+    if (failed) this.#retryDueLater();
+    else this.#arm();
   }
 
   /** Starts the next member that can take the message. The current one is cancelled unless the

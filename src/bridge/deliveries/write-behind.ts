@@ -1,4 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
+import { writeLockFree } from '../../db/busy.ts';
 import { type CommitRider, leaveRide, rideNextCommit, transaction, withoutBusyWait } from '../../db/sqlite.ts';
 import { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -145,6 +146,15 @@ export class WriteBehind {
     }
     leaveRide(this.#db, this.#rider);
     this.#cancelSchedule();
+    // Another process holds the lock: nothing waits for it inside SQLite (a read of the
+    // delivery store would stall the event loop a slice each time); reads go on from what is
+    // committed, and the writes wait for the lock on this timer (issue 14, item 7).
+    if (!writeLockFree(this.#db)) {
+      if (!this.#failing) this.#log.error('delivery_state_write_failed', { error: 'database is locked by another process', action: 'kept in memory; retrying in 1 s' });
+      this.#failing = true;
+      this.#schedule(FLUSH_RETRY_MS);
+      return;
+    }
     const batch = this.#take();
     try {
       // Riders of other stores (the audit log) go with this commit too.

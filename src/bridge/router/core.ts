@@ -19,7 +19,7 @@ import { Pipeline } from './pipeline.ts';
 import { SeenFrameStore } from './seen-frames.ts';
 import { NodeStore } from '../nodes/store.ts';
 import { DriverStateStore } from '../interfaces/driver-state.ts';
-import { DeferredWrites } from '../../db/busy.ts';
+import { DeferredWrites, writeLockFree } from '../../db/busy.ts';
 import type { NodeReport } from '../../bearers/bearer.ts';
 import { HeldFrames } from './held-frames.ts';
 
@@ -91,6 +91,7 @@ export class RoutingCore {
     this.host = new BearerHost({ log, clock, events, sink: this.held, nodes, driverState: this.driverState, deviceConfig: d.deviceConfig, drivers: d.drivers, linkOptions: d.linkOptions });
     this.dispatcher = new Dispatcher({
       store: this.deliveries, writeBehind: this.writeBehind, host: this.host, events, interfaces: d.interfaceStore, clock, log, random: d.random, fallbacks: this.fallbacks,
+      lockFree: () => writeLockFree(db),
     });
   }
 

@@ -1,27 +1,31 @@
 import type { DatabaseSync } from 'node:sqlite';
 import type { InboundFrame } from '../../bearers/bearer.ts';
-import { LOCK_POLL_MS, writeLockFree } from '../../db/busy.ts';
-import { isBusyError } from '../../db/sqlite.ts';
+import { LOCK_POLL_MS, withBusyWait } from '../../db/busy.ts';
+import { isLockHeldError, transaction, withoutBusyWait } from '../../db/sqlite.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Pipeline } from './pipeline.ts';
 
 // Frames heard while another process holds the database's write lock (issue 14, item 7;
-// docs/decisions.md "Issue 14: waiting for a lock off the event loop"). Storing a frame would
-// wait for the lock inside SQLite, and the whole bridge with it. Instead, a frame that finds the
-// lock taken waits here, in memory and in the order heard, and goes through the pipeline once
-// the lock is free; frames heard meanwhile queue behind it. A device that can keep a frame (an
-// SMS on the SIM, an Iridium message at the gateway) is told "not stored" and offers it again:
-// it is safer there than in memory.
+// docs/decisions.md "Issue 14: body depth, secrets, disk full, busy database"). Storing a frame
+// would wait for the lock inside SQLite, and the whole bridge with it. Instead each frame is
+// stored in one transaction taken without waiting: every part an inbound transform cut it into,
+// or none. A frame that finds the lock taken waits here, in memory and in the order heard, and
+// goes through the pipeline once the lock is free; radio frames heard meanwhile queue behind
+// it. A device that can keep a frame (an SMS on the SIM, an Iridium message in the modem's MT
+// buffer) is told "not stored" and offers it again: it is safer there than in memory.
 
 /** Frames that may wait in memory; later ones are refused (lost for a radio, counted). */
 export const MAX_HELD_FRAMES = 1000;
 
 export interface HeldFrameCounters {
-  /** Frames that found the lock taken and waited. */
+  /** Frames that found the lock taken and waited (since start). */
   held: number;
-  /** Frames refused because MAX_HELD_FRAMES were waiting. */
+  /** Frames refused because MAX_HELD_FRAMES were waiting (since start). */
   overflow: number;
 }
+
+/** The lock was taken: nothing of the frame was stored. */
+const LOCKED = Symbol('locked');
 
 export class HeldFrames {
   readonly #db: DatabaseSync;
@@ -29,6 +33,8 @@ export class HeldFrames {
   readonly #log: Logger;
   readonly #waiting: Array<{ interfaceId: string; frame: InboundFrame }> = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** Refused in this episode of the lock: logged once when it starts, and when it ends. */
+  #overflowNow = 0;
   readonly counters: HeldFrameCounters = { held: 0, overflow: 0 };
 
   constructor(deps: { db: DatabaseSync; pipeline: Pipeline; log: Logger }) {
@@ -45,21 +51,18 @@ export class HeldFrames {
   /**
    * Stores a heard frame now, or keeps it until the lock is free. Answers 'duplicate' for a
    * repeat, 'held' when it waits, false when it was not taken (the device keeps it, or too many
-   * wait); other errors are thrown, as before.
+   * wait); other errors are thrown, as before. A device that keeps its frames is tried at once
+   * even while radio frames wait: their order does not concern it.
    */
   receive(interfaceId: string, frame: InboundFrame, deviceKeeps = false): unknown {
-    if (this.#waiting.length === 0 && writeLockFree(this.#db)) {
-      try {
-        return this.#pipeline.receive(interfaceId, frame);
-      } catch (error) {
-        // The lock was taken between the look and the write (the message's transaction rolled
-        // back whole): wait like any other.
-        if (!isBusyError(error)) throw error;
-      }
+    if (this.#waiting.length === 0 || deviceKeeps) {
+      const stored = this.#store(interfaceId, frame);
+      if (stored !== LOCKED) return stored;
     }
     if (deviceKeeps) return false;
     if (this.#waiting.length >= MAX_HELD_FRAMES) {
-      if (this.counters.overflow++ === 0) this.#log.error('held_frames_overflow', { waiting: this.#waiting.length, reason: 'the database stayed locked by another process; frames heard now are lost' });
+      this.counters.overflow++;
+      if (this.#overflowNow++ === 0) this.#log.error('held_frames_overflow', { waiting: this.#waiting.length, reason: 'the database stayed locked by another process; frames heard now are lost' });
       return false;
     }
     if (this.#waiting.length === 0) this.#log.warn('frames_held', { reason: 'another process holds the database lock; heard frames wait in memory until it is free' });
@@ -69,21 +72,34 @@ export class HeldFrames {
     return 'held';
   }
 
+  /** One transaction for the whole frame, begun without waiting: the lock is ours for all its
+   *  parts, or the frame waits (LOCKED) with nothing of it stored. */
+  #store(interfaceId: string, frame: InboundFrame, wait = false): unknown {
+    const store = () => transaction(this.#db, () => this.#pipeline.receive(interfaceId, frame));
+    try {
+      return wait ? withBusyWait(this.#db, store) : withoutBusyWait(this.#db, store);
+    } catch (error) {
+      if (isLockHeldError(error)) return LOCKED;
+      throw error;
+    }
+  }
+
   /** Stores what waits, in order, while the lock stays free. */
-  #drain(): void {
+  #drain(wait = false): void {
     this.#timer = undefined;
     while (this.#waiting.length > 0) {
-      if (!writeLockFree(this.#db)) return this.#schedule();
       const next = this.#waiting[0];
       try {
-        this.#pipeline.receive(next.interfaceId, next.frame);
+        if (this.#store(next.interfaceId, next.frame, wait) === LOCKED) return this.#schedule();
       } catch (error) {
-        if (isBusyError(error)) return this.#schedule();
+        // Not the lock (the interface was deleted meanwhile, a full disk): this frame is lost,
+        // the ones behind it are not held up.
         this.#log.error('held_frame_failed', { interface_id: next.interfaceId, error: (error as Error).message });
       }
       this.#waiting.shift();
     }
-    if (this.counters.overflow > 0) this.#log.warn('held_frames_recovered', { lost: this.counters.overflow });
+    if (this.#overflowNow > 0) this.#log.warn('held_frames_recovered', { lost: this.#overflowNow });
+    this.#overflowNow = 0;
     this.#log.info('frames_released', { note: 'the database lock is free again; the held frames are stored' });
   }
 
@@ -92,11 +108,12 @@ export class HeldFrames {
     this.#timer = setTimeout(() => this.#drain(), LOCK_POLL_MS);
   }
 
-  /** The bridge is stopping: frames still waiting are tried once more, then logged as lost. */
+  /** The bridge is stopping: frames still waiting are stored, waiting up to SQLite's full
+   *  busy wait for the lock (nothing else needs the event loop now), or logged as lost. */
   close(): void {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#waiting.length > 0 && this.#db.isOpen) this.#drain();
+    if (this.#waiting.length > 0 && this.#db.isOpen) this.#drain(true);
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
     if (this.#waiting.length > 0) this.#log.error('held_frames_lost', { count: this.#waiting.length, reason: 'the database was still locked at shutdown' });

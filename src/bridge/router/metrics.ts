@@ -34,3 +34,16 @@ export function routerMetrics(metrics: MetricsRegistry, events: EventStream<Rout
     if (event.type === 'delivery' && event.delivery.state === 'dead' && event.delivery.last_error?.startsWith('evicted:')) evictions.inc(labelsOf(event.delivery.interface_id));
   });
 }
+
+/** What waits for another process's database lock (issue 14, item 7; router/held-frames.ts,
+ *  db/busy.ts DeferredWrites): 0 unless the lock is held. */
+export function lockWaitMetrics(metrics: MetricsRegistry, core: { held: { waiting: number; counters: { held: number; overflow: number } }; deferred: { waiting: number; droppedTotal: number } }): void {
+  metrics.gauge('fieldbridge_lock_waiting', 'Heard frames and writes (node reports, driver state) waiting in memory for another process\'s database lock.', () => [
+    { labels: { what: 'frames' }, value: core.held.waiting },
+    { labels: { what: 'writes' }, value: core.deferred.waiting },
+  ]);
+  metrics.gauge('fieldbridge_lock_lost', 'Heard frames refused and writes dropped since start because too many waited for another process\'s database lock.', () => [
+    { labels: { what: 'frames' }, value: core.held.counters.overflow },
+    { labels: { what: 'writes' }, value: core.deferred.droppedTotal },
+  ]);
+}
