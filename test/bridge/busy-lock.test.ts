@@ -1,12 +1,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn } from 'node:child_process';
 import { simChannels, type SimListener } from '../../src/bearers/sim/channels.ts';
 import { MAX_HELD_FRAMES } from '../../src/bridge/router/held-frames.ts';
 import { SmsModem } from '../../src/bearers/simulators/sms/modem.ts';
 import { SmsNetwork } from '../../src/bearers/simulators/sms/network.ts';
 import { serveSmsTcp } from '../../src/bearers/simulators/sms/serve.ts';
 import { startTestBridge, type TestBridge } from '../helpers/bridge.ts';
+import { holdLock } from '../helpers/db-lock.ts';
 import { createRule } from '../helpers/routing.ts';
 
 // Issue 14, item 7: while another process holds the database's write lock, the bridge keeps
@@ -14,33 +14,6 @@ import { createRule } from '../helpers/routing.ts';
 // bridge waits at most a slice inside SQLite and the rest on timers (src/db/busy.ts): changes
 // sent through the API wait for the lock and are then saved once, frames heard meanwhile wait in
 // memory in order, node reports and driver state wait in a queue of writes.
-
-interface Lock {
-  release(): Promise<void>;
-}
-
-/** Another process takes the write lock and holds it until released. */
-async function holdLock(dbPath: string): Promise<Lock> {
-  const code = `
-    const { DatabaseSync } = require('node:sqlite');
-    const db = new DatabaseSync(process.argv[1]);
-    db.exec('BEGIN EXCLUSIVE');
-    db.exec('UPDATE schema_version SET version = version');
-    process.stdout.write('locked\\n');
-    process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); process.exit(0); });`;
-  const child = spawn(process.execPath, ['-e', code, dbPath], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise((resolve, reject) => {
-    child.stdout!.once('data', resolve);
-    child.once('exit', (c) => reject(new Error(`the lock holder exited (${c}) before locking`)));
-  });
-  return {
-    release: async () => {
-      child.stdin!.end('go\n');
-      await exited;
-    },
-  };
-}
 
 /** The longest the event loop went without running a 20 ms interval, while `during` runs. */
 async function longestStall(during: () => Promise<void>): Promise<number> {

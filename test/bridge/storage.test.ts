@@ -6,6 +6,7 @@ import { AuditStore } from '../../src/bridge/audit/store.ts';
 import { MAX_DEFERRED_WRITES, WriteBehind } from '../../src/bridge/deliveries/write-behind.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { startTestBridge } from '../helpers/bridge.ts';
+import { holdLock } from '../helpers/db-lock.ts';
 import { assertProblem } from '../helpers/routing.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -169,21 +170,6 @@ test('the audit write-behind keeps at most its bound in memory while it cannot w
 // Issue 14, item 7: SQLite's busy wait blocks the event loop. The write-behinds no longer wait
 // on a lock another process holds: they fail at once and retry in a second.
 
-/** Another process takes the write lock (BEGIN EXCLUSIVE) and holds it for holdMs. */
-async function holdLock(dbPath: string, holdMs: number): Promise<{ released: Promise<void> }> {
-  const { spawn } = await import('node:child_process');
-  const code = `
-    const { DatabaseSync } = require('node:sqlite');
-    const db = new DatabaseSync(process.argv[1]);
-    db.exec('BEGIN EXCLUSIVE');
-    db.exec('UPDATE schema_version SET version = version');
-    process.stdout.write('locked\\n');
-    setTimeout(() => { db.exec('COMMIT'); db.close(); }, Number(process.argv[2]));`;
-  const child = spawn(process.execPath, ['-e', code, dbPath, String(holdMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const released = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise((resolve) => child.stdout!.once('data', resolve));
-  return { released };
-}
 
 test('a call that meets a held lock answers 503 after 5 s, and the audit entry does not freeze the bridge another 5 s', async () => {
   const t = await startTestBridge();

@@ -1,8 +1,9 @@
 import { test } from 'uvu';
 import { BUSY_SLICE_MS } from '../../src/db/busy.ts';
 import * as assert from 'uvu/assert';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { startTestBridge } from '../helpers/bridge.ts';
+import { holdLock } from '../helpers/db-lock.ts';
 
 test('GET /api/health answers without a key', async () => {
   const t = await startTestBridge();
@@ -31,23 +32,6 @@ test('GET /api/health answers 503 when the database cannot be read', async () =>
   }
 });
 
-/** Another process takes the database's write lock (BEGIN EXCLUSIVE) and holds it for holdMs. */
-async function holdLock(dbPath: string, holdMs: number): Promise<{ released: Promise<void> }> {
-  const code = `
-    const { DatabaseSync } = require('node:sqlite');
-    const db = new DatabaseSync(process.argv[1]);
-    db.exec('BEGIN EXCLUSIVE');
-    db.exec('UPDATE schema_version SET version = version');
-    process.stdout.write('locked\\n');
-    setTimeout(() => { db.exec('COMMIT'); db.close(); }, Number(process.argv[2]));`;
-  const child = spawn(process.execPath, ['-e', code, dbPath, String(holdMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const released = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise((resolve, reject) => {
-    child.stdout!.once('data', resolve);
-    child.once('exit', (c) => reject(new Error(`the lock holder exited (${c}) before locking`)));
-  });
-  return { released };
-}
 
 test('GET /api/health answers at once with db "busy" while another process holds the lock (issue 14)', async () => {
   const t = await startTestBridge();

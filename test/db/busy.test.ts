@@ -1,33 +1,15 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BUSY_SLICE_MS, DatabaseBusyError, retryWhileBusy, writeLockFree } from '../../src/db/busy.ts';
 import { isBusyError, openSqlite, transaction } from '../../src/db/sqlite.ts';
+import { holdLock } from '../helpers/db-lock.ts';
 
 // db/busy.ts with a real second process holding the write lock: what is run again after the
 // lock, what is not, and that waiting never spins.
 
-async function holdLock(path: string): Promise<{ release(): Promise<void> }> {
-  const code = `
-    const { DatabaseSync } = require('node:sqlite');
-    const db = new DatabaseSync(process.argv[1]);
-    db.exec('BEGIN EXCLUSIVE');
-    db.exec('INSERT INTO t VALUES (0)');
-    process.stdout.write('locked\\n');
-    process.stdin.once('data', () => { db.exec('ROLLBACK'); db.close(); process.exit(0); });`;
-  const child = spawn(process.execPath, ['-e', code, path], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise((resolve) => child.stdout!.once('data', resolve));
-  return {
-    release: async () => {
-      child.stdin!.end('go\n');
-      await exited;
-    },
-  };
-}
 
 function setup() {
   const dir = mkdtempSync(join(tmpdir(), 'fb-busy-'));

@@ -4,6 +4,7 @@ import { MeshCoreDevice } from '../../../src/bearers/simulators/meshcore/device.
 import { MeshCoreMesh } from '../../../src/bearers/simulators/meshcore/mesh.ts';
 import { serveMeshCoreTcp } from '../../../src/bearers/simulators/meshcore/serve.ts';
 import type { SimTransport } from '../../../src/bearers/simulators/pty.ts';
+import { waitUntil } from '../../helpers/api.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { keepProcessAlive } from '../../helpers/meshtastic.ts';
 import { BluezStandin, PrivateBus, Relay } from '../../peers/bluez/standin.ts';
@@ -28,23 +29,13 @@ let a: TestBridge;
 let b: TestBridge;
 let release: () => void;
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-const interfaceOf = (t: TestBridge) => until('the interface online', async () => {
+const interfaceOf = (t: TestBridge) => waitUntil('the interface online', async () => {
   const r = await t.call('GET', '/api/interfaces/mc');
   return r.body.state?.connected && r.body;
 });
 
 const inbound = (t: TestBridge, text: string) =>
-  until(`"${text}" stored`, async () => (await t.call('GET', '/api/messages?direction=inbound&limit=200')).body.items.find((m: { text: string | null }) => m.text === text));
+  waitUntil(`"${text}" stored`, async () => (await t.call('GET', '/api/messages?direction=inbound&limit=200')).body.items.find((m: { text: string | null }) => m.text === text));
 
 test.before(async () => {
   release = keepProcessAlive();
@@ -94,14 +85,14 @@ test('the BLE interface comes online and shows its radio; every frame went as on
 
 test('a direct message from A (BLE) is stored by B and delivered by the ack; one from B reaches A', async () => {
   // B learns of A's radio by its advert; A of B's likewise (the driver adds contacts as heard).
-  await until('B in A\'s node list', async () => (await a.call('GET', `/api/nodes/${prefix(radioB)}`)).status === 200);
+  await waitUntil('B in A\'s node list', async () => (await a.call('GET', `/api/nodes/${prefix(radioB)}`)).status === 200);
   const sent = await a.call('POST', '/api/messages/send', { body: { to: prefix(radioB), text: 'over bluetooth to the saddle' } });
   assert.is(sent.status, 202, sent.text);
   const heard = await inbound(b, 'over bluetooth to the saddle');
   assert.is(heard.from, prefix(radioA));
-  await until('A\'s delivery delivered', async () => (await a.call('GET', `/api/deliveries/${sent.body.deliveries[0].id}`)).body.state === 'delivered');
+  await waitUntil('A\'s delivery delivered', async () => (await a.call('GET', `/api/deliveries/${sent.body.deliveries[0].id}`)).body.state === 'delivered');
 
-  await until('A in B\'s node list', async () => (await b.call('GET', `/api/nodes/${prefix(radioA)}`)).status === 200);
+  await waitUntil('A in B\'s node list', async () => (await b.call('GET', `/api/nodes/${prefix(radioA)}`)).status === 200);
   const back = await b.call('POST', '/api/messages/send', { body: { to: prefix(radioA), text: 'heard you, over tcp' } });
   assert.is(back.status, 202, back.text);
   const got = await inbound(a, 'heard you, over tcp');
