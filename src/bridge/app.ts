@@ -132,7 +132,7 @@ export function bridgeRoutes(services: BridgeServices, extra: { startedAt: numbe
   const routes: Route[] = [];
   const openapi = () => buildOpenApi(BRIDGE_API_INFO, routes);
   routes.push(
-    ...systemRoutes({ db: services.db, metrics: services.metrics, startedAt: extra.startedAt, now: extra.now, openapi }),
+    ...systemRoutes({ db: services.db, metrics: services.metrics, startedAt: extra.startedAt, now: extra.now, openapi, uplink: services.uplink }),
     ...keyRoutes(services.keys),
     ...interfaceRoutes(services.interfaces),
     ...ruleRoutes(services.rules),
@@ -282,7 +282,7 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   const interfaces = new InterfaceService(interfaceStore, host, { rules, deliveries, clock });
 
   const uplink = new UplinkService({
-    db, config, env: uplinkEnv, log, clock, version: VERSION,
+    db, config, env: uplinkEnv, log, clock, version: VERSION, metrics,
     interfaces: () => interfaceStore.list().map((i) => ({ id: i.id, name: i.name, kind: i.kind, enabled: i.enabled, bound: i.device !== null })),
   });
   followRouter(uplink, events);

@@ -100,4 +100,26 @@ export const hubMigrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'hub_acknowledgements',
+    sql: `
+      -- Issue 15: what the hub has stored of each bridge's sequence numbers (src/
+      -- lib/topics.ts): everything up to upto, and the ranges above it (JSON [[lo, hi], ...]);
+      -- seen: the highest number ever heard (a restored bridge continues after it).
+      CREATE TABLE bridge_seqs (
+        tenant_id  TEXT NOT NULL,
+        bridge_id  TEXT NOT NULL,
+        upto       INTEGER NOT NULL DEFAULT 0,
+        ranges     TEXT NOT NULL DEFAULT '[]',
+        seen       INTEGER NOT NULL DEFAULT 0,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, bridge_id)
+      );
+      -- Statuses are ordered by connection (issue 15 defect): the connection whose status is
+      -- held, and the ones it replaced (JSON list, newest first, a few kept).
+      ALTER TABLE bridges ADD COLUMN conn TEXT;
+      ALTER TABLE bridges ADD COLUMN old_conns TEXT NOT NULL DEFAULT '[]';
+    `,
+  },
 ];

@@ -88,6 +88,9 @@ export const HubSettings = z.strictObject({
   password: z.string().min(1).max(1024).nullable().default(null)
     .describe('MQTT password. A secret: reads show "<redacted>"; writing "<redacted>" back (or leaving it out) keeps the stored one, ' +
       'unless the same write moves mqtt_url to another broker (host, port, or from mqtts to mqtt): then it is cleared unless given again'),
+  // Issue 15 item 2: the outbox keeps what the hub has not acknowledged, up to this size.
+  outbox_max_mb: z.number().int().min(1).max(4096).default(64)
+    .describe('Largest size of the uplink outbox (events the hub has not acknowledged yet) in MiB; when full, the oldest telemetry and position events are dropped first, then new events are refused (never routing)'),
 }).superRefine((hub, ctx) => {
   if (!hub.enabled) return;
   for (const field of ['mqtt_url', 'tenant'] as const) {

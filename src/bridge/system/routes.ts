@@ -1,5 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
+import { z } from 'zod';
 import type { MetricsRegistry } from '../../lib/metrics.ts';
+import type { UplinkService } from '../uplink/service.ts';
 import type { Route } from '../../http/route.ts';
 import { systemRoutes as sharedSystemRoutes } from '../../http/system-routes.ts';
 import { DbHealth } from '../../db/health.ts';
@@ -10,7 +12,21 @@ export interface SystemDeps {
   startedAt: number;
   now: () => number;
   openapi: () => unknown;
+  /** Health reports the uplink and its outbox (issue 15 item 2). */
+  uplink?: UplinkService;
 }
+
+const UplinkHealth = z.object({
+  state: z.string().describe('"off", "idle", "connecting", "connected", "backoff" or "stopped"'),
+  outbox: z.object({
+    rows: z.number().int().describe('Events waiting for the hub\'s acknowledgement'),
+    bytes: z.number().int().describe('Their size as counted against hub.outbox_max_mb'),
+    max_bytes: z.number().int().nullable().describe('hub.outbox_max_mb in bytes; null while the uplink is off'),
+    oldest_age_s: z.number().int().describe('Age of the oldest waiting event in seconds; 0 when none'),
+    dropped: z.number().int().describe('Telemetry and position events dropped from a full outbox since the start'),
+    refused: z.number().int().describe('Events not written because the outbox was full, since the start'),
+  }),
+}).describe('The hub uplink and its outbox (docs/hub.md)');
 
 export function systemRoutes(deps: SystemDeps): Route[] {
   // Never waits on a lock, at most one check a second (db/health.ts; issue 14).
@@ -19,5 +35,19 @@ export function systemRoutes(deps: SystemDeps): Route[] {
     ...deps,
     what: 'bridge (the "Bridge API")',
     checkDb: () => health.status(),
+    extra: deps.uplink
+      ? {
+          shape: { uplink: UplinkHealth.optional() },
+          values: () => {
+            const u = deps.uplink!;
+            // Reading the outbox needs the database; a closed one reports through db already.
+            try {
+              return { uplink: { state: u.state(), outbox: u.outbox() } };
+            } catch {
+              return {};
+            }
+          },
+        }
+      : undefined,
   });
 }

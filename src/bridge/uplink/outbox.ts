@@ -11,6 +11,9 @@ export interface OutboxRow {
   payload: string;
 }
 
+/** What a row costs beyond its payload (key, event id, kind, time, b-tree cell). */
+export const ROW_OVERHEAD_BYTES = 64;
+
 export class UplinkOutbox {
   // insert runs inside the router's transaction for every message and delivery: compiled once.
   readonly #db: StatementCache;
@@ -21,14 +24,51 @@ export class UplinkOutbox {
   insert(eventId: string, kind: UplinkEventKind, payload: string, createdAt: string): void {
     this.#db.prepare('INSERT INTO uplink_outbox (event_id, kind, payload, created_at) VALUES (?, ?, ?, ?)').run(eventId, kind, payload, createdAt);
   }
-  oldest(limit: number): OutboxRow[] {
-    return this.#db.prepare('SELECT seq, event_id, kind, payload FROM uplink_outbox ORDER BY seq LIMIT ?').all(limit) as unknown as OutboxRow[];
+  /** Rows after a local seq, oldest first. */
+  after(seq: number, limit: number): OutboxRow[] {
+    return this.#db.prepare('SELECT seq, event_id, kind, payload FROM uplink_outbox WHERE seq > ? ORDER BY seq LIMIT ?').all(seq, limit) as unknown as OutboxRow[];
   }
-  delete(seq: number): void {
+  oldest(limit: number): OutboxRow[] {
+    return this.after(0, limit);
+  }
+  /** Local seqs present in [lo, hi]. */
+  present(lo: number, hi: number): number[] {
+    return (this.#db.prepare('SELECT seq FROM uplink_outbox WHERE seq BETWEEN ? AND ? ORDER BY seq').all(lo, hi) as Array<{ seq: number }>).map((r) => r.seq);
+  }
+  /** Deletes [lo, hi]; returns rows and payload bytes removed. */
+  deleteRange(lo: number, hi: number): { rows: number; bytes: number } {
+    const removed = this.#db.prepare('DELETE FROM uplink_outbox WHERE seq BETWEEN ? AND ? RETURNING length(payload) AS n').all(lo, hi) as Array<{ n: number }>;
+    return { rows: removed.length, bytes: removed.reduce((sum, r) => sum + r.n + ROW_OVERHEAD_BYTES, 0) };
+  }
+  /**
+   * The oldest telemetry and position rows after `afterSeq` (issue 15 item 2: dropped first
+   * when the outbox is full). Without an index on kind: the caller remembers where it stopped,
+   * so each row is looked at once.
+   */
+  droppable(afterSeq: number, limit: number): Array<{ seq: number; n: number }> {
+    return this.#db
+      .prepare("SELECT seq, length(payload) AS n FROM uplink_outbox WHERE seq > ? AND kind IN ('telemetry', 'position') ORDER BY seq LIMIT ?")
+      .all(afterSeq, limit) as Array<{ seq: number; n: number }>;
+  }
+  deleteOne(seq: number): void {
     this.#db.prepare('DELETE FROM uplink_outbox WHERE seq = ?').run(seq);
   }
   count(): number {
     return (this.#db.prepare('SELECT count(*) AS n FROM uplink_outbox').get() as { n: number }).n;
+  }
+  /** Rows and bytes held (a scan of the table: at start and now and then, not per event). */
+  size(): { rows: number; bytes: number } {
+    const r = this.#db.prepare('SELECT count(*) AS rows, coalesce(sum(length(payload)), 0) AS bytes FROM uplink_outbox').get() as { rows: number; bytes: number };
+    return { rows: r.rows, bytes: r.bytes + r.rows * ROW_OVERHEAD_BYTES };
+  }
+  /** created_at of the oldest row, or null when empty. */
+  oldestCreatedAt(): string | null {
+    return (this.#db.prepare('SELECT created_at FROM uplink_outbox ORDER BY seq LIMIT 1').get() as { created_at: string } | undefined)?.created_at ?? null;
+  }
+  /** The highest local seq ever given out (AUTOINCREMENT's memory), 0 when none. */
+  lastAssigned(): number {
+    const row = this.#db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'uplink_outbox'").get() as { seq: number } | undefined;
+    return row?.seq ?? 0;
   }
   /** Increments and returns the boot counter. */
   nextSession(): number {
@@ -40,5 +80,13 @@ export class UplinkOutbox {
       )
       .get() as { value: string };
     return Number(row.value);
+  }
+  /** wire seq = local seq + offset (issue 15): 0 until a restored or new database moves it. */
+  seqOffset(): number {
+    const row = this.#db.prepare("SELECT value FROM uplink_state WHERE name = 'seq_offset'").get() as { value: string } | undefined;
+    return row ? Number(row.value) : 0;
+  }
+  setSeqOffset(offset: number): void {
+    this.#db.prepare("INSERT INTO uplink_state (name, value) VALUES ('seq_offset', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value").run(String(offset));
   }
 }

@@ -1,25 +1,44 @@
+import { randomBytes } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
+import { isBusyError, withoutBusyWait } from '../../db/sqlite.ts';
 import { mqttClientOptions, parseMqttUrl } from '../../lib/mqtt-options.ts';
-import { EVENT_KINDS, TOPIC_SEGMENT, type UplinkEventKind, uplinkTopic } from '../../lib/topics.ts';
+import { type AckMessage, decodeUplinkPayload, EVENT_KINDS, MAX_RANGES, type Range, TOPIC_SEGMENT, toRanges, type UplinkEventKind, type UplinkKind, uplinkTopic } from '../../lib/topics.ts';
 import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/log.ts';
+import { Counter } from '../../lib/metrics.ts';
+import { AckedRows } from './acked.ts';
+import { OutboxCap } from './cap.ts';
 import { UplinkOutbox } from './outbox.ts';
+import { storedLocal, subtract } from './sequence.ts';
 
-// The bridge's link to the hub (docs/design.md section 8, issue 7 item 7). Events go into the
-// outbox table first (enqueue), then a drain loop publishes them in order at QoS 1 and
-// deletes each row only after the broker's PUBACK: a broker outage, a dropped connection or
-// a restart loses nothing, and at worst sends an event twice (the hub stores it once, by
-// event_id). mqtt.js keeps its own outgoing store only in memory (docs/dependencies.md, "Mosquitto 2.0.11"), so it gets one
+// The bridge's link to the hub (docs/design.md section 8, issue 7 item 7, issue 15; the wire
+// protocol in docs/hub.md). Events go into the outbox table first (enqueue, inside the
+// router's transaction), then a drain loop publishes them in order at QoS 1, each with its
+// sequence number. A row is deleted only when the HUB has acknowledged it (ack topic), never
+// on the broker's PUBACK: a broker that drops queued messages (max_queued_messages) or loses
+// them in a restart without persistence costs nothing but a resend. mqtt.js keeps its own
+// outgoing store only in memory (docs/dependencies.md, "Mosquitto 2.0.11"), so it gets one
 // connection attempt at a time (reconnectPeriod 0) and this class does the reconnecting, with
 // backoff on the injected clock.
 //
-// Each connection: the last will is status offline with this boot's session and the
-// connection's start time; after CONNACK, hello and status online are published retained,
-// then the outbox drains. close() publishes the offline status itself before a clean
-// disconnect, because a clean DISCONNECT suppresses the will.
+// Sequence numbers: wire seq = the row's local seq (AUTOINCREMENT, contiguous: a rolled-back
+// insert gives its number back) + an offset kept in uplink_state. A restored or recreated
+// database would give out numbers the hub has seen again, so nothing of a boot is published
+// before the hub has answered once (its ack to our online, or any ack): when the hub has seen
+// a number at or past the first one this boot would give out, the offset moves every row still
+// held past the hub's highest (docs/hub.md, "A restored database").
+//
+// Flow: at most `window` rows published and not yet acknowledged; at most `rate` publishes a
+// second; rows not acknowledged within the ack timeout (doubling while nothing moves, up to
+// 5 minutes) and after every reconnect are published again, oldest first. Gaps the hub asks
+// for are sent again (or reported gone when the outbox cap dropped them).
+//
+// Each connection has a random id (conn) in its status: the last will is status offline with
+// it; after the ack subscription, hello and status online are published retained. close()
+// publishes the offline status itself before a clean disconnect, which suppresses the will.
 
 export interface UplinkConfig {
   mqtt_url: string;
@@ -38,8 +57,18 @@ export interface UplinkPublisherOptions {
   interfaces(): unknown[];
   /** Reconnect backoff: base doubles per failed attempt up to max, with full jitter. */
   backoff?: { baseMs: number; maxMs: number };
-  /** Rows published per round trip of the drain loop. */
+  /** Rows published per round of the drain loop. */
   batch?: number;
+  /** Rows published and not yet acknowledged, at most (default 500). */
+  window?: number;
+  /** Publishes per second, at most (default 1000). */
+  rate?: number;
+  /** First ack timeout (default 10 s; doubles while nothing is acknowledged, up to 5 min). */
+  ackTimeoutMs?: number;
+  /** Outbox cap in bytes (hub.outbox_max_mb; default 64 MiB). */
+  outboxMaxBytes?: number;
+  /** Shared across restarts of the publisher (UplinkService owns them). */
+  counters?: { dropped: Counter; refused: Counter };
 }
 
 export type UplinkState = 'idle' | 'connecting' | 'connected' | 'backoff' | 'stopped';
@@ -47,20 +76,50 @@ export type UplinkState = 'idle' | 'connecting' | 'connected' | 'backoff' | 'sto
 const CONNECT_TIMEOUT_MS = 10_000;
 const OFFLINE_PUBLISH_TIMEOUT_MS = 3000;
 const BUSY_RETRY_MS = 50;
+const TICK_MS = 250;
+const MAX_ACK_TIMEOUT_MS = 300_000;
+/** A gap the hub asks for is sent again only if its last send is older than this (or than
+ *  half the ack timeout, if shorter): it may still be on its way. */
+const MIN_RESEND_MS = 2000;
+const RECOUNT_EVERY_MS = 300_000;
+export const DEFAULT_OUTBOX_MAX_BYTES = 64 * 1024 * 1024;
 
 export class UplinkPublisher {
   readonly #o: UplinkPublisherOptions;
   readonly #outbox: UplinkOutbox;
-  readonly #topic: (kind: UplinkEventKind | 'hello' | 'status') => string;
+  readonly #topic: (kind: UplinkKind) => string;
+  readonly #acked: AckedRows;
+  readonly #cap: OutboxCap;
+  readonly #window: number;
+  readonly #rate: number;
+  readonly #baseTimeout: number;
   #client: MqttClient | undefined;
   #state: UplinkState = 'idle';
   #session = 0;
+  #conn = '';
   #connectionTs = '';
   #attempt = 0;
   #timer: TimerHandle | undefined;
+  #tick: ReturnType<typeof setInterval> | undefined;
   #draining = false;
   #again = false;
   #drainDone: Promise<void> = Promise.resolve();
+  // Numbering (per boot).
+  #offset = 0;
+  #bootFirstLocal = 1;
+  #numbered = false;
+  // Per connection.
+  #subscribed = false;
+  #cursor = 0;
+  readonly #sent = new Map<number, number>();
+  #resend = new Set<number>();
+  #acksWaiting: AckMessage[] = [];
+  #lastProgress = 0;
+  #timeout: number;
+  #askedAt = 0;
+  #lastGone = -Infinity;
+  #lastRecount = 0;
+  #paceAt = 0;
 
   constructor(options: UplinkPublisherOptions) {
     const { tenant, bridge_id, mqtt_url } = options.config;
@@ -76,6 +135,18 @@ export class UplinkPublisher {
     this.#o = options;
     this.#outbox = new UplinkOutbox(options.db);
     this.#topic = (kind) => uplinkTopic(tenant, bridge_id, kind);
+    this.#window = options.window ?? 500;
+    this.#rate = options.rate ?? 1000;
+    this.#baseTimeout = options.ackTimeoutMs ?? 10_000;
+    this.#timeout = this.#baseTimeout;
+    this.#acked = new AckedRows(options.db, this.#outbox, options.log);
+    const counters = options.counters ?? { dropped: new Counter(), refused: new Counter() };
+    this.#cap = new OutboxCap(this.#outbox, options.outboxMaxBytes ?? DEFAULT_OUTBOX_MAX_BYTES, options.log, counters, () => options.clock.now());
+    this.#cap.onDropped = (seq) => {
+      this.#sent.delete(seq);
+      this.#resend.delete(seq);
+    };
+    this.#acked.onDeleted = (rows, bytes) => this.#cap.removed(rows, bytes);
   }
 
   get session(): number {
@@ -86,29 +157,62 @@ export class UplinkPublisher {
     return this.#state;
   }
 
-  /** Rows still waiting for the broker. */
+  /** Rows still waiting for the hub's acknowledgement. */
   pending(): number {
     return this.#outbox.count();
+  }
+
+  /** What the outbox holds as counted (issue 15 item 2). */
+  outboxSize(): { rows: number; bytes: number; max_bytes: number } {
+    return { rows: this.#cap.rows, bytes: this.#cap.bytes, max_bytes: this.#cap.maxBytes };
+  }
+
+  /** True once this boot's numbering is settled with the hub (and rows may be published). */
+  get numbered(): boolean {
+    return this.#numbered;
   }
 
   /** Counts this boot (the session in status messages) and starts connecting. */
   start(): void {
     if (this.#state !== 'idle') return;
-    this.#session = this.#outbox.nextSession();
-    this.#o.log.info('uplink_starting', { tenant: this.#o.config.tenant, bridge_id: this.#o.config.bridge_id, session: this.#session, pending: this.pending() });
+    this.#state = 'connecting';
+    this.#begin();
+  }
+
+  #begin(): void {
+    if (this.#state === 'stopped') return;
+    try {
+      withoutBusyWait(this.#o.db, () => {
+        this.#session = this.#outbox.nextSession();
+      });
+    } catch (error) {
+      // Another process holds the lock: never wait for it on the event loop (issue 14).
+      if (!isBusyError(error)) throw error;
+      this.#timer = this.#o.clock.setTimeout(() => this.#begin(), 1000);
+      return;
+    }
+    this.#bootFirstLocal = this.#outbox.lastAssigned() + 1;
+    this.#offset = this.#outbox.seqOffset();
+    this.#o.log.info('uplink_starting', { tenant: this.#o.config.tenant, bridge_id: this.#o.config.bridge_id, session: this.#session, pending: this.#cap.rows });
+    this.#tick = setInterval(() => this.#onTick(), TICK_MS);
+    this.#tick.unref?.();
     this.#connect();
   }
 
   /**
-   * Writes an event to the outbox and returns its event_id. It runs on the bridge's database
-   * connection, so inside a transaction the caller has open it commits or rolls back with it.
+   * Writes an event to the outbox and returns its event_id, or null when the outbox is full
+   * (issue 15 item 2; counted and logged, the caller's transaction goes on). It runs on the
+   * bridge's database connection, so inside a transaction the caller has open it commits or
+   * rolls back with it.
    */
-  enqueue(kind: UplinkEventKind, payload: Record<string, unknown>): string {
+  enqueue(kind: UplinkEventKind, payload: Record<string, unknown>): string | null {
     if (!(EVENT_KINDS as readonly string[]).includes(kind)) throw new AppError('ERR_UPLINK_KIND', 400, `unknown uplink event kind ${JSON.stringify(kind)}; expected one of ${EVENT_KINDS.join(', ')}`);
     const now = this.#o.clock.now();
     const eventId = newId('evt', now);
     const ts = new Date(now).toISOString();
-    this.#outbox.insert(eventId, kind, JSON.stringify({ ...payload, event_id: eventId, ts }), ts);
+    const text = JSON.stringify({ ...payload, event_id: eventId, ts });
+    if (!this.#cap.admit(kind, Buffer.byteLength(text))) return null;
+    this.#outbox.insert(eventId, kind, text, ts);
     // After the caller's synchronous work (and its COMMIT) is done.
     queueMicrotask(() => this.#drain());
     return eventId;
@@ -125,22 +229,28 @@ export class UplinkPublisher {
     const wasConnected = this.#state === 'connected';
     this.#state = 'stopped';
     if (this.#timer) this.#o.clock.clearTimeout(this.#timer);
+    clearInterval(this.#tick);
     const client = this.#client;
     this.#client = undefined;
-    if (!client) return;
-    if (wasConnected) {
-      const offline = this.#statusPayload('offline');
-      const published = client.publishAsync(this.#topic('status'), offline, { qos: 1, retain: true }).catch(() => {});
-      await Promise.race([published, new Promise((r) => setTimeout(r, OFFLINE_PUBLISH_TIMEOUT_MS).unref())]);
-      await client.endAsync().catch(() => {});
-    } else {
-      await client.endAsync(true).catch(() => {});
+    if (client) {
+      if (wasConnected) {
+        const offline = this.#statusPayload('offline');
+        const published = client.publishAsync(this.#topic('status'), offline, { qos: 1, retain: true }).catch(() => {});
+        await Promise.race([published, new Promise((r) => setTimeout(r, OFFLINE_PUBLISH_TIMEOUT_MS).unref())]);
+        await client.endAsync().catch(() => {});
+      } else {
+        await client.endAsync(true).catch(() => {});
+      }
     }
-    this.#o.log.info('uplink_stopped', { session: this.#session, pending: this.pending() });
+    // A drain round waiting on a publish of the closed connection ends with it; never hang here.
+    await Promise.race([this.#drainDone, new Promise((r) => setTimeout(r, 1000).unref())]);
+    this.#acked.flushNow();
+    this.#acked.stop();
+    this.#o.log.info('uplink_stopped', { session: this.#session, pending: this.#cap.rows });
   }
 
   #statusPayload(state: 'online' | 'offline'): string {
-    return JSON.stringify({ state, session: this.#session, ts: this.#connectionTs });
+    return JSON.stringify({ state, session: this.#session, ts: this.#connectionTs, conn: this.#conn });
   }
 
   #connect(): void {
@@ -148,6 +258,7 @@ export class UplinkPublisher {
     const { config, log } = this.#o;
     this.#state = 'connecting';
     this.#connectionTs = new Date(this.#o.clock.now()).toISOString();
+    this.#conn = randomBytes(9).toString('base64url');
     const endpoint = parseMqttUrl(config.mqtt_url);
     const extra: IClientOptions = {
       clientId: `fieldbridge-${config.tenant}-${config.bridge_id}`.slice(0, 128),
@@ -165,11 +276,37 @@ export class UplinkPublisher {
       if (this.#client !== client) return;
       this.#state = 'connected';
       this.#attempt = 0;
-      log.info('uplink_connected', { host: endpoint.host, port: endpoint.port, session: this.#session, pending: this.pending() });
-      const hello = JSON.stringify({ version: this.#o.version, interfaces: this.#o.interfaces(), ts: this.#connectionTs });
-      client.publishAsync(this.#topic('hello'), hello, { qos: 1, retain: true }).catch(() => {});
-      client.publishAsync(this.#topic('status'), this.#statusPayload('online'), { qos: 1, retain: true }).catch(() => {});
-      this.#drain();
+      // Every reconnect sends again whatever is not acknowledged, oldest first.
+      this.#subscribed = false;
+      this.#cursor = 0;
+      this.#sent.clear();
+      this.#resend.clear();
+      this.#lastProgress = this.#o.clock.now();
+      log.info('uplink_connected', { host: endpoint.host, port: endpoint.port, session: this.#session, conn: this.#conn, pending: this.#cap.rows });
+      // The ack subscription first, so the hub's answer to our online cannot be missed.
+      client.subscribe(this.#topic('ack'), { qos: 1 }, (error) => {
+        if (this.#client !== client) return;
+        if (error) {
+          log.warn('uplink_subscribe_failed', { error: error.message, next: 'reconnecting' });
+          client.stream?.destroy();
+          return;
+        }
+        this.#subscribed = true;
+        const hello = JSON.stringify({ version: this.#o.version, interfaces: this.#o.interfaces(), ts: this.#connectionTs });
+        client.publishAsync(this.#topic('hello'), hello, { qos: 1, retain: true }).catch(() => {});
+        this.#askHub(client);
+        this.#drain();
+      });
+    });
+    client.on('message', (topic, payload) => {
+      if (this.#client !== client || topic !== this.#topic('ack')) return;
+      const decoded = decodeUplinkPayload('ack', payload);
+      if (!decoded.ok || decoded.kind !== 'ack') {
+        log.warn('uplink_bad_ack', { reason: decoded.ok ? 'kind' : decoded.reason, detail: decoded.ok ? undefined : decoded.detail });
+        return;
+      }
+      this.#acksWaiting.push(decoded.value);
+      this.#takeAcks();
     });
     client.on('error', (e) => {
       if (this.#client === client) log.warn('uplink_error', { error: e.message });
@@ -177,9 +314,16 @@ export class UplinkPublisher {
     client.on('close', () => {
       if (this.#client !== client) return;
       this.#client = undefined;
+      this.#subscribed = false;
       client.end(true);
       this.#scheduleReconnect();
     });
+  }
+
+  /** Status online (retained): the hub answers it with an ack, which settles the numbering. */
+  #askHub(client: MqttClient): void {
+    this.#askedAt = this.#o.clock.now();
+    client.publishAsync(this.#topic('status'), this.#statusPayload('online'), { qos: 1, retain: true }).catch(() => {});
   }
 
   #scheduleReconnect(): void {
@@ -190,8 +334,132 @@ export class UplinkPublisher {
     const delay = Math.max(baseMs / 2, Math.floor(Math.random() * ceiling));
     this.#attempt++;
     this.#state = 'backoff';
-    this.#o.log.warn('uplink_disconnected', { retry_in_ms: delay, attempt: this.#attempt, pending: this.pending(), note: 'events stay in the outbox until the broker acknowledges them' });
+    this.#o.log.warn('uplink_disconnected', { retry_in_ms: delay, attempt: this.#attempt, pending: this.#cap.rows, note: 'events stay in the outbox until the hub acknowledges them' });
     this.#timer = this.#o.clock.setTimeout(() => this.#connect(), delay);
+  }
+
+  #onTick(): void {
+    if (this.#state === 'stopped' || !this.#o.db.isOpen) return;
+    const now = this.#o.clock.now();
+    if (this.#acksWaiting.length > 0) this.#takeAcks();
+    if (now - this.#lastRecount > RECOUNT_EVERY_MS && !this.#o.db.isTransaction) {
+      this.#lastRecount = now;
+      this.#cap.recount();
+    }
+    const client = this.#client;
+    if (!client || this.#state !== 'connected' || !this.#subscribed) return;
+    if (!this.#numbered) {
+      // No answer from the hub yet (it is down, or our online was lost): ask again, less often.
+      if (now - this.#askedAt > this.#timeout) {
+        this.#timeout = Math.min(this.#timeout * 2, MAX_ACK_TIMEOUT_MS);
+        this.#askHub(client);
+      }
+      return;
+    }
+    if (this.#sent.size > 0 && now - this.#lastProgress > this.#timeout) {
+      // Nothing acknowledged for a while: the broker may have dropped them (its queue limit,
+      // a restart without persistence). Everything unacknowledged again, oldest first.
+      this.#o.log.info('uplink_resending', { unacknowledged: this.#sent.size, after_ms: this.#timeout, note: 'no acknowledgement from the hub; sending again from the oldest' });
+      this.#timeout = Math.min(this.#timeout * 2, MAX_ACK_TIMEOUT_MS);
+      this.#lastProgress = now;
+      this.#cursor = 0;
+      this.#sent.clear();
+      this.#drain();
+    }
+  }
+
+  #takeAcks(): void {
+    // Reading the outbox inside someone's open transaction could act on rows it rolls back.
+    if (this.#o.db.isTransaction || !this.#o.db.isOpen) return;
+    const acks = this.#acksWaiting;
+    this.#acksWaiting = [];
+    for (const ack of acks) {
+      try {
+        this.#onAck(ack);
+      } catch (error) {
+        this.#o.log.warn('uplink_ack_failed', { error: (error as Error).message });
+      }
+    }
+    this.#drain();
+  }
+
+  /** The hub's first answer this boot settles the numbering: false when it moved it (the ack
+   *  speaks of numbers this database did not give out, so it is not applied). */
+  #settle(ack: AckMessage): boolean {
+    const firstWire = this.#bootFirstLocal + this.#offset;
+    this.#timeout = this.#baseTimeout;
+    // seen: the highest number the hub ever heard (high may stop below it at a gap).
+    const hubHigh = Math.max(ack.high, ack.seen ?? 0);
+    if (hubHigh < firstWire) {
+      this.#numbered = true;
+      return true;
+    }
+    // The hub has seen numbers this boot would give out: the database was restored from a
+    // backup or made anew. Every row still held moves past the hub's highest.
+    const oldest = this.#outbox.oldest(1)[0]?.seq ?? this.#outbox.lastAssigned() + 1;
+    const offset = hubHigh + 1 - oldest;
+    try {
+      withoutBusyWait(this.#o.db, () => this.#outbox.setSeqOffset(offset));
+    } catch (error) {
+      if (!isBusyError(error)) throw error;
+      return false; // the next ack settles it
+    }
+    this.#o.log.warn('uplink_sequence_moved', {
+      hub_high: hubHigh, would_have_started_at: firstWire, offset, first_seq: oldest + offset,
+      note: 'the hub has seen sequence numbers this database had not given out (restored from a backup, or new): events still held are numbered after them',
+    });
+    this.#offset = offset;
+    this.#numbered = true;
+    return false;
+  }
+
+  #onAck(ack: AckMessage): void {
+    this.#o.log.debug('uplink_ack', { upto: ack.upto, high: ack.high, missing: ack.missing.length, conn: ack.conn, sent: this.#sent.size, resend: this.#resend.size, cursor: this.#cursor });
+    if (!this.#numbered && !this.#settle(ack)) return;
+    const stored = storedLocal(ack, this.#offset);
+    const before = this.#acked.upto;
+    const sentBefore = this.#sent.size;
+    this.#acked.add(stored);
+    for (const seq of this.#sent.keys()) if (this.#acked.has(seq)) this.#sent.delete(seq);
+    for (const seq of this.#resend) if (this.#acked.has(seq)) this.#resend.delete(seq);
+    if (this.#acked.upto > before || this.#sent.size < sentBefore) {
+      this.#lastProgress = this.#o.clock.now();
+      this.#timeout = this.#baseTimeout;
+    }
+    if (ack.missing.length > 0) this.#answerGaps(ack.missing);
+  }
+
+  /** Gaps the hub asks for: rows still held are sent again; numbers no longer held are gone. */
+  #answerGaps(missing: Range[]): void {
+    const now = this.#o.clock.now();
+    const off = this.#offset;
+    const maxWire = this.#outbox.lastAssigned() + off;
+    let gone: Range[] = [];
+    for (const [wlo, whi] of missing) {
+      const hi = Math.min(whi, maxWire);
+      if (hi < wlo) continue;
+      const present = this.#outbox.present(Math.max(wlo - off, 1), hi - off);
+      // Held: rows present, and rows acknowledged meanwhile (a later ack said so); the rest
+      // of the range is gone (dropped by the cap, or numbers of an older copy of the database).
+      const held = toRanges(present.map((l) => l + off));
+      held.push([-Infinity, this.#acked.upto + off], ...this.#acked.ranges().map(([a, b]): Range => [a + off, b + off]));
+      gone.push(...subtract([wlo, hi], held));
+      for (const local of present) {
+        if (this.#acked.has(local)) continue;
+        const at = this.#sent.get(local);
+        if (at === undefined ? local <= this.#cursor : now - at > Math.min(MIN_RESEND_MS, this.#baseTimeout / 2)) {
+          this.#sent.delete(local);
+          this.#resend.add(local);
+        }
+      }
+    }
+    gone = gone.filter(([lo, hi]) => hi >= lo && hi >= 1).map(([lo, hi]): Range => [Math.max(lo, 1), hi]);
+    if (gone.length > 0 && now - this.#lastGone >= 1000 && this.#client && this.#state === 'connected') {
+      this.#lastGone = now;
+      const ranges = gone.slice(0, MAX_RANGES);
+      this.#client.publishAsync(this.#topic('gone'), JSON.stringify({ ranges, ts: new Date(now).toISOString() }), { qos: 1 }).catch(() => {});
+      this.#o.log.info('uplink_gone', { ranges: JSON.stringify(ranges), note: 'the hub asked for events this bridge no longer holds (dropped by the outbox cap, or numbers of an older copy of this database)' });
+    }
   }
 
   #drain(): void {
@@ -200,7 +468,7 @@ export class UplinkPublisher {
       return;
     }
     const client = this.#client;
-    if (!client || this.#state !== 'connected') return;
+    if (!client || this.#state !== 'connected' || !this.#subscribed || !this.#numbered) return;
     this.#draining = true;
     this.#drainDone = this.#drainRounds(client)
       .catch((error) => this.#o.log.warn('uplink_publish_failed', { error: (error as Error).message, note: 'kept in the outbox; sent again after the reconnect' }))
@@ -222,17 +490,39 @@ export class UplinkPublisher {
         await new Promise((r) => setTimeout(r, BUSY_RETRY_MS));
         continue;
       }
-      const rows = this.#outbox.oldest(batch);
-      if (rows.length === 0) return;
-      // Published in seq order on one connection, so the broker forwards them in order; each
-      // row goes only when its own PUBACK arrives.
-      await Promise.all(
-        rows.map((row) =>
-          client.publishAsync(this.#topic(row.kind), row.payload, { qos: 1 }).then(() => {
-            this.#outbox.delete(row.seq);
-          }),
-        ),
-      );
+      if (!this.#o.db.isOpen) return;
+      const room = Math.min(batch, this.#window - this.#sent.size);
+      if (room <= 0) return; // the next ack (or the timeout) goes on
+      let rows;
+      if (this.#resend.size > 0) {
+        const wanted = [...this.#resend].sort((a, b) => a - b).slice(0, room);
+        for (const seq of wanted) this.#resend.delete(seq);
+        rows = toRanges(wanted).flatMap(([lo, hi]) => this.#outbox.after(lo - 1, hi - lo + 1).filter((r) => r.seq <= hi && !this.#acked.has(r.seq)));
+      } else {
+        rows = this.#outbox.after(this.#cursor, room).filter((r) => !this.#acked.has(r.seq));
+        if (rows.length === 0) {
+          const more = this.#outbox.after(this.#cursor, room);
+          if (more.length === 0) return;
+          this.#cursor = more[more.length - 1].seq;
+          continue;
+        }
+      }
+      if (rows.length === 0) continue;
+      // Paced: at most `rate` a second, whether first sends or resends.
+      const now = Date.now();
+      this.#paceAt = Math.max(this.#paceAt, now) + (rows.length * 1000) / this.#rate;
+      const sentAt = this.#o.clock.now();
+      const published = rows.map((row) => {
+        this.#sent.set(row.seq, sentAt);
+        if (row.seq > this.#cursor) this.#cursor = row.seq;
+        const wire = `{"seq":${row.seq + this.#offset},${row.payload.slice(1)}`;
+        return client.publishAsync(this.#topic(row.kind), wire, { qos: 1 });
+      });
+      // The broker's PUBACK only paces us (mqtt.js holds what is in flight in memory); the row
+      // stays until the hub acknowledges it.
+      await Promise.all(published);
+      const wait = this.#paceAt - Date.now() - 1000 / this.#rate;
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
   }
 }

@@ -4,8 +4,10 @@ import { StartupError } from '../../lib/errors.ts';
 import { TOPIC_SEGMENT, type UplinkEventKind } from '../../lib/topics.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/log.ts';
+import type { Counter, MetricsRegistry } from '../../lib/metrics.ts';
 import { brokerUrlProblem } from '../config/sections.ts';
 import type { ConfigService } from '../config/service.ts';
+import { UplinkOutbox } from './outbox.ts';
 import { type UplinkConfig, UplinkPublisher } from './publisher.ts';
 
 // Decides whether the bridge reports to a hub and with which settings (docs/design.md sections 4
@@ -41,9 +43,23 @@ export class UplinkService {
   readonly #interfaces: () => unknown[];
   #publisher: UplinkPublisher | undefined;
   #restarting: Promise<void> = Promise.resolve();
+  readonly #outbox: UplinkOutbox;
+  readonly #counters: { dropped: Counter; refused: Counter } | undefined;
 
-  constructor(deps: { db: DatabaseSync; config: ConfigService; env: UplinkEnv; log: Logger; clock: Clock; version: string; interfaces: () => unknown[] }) {
+  constructor(deps: { db: DatabaseSync; config: ConfigService; env: UplinkEnv; log: Logger; clock: Clock; version: string; interfaces: () => unknown[]; metrics?: MetricsRegistry }) {
     this.#db = deps.db;
+    this.#outbox = new UplinkOutbox(deps.db);
+    if (deps.metrics) {
+      const m = deps.metrics;
+      // Issue 15 item 2: the outbox's depth, age and losses.
+      this.#counters = {
+        dropped: m.counter('fieldbridge_uplink_outbox_dropped_total', 'Uplink events dropped from a full outbox (the oldest telemetry and position events go first).'),
+        refused: m.counter('fieldbridge_uplink_outbox_refused_total', 'Uplink events not written because the outbox was full of messages and deliveries, by kind.'),
+      };
+      m.gauge('fieldbridge_uplink_outbox_rows', 'Events waiting for the hub\'s acknowledgement.', () => [{ labels: {}, value: this.outbox().rows }]);
+      m.gauge('fieldbridge_uplink_outbox_bytes', 'Size of the events waiting for the hub\'s acknowledgement, as counted against hub.outbox_max_mb.', () => [{ labels: {}, value: this.outbox().bytes }]);
+      m.gauge('fieldbridge_uplink_outbox_oldest_age_seconds', 'Age of the oldest event waiting for the hub\'s acknowledgement (0 when none).', () => [{ labels: {}, value: this.outbox().oldest_age_s }]);
+    }
     this.#config = deps.config;
     this.#env = deps.env;
     this.#log = deps.log.child({ component: 'uplink' });
@@ -80,13 +96,23 @@ export class UplinkService {
     });
   }
 
-  /** Queues an event when the uplink is on; call inside the transaction that made the change. */
+  /** Queues an event when the uplink is on; call inside the transaction that made the change.
+   *  A full outbox refuses it (counted and logged); the caller's transaction goes on. */
   enqueue(kind: UplinkEventKind, payload: Record<string, unknown>): void {
     this.#publisher?.enqueue(kind, payload);
   }
 
   state(): string {
     return this.#publisher?.state() ?? 'off';
+  }
+
+  /** The outbox as health and /metrics report it (issue 15 item 2). */
+  outbox(): { rows: number; bytes: number; max_bytes: number | null; oldest_age_s: number; dropped: number; refused: number } {
+    const size = this.#publisher?.outboxSize() ?? (this.#db.isOpen ? { ...this.#outbox.size(), max_bytes: null } : { rows: 0, bytes: 0, max_bytes: null });
+    const oldest = this.#db.isOpen ? this.#outbox.oldestCreatedAt() : null;
+    const age = oldest ? Math.max(0, Math.round((this.#clock.now() - Date.parse(oldest)) / 1000)) : 0;
+    const sum = (c: Counter | undefined) => (c ? c.samples('x').reduce((n, line) => n + Number(line.slice(line.lastIndexOf(' ') + 1)), 0) : 0);
+    return { rows: size.rows, bytes: size.bytes, max_bytes: size.max_bytes, oldest_age_s: age, dropped: sum(this.#counters?.dropped), refused: sum(this.#counters?.refused) };
   }
 
   async close(): Promise<void> {
@@ -108,7 +134,11 @@ export class UplinkService {
       return;
     }
     try {
-      this.#publisher = new UplinkPublisher({ db: this.#db, log: this.#log, clock: this.#clock, config, version: this.#version, interfaces: this.#interfaces });
+      const maxMb = (this.#config.section('hub') as { outbox_max_mb?: number }).outbox_max_mb ?? 64;
+      this.#publisher = new UplinkPublisher({
+        db: this.#db, log: this.#log, clock: this.#clock, config, version: this.#version, interfaces: this.#interfaces,
+        outboxMaxBytes: maxMb * 1024 * 1024, counters: this.#counters,
+      });
       this.#publisher.start();
       this.#log.info('uplink_on', { broker: redactUrl(config.mqtt_url), tenant: config.tenant, bridge_id: config.bridge_id });
     } catch (error) {

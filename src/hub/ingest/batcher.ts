@@ -2,7 +2,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { Counter } from '../../lib/metrics.ts';
 import { parseUplinkTopic, type UplinkKind } from '../../lib/topics.ts';
 import { decodeForIngest } from './decode.ts';
-import type { BatchOp, BatchOutcome, HubStore } from '../store/store.ts';
+import type { AckState, BatchOp, BatchOutcome, HubStore } from '../store/store.ts';
 import { EVENT_TABLES } from '../store/store.ts';
 
 // Group commit for the hub's ingest (issue 22 item 2). Messages are taken as the MQTT client
@@ -37,6 +37,9 @@ export interface BatcherOptions {
   clock: Clock;
   stored: Counter;
   reject(reason: string, fields: Record<string, unknown>): void;
+  /** The bridges' sequence states after a batch committed, before its messages are done
+   *  (issue 15: the subscriber publishes them as acks). */
+  acknowledge?(acks: AckState[]): void;
   maxBatch?: number;
   flushDelayMs?: number;
 }
@@ -142,13 +145,18 @@ export class IngestBatcher {
         continue;
       }
       let op: BatchOp;
-      if (decoded.kind === 'hello') {
+      // The hub's own acknowledgements (and other replicas'), heard through the wildcard.
+      if (decoded.kind === 'ack') continue;
+      if (decoded.kind === 'gone') {
+        op = { op: 'gone', tenantId: t.tenant, bridgeId: t.bridgeId, ranges: decoded.value.ranges, at };
+      } else if (decoded.kind === 'hello') {
         op = { op: 'hello', tenantId: t.tenant, bridgeId: t.bridgeId, version: decoded.value.version, interfaces: decoded.value.interfaces, at };
       } else if (decoded.kind === 'status') {
         op = { op: 'status', tenantId: t.tenant, bridgeId: t.bridgeId, ...decoded.value, at };
       } else {
         const v = decoded.value;
         op = { op: 'event', event: { table: EVENT_TABLES[decoded.kind], tenant_id: t.tenant, event_id: v.event_id, bridge_id: t.bridgeId, ts: v.ts, body: decoded.text, received_at: at } };
+        if (typeof v.seq === 'number') op.seq = v.seq;
       }
       candidates.push({ tenant: t.tenant, kind: t.kind, op });
     }
@@ -167,30 +175,40 @@ export class IngestBatcher {
       }
     }
     if (ops.length > 0) {
-      const outcomes = await this.#isolating(ops);
+      const acks: AckState[] = [];
+      const outcomes = await this.#isolating(ops, acks);
       for (let i = 0; i < ops.length; i++) if (outcomes[i] !== 'failed') count(kinds[i], outcomes[i]);
+      if (acks.length > 0) this.#o.acknowledge?.(latestPerBridge(acks));
     }
     for (const t of tally.values()) this.#o.stored.inc({ kind: t.kind, result: t.result }, t.n);
   }
 
   /** Writes ops; when the rows' values made that fail, finds the event(s) at fault by halving. */
-  async #isolating(ops: BatchOp[]): Promise<Array<BatchOutcome | 'failed'>> {
+  async #isolating(ops: BatchOp[], acks: AckState[]): Promise<Array<BatchOutcome | 'failed'>> {
     const failures: Array<{ op: BatchOp; error: Error }> = [];
-    const outcomes = await this.#halving(ops, failures);
+    const outcomes = await this.#halving(ops, failures, acks);
     // Not one could be written: that is no poison event but a fault of ours (a statement the
     // database refuses for any row); nothing is dropped, all of it comes again.
     if (ops.length > 1 && failures.length === ops.length) throw failures[0].error;
     for (const { op, error } of failures) {
       const what = op.op === 'event' ? { tenant: op.event.tenant_id, bridge: op.event.bridge_id, event_id: op.event.event_id } : { tenant: op.tenantId, bridge: op.bridgeId, kind: op.op };
       this.#o.reject('store_failed', { ...what, error: error.message });
+      // Dropped and acknowledged (as its PUBACK): its sequence number counts as done, or the
+      // hub would ask the bridge for it forever.
+      if (op.op === 'event' && op.seq !== undefined) {
+        const done = await this.#o.store.ingestBatch([{ op: 'gone', tenantId: op.event.tenant_id, bridgeId: op.event.bridge_id, ranges: [[op.seq, op.seq]], at: op.event.received_at }]);
+        if (done.acks) acks.push(...done.acks);
+      }
     }
     return outcomes;
   }
 
-  async #halving(ops: BatchOp[], failures: Array<{ op: BatchOp; error: Error }>): Promise<Array<BatchOutcome | 'failed'>> {
+  async #halving(ops: BatchOp[], failures: Array<{ op: BatchOp; error: Error }>, acks: AckState[]): Promise<Array<BatchOutcome | 'failed'>> {
     const { store } = this.#o;
     try {
-      return await store.ingestBatch(ops);
+      const outcomes = await store.ingestBatch(ops);
+      if (outcomes.acks) acks.push(...outcomes.acks);
+      return outcomes;
     } catch (error) {
       // The database's state (down, busy, full): nothing is acknowledged, all comes again.
       if (!store.isRowError(error)) throw error;
@@ -199,7 +217,18 @@ export class IngestBatcher {
         return ['failed'];
       }
       const half = ops.length >> 1;
-      return [...(await this.#halving(ops.slice(0, half), failures)), ...(await this.#halving(ops.slice(half), failures))];
+      return [...(await this.#halving(ops.slice(0, half), failures, acks)), ...(await this.#halving(ops.slice(half), failures, acks))];
     }
   }
+}
+
+/** The last state of each bridge (later sub-batches know more), keeping a handshake's conn. */
+function latestPerBridge(acks: AckState[]): AckState[] {
+  const out = new Map<string, AckState>();
+  for (const a of acks) {
+    const key = a.tenantId + '\u0000' + a.bridgeId;
+    const conn = a.conn ?? out.get(key)?.conn;
+    out.set(key, conn === undefined ? a : { ...a, conn });
+  }
+  return [...out.values()];
 }

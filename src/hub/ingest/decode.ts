@@ -14,7 +14,7 @@ const TS_PATTERN: RegExp | undefined = (EventPayload.shape.ts as unknown as { _z
   : undefined;
 
 export function decodeForIngest(kind: UplinkKind, payload: Uint8Array): Decoded {
-  if (!TS_PATTERN || kind === 'hello' || kind === 'status' || payload.length === 0 || payload.length > MAX_PAYLOAD_BYTES) return decodeUplinkPayload(kind, payload);
+  if (!TS_PATTERN || kind === 'hello' || kind === 'status' || kind === 'gone' || kind === 'ack' || payload.length === 0 || payload.length > MAX_PAYLOAD_BYTES) return decodeUplinkPayload(kind, payload);
   const text = Buffer.isBuffer(payload) ? payload.toString('utf8') : Buffer.from(payload).toString('utf8');
   let json: unknown;
   try {
@@ -23,9 +23,11 @@ export function decodeForIngest(kind: UplinkKind, payload: Uint8Array): Decoded 
     return decodeUplinkPayload(kind, payload);
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json)) return decodeUplinkPayload(kind, payload);
-  const { event_id: id, ts } = json as { event_id?: unknown; ts?: unknown };
+  const { event_id: id, ts, seq } = json as { event_id?: unknown; ts?: unknown; seq?: unknown };
   // EventPayload: event_id z.string().min(1).max(128), ts z.iso.datetime({ offset: true }).
   if (typeof id !== 'string' || id.length < 1 || id.length > 128 || typeof ts !== 'string' || !TS_PATTERN.test(ts)) return decodeUplinkPayload(kind, payload);
+  // EventPayload: seq optional, Seq = an integer 1 .. 2^53 - 1 (issue 15).
+  if (seq !== undefined && !(Number.isSafeInteger(seq) && (seq as number) >= 1)) return decodeUplinkPayload(kind, payload);
   // The object is ours (fresh from JSON.parse): normalising ts in place spares a copy. A ts
   // already in toISOString()'s form (what bridges send: ms and Z, checked by the pattern
   // above) would come back unchanged, so the Date round trip is skipped for it.

@@ -2,9 +2,9 @@ import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { Counter, MetricsRegistry } from '../../lib/metrics.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
-import type { HubStore } from '../store/store.ts';
+import type { AckState, HubStore } from '../store/store.ts';
 import { mqttClientOptions, parseMqttUrl } from '../../lib/mqtt-options.ts';
-import { ingestSubscription } from '../../lib/topics.ts';
+import { ackView, ingestSubscription, uplinkTopic } from '../../lib/topics.ts';
 import { IngestBatcher, MAX_BATCH } from './batcher.ts';
 
 // The hub learns about bridges over MQTT (docs/api.md sections 1 and 6, docs/design.md section 8).
@@ -20,6 +20,14 @@ import { IngestBatcher, MAX_BATCH } from './batcher.ts';
 // deletion, is dropped and counted ("unknown_tenant", "tenant_deleted"): tenants are created
 // by operators (create-key), never by whoever can publish. Malformed topics and payloads are
 // dropped, counted by reason and logged (at most once a minute per reason), never fatal.
+//
+// Acknowledgements to the bridges (issue 15; docs/hub.md, "Acknowledgements"): after a batch
+// commits, each bridge whose events (or gone report, or online) it held gets its sequence
+// state on fieldbridge/v1/<tenant>/<bridge>/ack, QoS 1, not retained: cumulative (upto), the
+// highest number stored and the gaps between (which the hub asks for). At most one ack per
+// bridge per ACK_INTERVAL_MS from this replica; what comes in between is folded into the next.
+// The state is read from the database inside the batch's transaction, so an ack from any
+// replica is true whenever it arrives, and the bridge may act on them in any order.
 
 /** MQTT 5 session expiry: how long the broker keeps queueing for a hub that is down. */
 export const SESSION_EXPIRY_S = 7 * 24 * 3600;
@@ -30,6 +38,8 @@ export const RECEIVE_MAXIMUM = 2 * MAX_BATCH;
 /** Passed to mqtt.js's handleMessage callback: "no PUBACK now", see start(). */
 const ACK_LATER = new Error('acknowledged after the batch commits');
 const WARN_EVERY_MS = 60_000;
+/** Least time between two acks to one bridge from this replica. */
+export const ACK_INTERVAL_MS = 200;
 
 export interface IngestOptions {
   store: HubStore;
@@ -47,6 +57,14 @@ export interface IngestOptions {
   /** Batch size and flush delay, defaults in batcher.ts (tests and the benchmark vary them). */
   maxBatch?: number;
   flushDelayMs?: number;
+  /** Defaults to ACK_INTERVAL_MS. */
+  ackIntervalMs?: number;
+}
+
+interface AckSlot {
+  pending?: AckState;
+  lastAt: number;
+  timer?: ReturnType<typeof setTimeout>;
 }
 
 /**
@@ -76,16 +94,20 @@ export class HubIngest {
   #failedStream: unknown;
   #acks: number[] = [];
   #ackStream: unknown;
+  readonly #seqAcks = new Map<string, AckSlot>();
+  readonly #acksSent: Counter;
 
   constructor(options: IngestOptions) {
     this.#o = options;
     this.#stored = options.metrics.counter('fieldbridge_hub_ingest_total', 'MQTT messages taken in, by kind and result (stored; duplicate: event already stored; ignored: status older than the one held; cleared: empty retained message).');
     this.#rejected = options.metrics.counter('fieldbridge_hub_ingest_rejected_total', 'MQTT messages dropped, by reason.');
+    this.#acksSent = options.metrics.counter('fieldbridge_hub_acks_total', 'Acknowledgements published to bridges (issue 15), by whether they asked for missing sequence numbers.');
     this.#batcher = new IngestBatcher({
       store: options.store,
       clock: options.clock,
       stored: this.#stored,
       reject: (reason, fields) => this.#reject(reason, fields),
+      acknowledge: (acks) => this.#acknowledge(acks),
       maxBatch: options.maxBatch,
       flushDelayMs: options.flushDelayMs,
     });
@@ -171,6 +193,11 @@ export class HubIngest {
     this.#client = undefined;
     // What has arrived is written and acknowledged before the connection ends.
     await this.#batcher.drain();
+    for (const [key, slot] of this.#seqAcks) {
+      clearTimeout(slot.timer);
+      if (slot.pending) this.#sendAck(client, slot);
+      this.#seqAcks.delete(key);
+    }
     await new Promise<void>((resolve) => client.end(false, {}, () => resolve()));
   }
 
@@ -190,6 +217,50 @@ export class HubIngest {
       if (ids.length === 0 || client.stream !== this.#ackStream || !client.connected) return;
       client.stream.write(pubacks(ids));
     });
+  }
+
+  #acknowledge(acks: AckState[]): void {
+    const client = this.#client;
+    if (!client) return;
+    const interval = this.#o.ackIntervalMs ?? ACK_INTERVAL_MS;
+    for (const a of acks) {
+      const key = a.tenantId + '/' + a.bridgeId;
+      let slot = this.#seqAcks.get(key);
+      if (!slot) this.#seqAcks.set(key, (slot = { lastAt: -Infinity }));
+      // A handshake (conn) folded into a later state keeps its conn: the bridge waits for it.
+      slot.pending = a.conn === undefined && slot.pending?.conn !== undefined ? { ...a, conn: slot.pending.conn } : a;
+      if (slot.timer) continue;
+      const wait = slot.lastAt + interval - performance.now();
+      if (wait <= 0) this.#sendAck(client, slot);
+      this.#armAck(key, slot, Math.max(wait, interval));
+    }
+  }
+
+  /** Sends what waits when the interval is over; forgets the bridge when nothing does. */
+  #armAck(key: string, slot: AckSlot, wait: number): void {
+    slot.timer = setTimeout(() => {
+      slot.timer = undefined;
+      const client = this.#client;
+      if (!slot.pending || !client) {
+        this.#seqAcks.delete(key);
+        return;
+      }
+      this.#sendAck(client, slot);
+      this.#armAck(key, slot, this.#o.ackIntervalMs ?? ACK_INTERVAL_MS);
+    }, wait);
+    slot.timer.unref?.();
+  }
+
+  #sendAck(client: MqttClient, slot: AckSlot): void {
+    const a = slot.pending!;
+    slot.pending = undefined;
+    slot.lastAt = performance.now();
+    const { upto, high, missing } = ackView(a);
+    const payload = { upto, high, missing, seen: a.seen, ...(a.conn !== undefined ? { conn: a.conn } : {}), ts: new Date(this.#o.clock.now()).toISOString() };
+    this.#acksSent.inc({ missing: missing.length > 0 ? 'yes' : 'no' });
+    // QoS 1; lost with a connection, it is followed by the next one (the bridge sends again
+    // what stays unacknowledged, and its online after a reconnect asks for a fresh one).
+    client.publish(uplinkTopic(a.tenantId, a.bridgeId, 'ack'), JSON.stringify(payload), { qos: 1 }, () => {});
   }
 
   #storeFailed(client: MqttClient, stream: unknown, topic: string, error: Error): void {

@@ -1,3 +1,4 @@
+import { addRanges, type Range, type SeqState, toRanges } from '../../lib/topics.ts';
 import type { Queryable, SqlDriver, SqlValue } from './sql.ts';
 
 // The hub's ingest writes a burst of MQTT messages as one transaction (issue 22 item 2; the
@@ -8,7 +9,11 @@ import type { Queryable, SqlDriver, SqlValue } from './sql.ts';
 //    before the database, so the statement never sees the same key twice;
 //  - the bridges the events came from: their last_seen moved forward, one row per bridge with
 //    the batch's latest time (what touchBridge per event would have left);
-//  - hello and status messages: the same statements as recordHello/recordStatus, in order.
+//  - hello and status messages: the same statements as recordHello/recordStatus, in order;
+//    a status that names its connection (conn, issue 15) is ordered by connection instead;
+//  - the bridges' sequence numbers (issue 15): every event's seq (stored or duplicate) and the
+//    ranges a bridge reported gone are added to bridge_seqs, read and written under the row's
+//    lock (replicas share it), and the resulting states are handed back for the acks.
 //
 // SQLite runs in this process: one prepared statement per row inside the transaction is the
 // cheapest form there, with no round trip to save. PostgreSQL gets each table's rows as one
@@ -29,12 +34,29 @@ export interface BatchEvent {
 }
 
 export type BatchOp =
-  | { op: 'event'; event: BatchEvent }
+  | { op: 'event'; event: BatchEvent; seq?: number }
   | { op: 'hello'; tenantId: string; bridgeId: string; version: string; interfaces: unknown[]; at: string }
-  | { op: 'status'; tenantId: string; bridgeId: string; state: 'online' | 'offline'; session: number; ts: string; at: string };
+  | { op: 'status'; tenantId: string; bridgeId: string; state: 'online' | 'offline'; session: number; ts: string; at: string; conn?: string }
+  | { op: 'gone'; tenantId: string; bridgeId: string; ranges: Range[]; at: string };
 
 /** Per op, in order: stored (new), duplicate (event already stored), ignored (older status). */
 export type BatchOutcome = 'stored' | 'duplicate' | 'ignored';
+
+/** A bridge's sequence state after a batch: what the hub acknowledges to it (issue 15).
+ *  conn: the batch held that connection's online, so this answers it (the handshake). */
+export interface AckState extends SeqState {
+  tenantId: string;
+  bridgeId: string;
+  /** The highest number ever heard from the bridge (tracked ranges are bounded; this is not). */
+  seen: number;
+  conn?: string;
+}
+
+/** The outcomes, in op order, and the acknowledgements the batch calls for. */
+export type BatchOutcomes = BatchOutcome[] & { acks?: AckState[] };
+
+/** Connections a bridge row remembers as replaced (their late wills and onlines are ignored). */
+const OLD_CONNS_KEPT = 16;
 
 export const HELLO_SQL = `INSERT INTO bridges (tenant_id, bridge_id, version, interfaces, first_seen, last_seen) VALUES ($1, $2, $3, $4, $5, $5)
        ON CONFLICT (tenant_id, bridge_id) DO UPDATE SET version = excluded.version, interfaces = excluded.interfaces,
@@ -90,16 +112,32 @@ export function isRowError(dialect: 'sqlite' | 'postgres', error: unknown): bool
 }
 
 /** Writes the batch in one transaction; outcomes line up with ops. */
-export async function writeBatch(db: SqlDriver, ops: BatchOp[]): Promise<BatchOutcome[]> {
-  const outcomes: BatchOutcome[] = new Array(ops.length).fill('duplicate');
+export async function writeBatch(db: SqlDriver, ops: BatchOp[]): Promise<BatchOutcomes> {
+  const outcomes: BatchOutcomes = new Array(ops.length).fill('duplicate');
+  // Sequence numbers per bridge (issue 15), and the connections whose online asks for an ack.
+  const seqs = new Map<string, { tenantId: string; bridgeId: string; numbers: number[]; gone: Range[]; conn?: string; at: string }>();
+  const seqOf = (tenantId: string, bridgeId: string, at: string) => {
+    const key = tenantId + SEP + bridgeId;
+    let e = seqs.get(key);
+    if (!e) seqs.set(key, (e = { tenantId, bridgeId, numbers: [], gone: [], at }));
+    if (at > e.at) e.at = at;
+    return e;
+  };
+  const connStatuses: number[] = [];
   // First occurrence of each (table, tenant, event_id) is the one written; later ones in the
   // same batch are duplicates whatever the database says.
   const firsts = new Map<EventTable, Map<string, number>>();
   const touches = new Map<string, [string, string, string]>();
   for (let i = 0; i < ops.length; i++) {
     const o = ops[i];
+    if (o.op === 'gone') seqOf(o.tenantId, o.bridgeId, o.at).gone.push(...o.ranges);
+    if (o.op === 'status' && o.conn !== undefined) {
+      connStatuses.push(i);
+      if (o.state === 'online') seqOf(o.tenantId, o.bridgeId, o.at).conn = o.conn;
+    }
     if (o.op !== 'event') continue;
     const e = o.event;
+    if (o.seq !== undefined) seqOf(e.tenant_id, e.bridge_id, e.received_at).numbers.push(o.seq);
     let seen = firsts.get(e.table);
     if (!seen) firsts.set(e.table, (seen = new Map()));
     const key = e.tenant_id + SEP + e.event_id;
@@ -111,7 +149,8 @@ export async function writeBatch(db: SqlDriver, ops: BatchOp[]): Promise<BatchOu
   // Bridges in key order: replicas sharing a subscription write the same bridges' rows in
   // their own batches, and taking the row locks in one order keeps them from deadlocking.
   const touched = [...touches].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([, t]) => t);
-  const others = ops.flatMap((o, i) => (o.op === 'event' ? [] : [i]));
+  const others = ops.flatMap((o, i) => (o.op === 'event' || o.op === 'gone' || (o.op === 'status' && o.conn !== undefined) ? [] : [i]));
+  for (let i = 0; i < ops.length; i++) if (ops[i].op === 'gone') outcomes[i] = 'stored';
   return db.transaction(async (tx) => {
     const pending: Array<Promise<unknown>> = [];
     if (db.dialect === 'postgres') {
@@ -148,8 +187,99 @@ export async function writeBatch(db: SqlDriver, ops: BatchOp[]): Promise<BatchOu
     const settled = await Promise.allSettled(pending);
     const failed = settled.find((s) => s.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
+    // Statuses with a connection id: read, decided and written one after the other, in order.
+    for (const i of connStatuses) outcomes[i] = await writeConnStatus(tx, db.dialect, ops[i] as Extract<BatchOp, { op: 'status' }>);
+    if (seqs.size > 0) outcomes.acks = await writeSeqs(tx, [...seqs.values()]);
     return outcomes;
   });
+}
+
+/**
+ * Adds each bridge's numbers to bridge_seqs and returns the new states. The rows are made if
+ * missing, then read and written under their lock (PostgreSQL: the row lock of the upsert;
+ * SQLite: the transaction holds the database), in key order, so replicas writing the same
+ * bridge merge instead of overwriting each other and never deadlock.
+ */
+async function writeSeqs(
+  tx: Queryable,
+  entries: Array<{ tenantId: string; bridgeId: string; numbers: number[]; gone: Range[]; conn?: string; at: string }>,
+): Promise<AckState[]> {
+  entries.sort((a, b) => (a.tenantId + SEP + a.bridgeId < b.tenantId + SEP + b.bridgeId ? -1 : 1));
+  // One statement makes the row if missing, locks it (an ON CONFLICT DO UPDATE holds the row
+  // lock to the end of the transaction, as FOR UPDATE would) and returns what it holds. All are
+  // issued before the first is awaited: pipelined on PostgreSQL, in key order.
+  const read = await Promise.all(
+    entries.map(async (e) =>
+      (await tx.query(
+        `INSERT INTO bridge_seqs (tenant_id, bridge_id, upto, ranges, updated_at) VALUES ($1, $2, 0, '[]', $3)
+         ON CONFLICT (tenant_id, bridge_id) DO UPDATE SET updated_at = bridge_seqs.updated_at RETURNING upto, ranges, seen`,
+        [e.tenantId, e.bridgeId, e.at],
+      ))[0],
+    ),
+  );
+  const states: AckState[] = [];
+  const writes: Array<Promise<number>> = [];
+  entries.forEach((e, k) => {
+    const before: SeqState = { upto: Number(read[k]?.upto ?? 0), ranges: parseRanges(read[k]?.ranges) };
+    const added = [...toRanges(e.numbers), ...e.gone];
+    const after = added.length > 0 ? addRanges(before, added) : before;
+    const seen = Math.max(Number(read[k]?.seen ?? 0), ...e.numbers, ...e.gone.map((r) => r[1]), after.upto);
+    if (added.length > 0) writes.push(tx.run('UPDATE bridge_seqs SET upto = $3, ranges = $4, seen = $5, updated_at = $6 WHERE tenant_id = $1 AND bridge_id = $2', [e.tenantId, e.bridgeId, after.upto, JSON.stringify(after.ranges), seen, e.at]));
+    states.push({ tenantId: e.tenantId, bridgeId: e.bridgeId, upto: after.upto, ranges: after.ranges, seen, ...(e.conn !== undefined ? { conn: e.conn } : {}) });
+  });
+  await Promise.all(writes);
+  return states;
+}
+
+/**
+ * A status that names its connection (issue 15 defect): ordered by connection, not by the
+ * bridge's session counter or clock, which a restored database or a clock without a battery can
+ * move back. An online always wins unless its connection is one the hub has seen replaced; an
+ * offline counts unless its connection was replaced (a late will of an older connection). An
+ * offline of a connection never heard of (its online was lost) is taken too, and remembered
+ * as replaced; the connection held stays the one held.
+ */
+async function writeConnStatus(tx: Queryable, dialect: 'sqlite' | 'postgres', o: Extract<BatchOp, { op: 'status' }>): Promise<BatchOutcome> {
+  const lock = dialect === 'postgres' ? ' FOR UPDATE' : '';
+  await tx.run('INSERT INTO bridges (tenant_id, bridge_id, first_seen, last_seen) VALUES ($1, $2, $3, $3) ON CONFLICT (tenant_id, bridge_id) DO NOTHING', [o.tenantId, o.bridgeId, o.at]);
+  const row = (await tx.query(`SELECT conn, old_conns FROM bridges WHERE tenant_id = $1 AND bridge_id = $2${lock}`, [o.tenantId, o.bridgeId]))[0] ?? {};
+  const current = row.conn === null || row.conn === undefined ? null : String(row.conn);
+  const old = parseStrings(row.old_conns);
+  const conn = o.conn!;
+  if (old.includes(conn)) return 'ignored';
+  let nextConn = current;
+  let nextOld = old;
+  if (o.state === 'online') {
+    nextConn = conn;
+    if (current !== null && current !== conn) nextOld = [current, ...old];
+  } else if (current !== conn) {
+    nextOld = [conn, ...old];
+  }
+  await tx.run(
+    `UPDATE bridges SET state = $3, session = $4, status_ts = $5, conn = $6, old_conns = $7,
+       last_seen = CASE WHEN $8 > last_seen THEN $8 ELSE last_seen END
+     WHERE tenant_id = $1 AND bridge_id = $2`,
+    [o.tenantId, o.bridgeId, o.state, o.session, o.ts, nextConn, JSON.stringify(nextOld.slice(0, OLD_CONNS_KEPT)), o.at],
+  );
+  return 'stored';
+}
+
+function parseRanges(text: unknown): Range[] {
+  try {
+    const v = JSON.parse(String(text));
+    return Array.isArray(v) ? (v.filter((r) => Array.isArray(r) && r.length === 2 && Number.isSafeInteger(r[0]) && Number.isSafeInteger(r[1])) as Range[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+function parseStrings(text: unknown): string[] {
+  try {
+    const v = JSON.parse(String(text ?? '[]'));
+    return Array.isArray(v) ? v.map(String) : [];
+  } catch {
+    return [];
+  }
 }
 
 async function writeOther(tx: Queryable, o: BatchOp): Promise<BatchOutcome> {

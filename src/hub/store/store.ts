@@ -4,7 +4,7 @@ import type { Migration } from '../../db/migrate.ts';
 import { maskUrlCredentials } from '../../lib/mask-url.ts';
 import { hubMigrations } from '../migrations.ts';
 import { ownTables, type TenantTable, tenantTables } from './catalogue.ts';
-import { type BatchOp, type BatchOutcome, type EventTable, HELLO_SQL, insertEventSql, isRowError, STATUS_SQL, TOUCH_SQL, writeBatch } from './ingest-batch.ts';
+import { type BatchOp, type BatchOutcomes, type EventTable, HELLO_SQL, insertEventSql, isRowError, STATUS_SQL, TOUCH_SQL, writeBatch } from './ingest-batch.ts';
 import { type HubMigrationReport, migrateHub } from './migrate.ts';
 import { PostgresDriver } from './postgres-driver.ts';
 import { quoteIdent, type Row, type SqlDriver } from './sql.ts';
@@ -118,8 +118,9 @@ export interface HubStore {
    * restoreTenant and purgeTenant). Unknown and deleted tenants are read every time.
    */
   ingestTenants(ids: Iterable<string>): Promise<Map<string, TenantRow | undefined>>;
-  /** Writes one ingest batch (events, bridges' last_seen, hello, status) in one transaction. */
-  ingestBatch(ops: BatchOp[]): Promise<BatchOutcome[]>;
+  /** Writes one ingest batch (events, bridges' last_seen, hello, status, sequence numbers) in
+   *  one transaction; `acks` on the result: the bridges' sequence states to acknowledge. */
+  ingestBatch(ops: BatchOp[]): Promise<BatchOutcomes>;
   /** True when an ingestBatch error is caused by the rows' values (retrying cannot help). */
   isRowError(error: unknown): boolean;
 
@@ -145,7 +146,7 @@ export interface HubStore {
   close(): Promise<void>;
 }
 
-export type { BatchOp, BatchOutcome } from './ingest-batch.ts';
+export type { AckState, BatchOp, BatchOutcome, BatchOutcomes } from './ingest-batch.ts';
 
 export type HubStoreLocation = { sqlitePath: string } | { databaseUrl: string };
 
@@ -343,7 +344,7 @@ class SqlHubStore implements HubStore {
     this.#tenantsEpoch++;
     this.#tenants.delete(id);
   }
-  ingestBatch(ops: BatchOp[]): Promise<BatchOutcome[]> {
+  ingestBatch(ops: BatchOp[]): Promise<BatchOutcomes> {
     return writeBatch(this.#db, ops);
   }
   isRowError(error: unknown): boolean {

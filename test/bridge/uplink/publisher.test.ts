@@ -65,10 +65,10 @@ test('broker down: 200 messages wait in the outbox; broker back: the hub stores 
   p.start();
   assert.is(p.session, 1);
   const ids: string[] = [];
-  for (let i = 0; i < 100; i++) ids.push(p.enqueue('message', { text: `hello ${i}`, direction: 'inbound' }));
+  for (let i = 0; i < 100; i++) ids.push(p.enqueue('message', { text: `hello ${i}`, direction: 'inbound' })!);
   // The other half inside the caller's transactions, as the pipeline writes them.
   transaction(db, () => {
-    for (let i = 100; i < 200; i++) ids.push(p.enqueue('message', { text: `hello ${i}`, direction: 'inbound' }));
+    for (let i = 100; i < 200; i++) ids.push(p.enqueue('message', { text: `hello ${i}`, direction: 'inbound' })!);
   });
   await new Promise((r) => setTimeout(r, 300));
   assert.is(p.pending(), 200);

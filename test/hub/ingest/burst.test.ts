@@ -50,7 +50,7 @@ async function burst(harness: StoreHarness): Promise<void> {
       clients.map((c, p) =>
         Promise.all(
           Array.from({ length: EVENTS }, (_, i) =>
-            c.publishAsync(`fieldbridge/v1/${TENANT}/brg-${p}/telemetry`, JSON.stringify({ event_id: `evt_${p}_${i}`, ts: '2026-01-01T00:00:00Z', n: i }), { qos: 1 }),
+            c.publishAsync(`fieldbridge/v1/${TENANT}/brg-${p}/telemetry`, JSON.stringify({ seq: i + 1, event_id: `evt_${p}_${i}`, ts: '2026-01-01T00:00:00Z', n: i }), { qos: 1 }),
           ),
         ),
       ),
@@ -66,6 +66,9 @@ async function burst(harness: StoreHarness): Promise<void> {
       assert.equal([Number(row.n), Number(row.d)], [total, total]);
       const perBridge = await driver.query(`SELECT bridge_id, CAST(count(*) AS INTEGER) AS n FROM telemetry GROUP BY bridge_id ORDER BY bridge_id`);
       assert.equal(perBridge.map((r) => [r.bridge_id, Number(r.n)]), Array.from({ length: PUBLISHERS }, (_, p) => [`brg-${p}`, EVENTS]));
+      // Issue 15: every sequence number is known stored, with no gap, so each bridge's ack says so.
+      const seqs = await driver.query(`SELECT bridge_id, upto, ranges FROM bridge_seqs WHERE tenant_id = $1 ORDER BY bridge_id`, [TENANT]);
+      assert.equal(seqs.map((r) => [r.bridge_id, Number(r.upto), r.ranges]), Array.from({ length: PUBLISHERS }, (_, p) => [`brg-${p}`, EVENTS, '[]']));
     } finally {
       await driver.close();
     }

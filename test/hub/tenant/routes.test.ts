@@ -54,7 +54,7 @@ test('the export is a ZIP with one JSON file per tenant table, a new table inclu
   const file = join(h.dir, 'export.zip');
   writeFileSync(file, res.bytes);
   const names = execFileSync('unzip', ['-Z1', file], { encoding: 'utf8' }).trim().split('\n').sort();
-  assert.equal(names, ['api_keys.json', 'bridges.json', 'deliveries.json', 'gateway_notes.json', 'messages.json', 'positions.json', 'telemetry.json', 'tenants.json']);
+  assert.equal(names, ['api_keys.json', 'bridge_seqs.json', 'bridges.json', 'deliveries.json', 'gateway_notes.json', 'messages.json', 'positions.json', 'telemetry.json', 'tenants.json']);
   const read = (name: string) => JSON.parse(execFileSync('unzip', ['-p', file, name], { encoding: 'utf8' }));
   assert.equal(read('gateway_notes.json'), [{ tenant_id: 'default', note: 'roof antenna' }]);
   assert.is(read('api_keys.json').length, 2);
