@@ -116,6 +116,10 @@ async function bundle(): Promise<void> {
     format: 'cjs',
     external: ['@serialport/bindings-cpp'],
     sourcemap: false,
+    // Whitespace only (names stay, so stack traces still read): a few comments with characters
+    // outside Latin-1 made V8 keep the whole bundle as a two-byte string, 7 MiB of RSS
+    // (docs/performance.md, "Memory and start-up").
+    minifyWhitespace: true,
     metafile: true,
     logLevel: 'warning',
   });

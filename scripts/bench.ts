@@ -224,7 +224,9 @@ try {
   // Hub ingest over MQTT on SQLite and PostgreSQL beside raw inserts, events lost (issue 22).
   process.stdout.write('\n');
   if ((await (await import('./bench-hub.ts')).main()) !== 0) process.exitCode = 1;
-  // The shipped executable's start-up beside plain node (issue 3), when a build exists.
+  // The shipped executable's start-up, start CPU and RSS beside plain node and bare Node, its RSS
+  // after 100,000 messages, and the modules each subcommand loads (issues 3 and 22), when a
+  // build exists.
   process.stdout.write('\n');
   const binary = await import('./bench-binary.ts');
   if (existsSync(join(import.meta.dirname, '..', 'dist', 'fieldbridge-linux-x64'))) {

@@ -1,32 +1,30 @@
 #!/usr/bin/env node
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { bridgeOpenApi, openBridgeDatabase, openMigrated, startBridge } from './bridge/app.ts';
-import { currentSchemaVersion } from './db/migrate.ts';
-import { KeyService } from './bridge/keys/service.ts';
-import { KeyStore } from './bridge/keys/store.ts';
-import { listBlePorts } from './bearers/links/ble-ports.ts';
-import { listSerialPorts } from './bearers/links/list-ports.ts';
-import { checkSerialPaths } from './bearers/links/port-check.ts';
-import { checkRNodeSeed } from './bridge/interfaces/seed-rnode.ts';
-import { uplinkEnv } from './bridge/uplink/service.ts';
-import { SIM_COMMAND_OPTIONS, SIM_SUMMARY, SIM_USAGE } from './bearers/simulators/cli.ts';
-import { systemClock } from './lib/clock.ts';
-import { envInt, envListen, envLogLevel, envString } from './lib/env.ts';
 import { StartupError } from './lib/errors.ts';
-import { createLogger, pickLogFormat, silentLogger } from './lib/log.ts';
-import { serveUntilSignal, systemdNotifier } from './lib/systemd.ts';
-import { VERSION } from './lib/version.ts';
 
 // argv -> subcommand. Each command parses its own flags strictly: an unknown flag is a usage
 // error (exit 2), never silently ignored.
+//
+// A command loads only what it needs (issue 22 item 3: small boards): this file imports nothing
+// but the argument parser and the error class, and each command imports its code when it runs.
+// `fieldbridge version` loads no bridge, the bridge no hub, the hub no bearers
+// (test/build/lazy-modules.test.ts checks it). The `sim` command's usage and options come from
+// the driver modules, so they are loaded when `sim` runs or a usage is printed.
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+/** A value known now, or loaded when first asked for. */
+type Lazy<T> = T | (() => Promise<T>);
 
 interface Command {
-  summary: string;
-  usage: string;
-  options?: ParseArgsConfig['options'];
+  summary: Lazy<string>;
+  usage: Lazy<string>;
+  options?: Lazy<Options>;
   positionals?: number;
   run(values: Record<string, string | boolean | undefined>, positionals: string[], env: NodeJS.ProcessEnv): Promise<number>;
 }
+
+const resolveLazy = async <T>(value: Lazy<T>): Promise<T> => (typeof value === 'function' ? (value as () => Promise<T>)() : value);
+const simCli = () => import('./bearers/simulators/cli.ts');
 
 export const DEFAULT_DB_PATH = './data/bridge.db';
 
@@ -44,17 +42,17 @@ const commands: Record<string, Command> = {
     run: async (values, positionals, env) => (await import('./hub/cli.ts')).runHubCommand(values, positionals, env),
   },
   sim: {
-    summary: SIM_SUMMARY,
-    usage: SIM_USAGE,
-    options: SIM_COMMAND_OPTIONS,
+    summary: async () => (await simCli()).SIM_SUMMARY,
+    usage: async () => (await simCli()).SIM_USAGE,
+    options: async () => (await simCli()).SIM_COMMAND_OPTIONS,
     positionals: 1,
-    run: async (values, positionals) => (await import('./bearers/simulators/cli.ts')).runSimCommand(values, positionals),
+    run: async (values, positionals) => (await simCli()).runSimCommand(values, positionals),
   },
   version: {
     summary: 'print fieldbridge, Node and SQLite versions and the CPU architecture',
     usage: 'fieldbridge version',
     run: async () => {
-      const { DatabaseSync } = await import('node:sqlite');
+      const [{ DatabaseSync }, { VERSION }] = await Promise.all([import('node:sqlite'), import('./lib/version.ts')]);
       const db = new DatabaseSync(':memory:');
       const sqlite = (db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v;
       db.close();
@@ -73,6 +71,13 @@ const commands: Record<string, Command> = {
       if (role !== 'owner' && role !== 'admin' && role !== 'viewer') throw new UsageError('--role must be owner, admin or viewer');
       const label = typeof values.label === 'string' ? values.label.trim() : '';
       if (!label) throw new UsageError('--label is required');
+      const [{ envString }, { openBridgeDatabase }, { KeyService }, { KeyStore }, { systemClock }] = await Promise.all([
+        import('./lib/env.ts'),
+        import('./bridge/app.ts'),
+        import('./bridge/keys/service.ts'),
+        import('./bridge/keys/store.ts'),
+        import('./lib/clock.ts'),
+      ]);
       const dbPath = envString(env, 'SERVICE_DB_PATH', DEFAULT_DB_PATH);
       const db = openBridgeDatabase(dbPath);
       try {
@@ -96,11 +101,13 @@ const commands: Record<string, Command> = {
     options: { json: { type: 'boolean' }, check: { type: 'string' }, peer: { type: 'string' } },
     run: async (values) => {
       if (typeof values.check === 'string') {
+        const { checkSerialPaths } = await import('./bearers/links/port-check.ts');
         const result = await checkSerialPaths(values.check, typeof values.peer === 'string' ? values.peer : undefined);
         process.stdout.write(result.lines.map((l) => `${result.ok ? 'ok' : 'FAILED'}: ${l}\n`).join(''));
         return result.ok ? 0 : 1;
       }
       if (values.peer !== undefined) throw new UsageError('--peer goes with --check');
+      const [{ listSerialPorts }, { listBlePorts }] = await Promise.all([import('./bearers/links/list-ports.ts'), import('./bearers/links/ble-ports.ts')]);
       const [serial, ble] = await Promise.all([listSerialPorts(), listBlePorts()]);
       const ports = [...serial, ...ble.ports];
       if (values.json) process.stdout.write(JSON.stringify(ports, null, 2) + '\n');
@@ -119,7 +126,7 @@ const commands: Record<string, Command> = {
     options: { force: { type: 'boolean' } },
     positionals: 1,
     run: async (values, positionals, env) => {
-      const { backupCommand } = await import('./bridge/config/backup.ts');
+      const [{ backupCommand }, { envString }] = await Promise.all([import('./bridge/config/backup.ts'), import('./lib/env.ts')]);
       return backupCommand({ dbPath: envString(env, 'SERVICE_DB_PATH', DEFAULT_DB_PATH), target: positionals[0], force: values.force === true });
     },
   },
@@ -127,6 +134,12 @@ const commands: Record<string, Command> = {
     summary: 'apply the bridge database migrations now (the bridge also does it at start) and print the versions',
     usage: 'fieldbridge migrate',
     run: async (_v, _p, env) => {
+      const [{ envString }, { openMigrated }, { currentSchemaVersion }, { silentLogger }] = await Promise.all([
+        import('./lib/env.ts'),
+        import('./bridge/app.ts'),
+        import('./db/migrate.ts'),
+        import('./lib/log.ts'),
+      ]);
       const dbPath = envString(env, 'SERVICE_DB_PATH', DEFAULT_DB_PATH);
       const { db } = openMigrated(dbPath, {
         ...silentLogger,
@@ -144,6 +157,7 @@ const commands: Record<string, Command> = {
     summary: 'print the generated OpenAPI document of the bridge API',
     usage: 'fieldbridge openapi',
     run: async () => {
+      const { bridgeOpenApi } = await import('./bridge/app.ts');
       process.stdout.write(JSON.stringify(bridgeOpenApi(), null, 2) + '\n');
       return 0;
     },
@@ -152,13 +166,23 @@ const commands: Record<string, Command> = {
 
 class UsageError extends Error {}
 
-export function usage(): string {
+export async function usage(): Promise<string> {
   const width = Math.max(...Object.keys(commands).map((c) => c.length));
-  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  const summaries = await Promise.all(Object.values(commands).map((c) => resolveLazy(c.summary)));
+  const lines = Object.keys(commands).map((name, i) => `  ${name.padEnd(width)}  ${summaries[i]}`);
   return `usage: fieldbridge [command] [options]\n\ncommands:\n${lines.join('\n')}\n\nenvironment and examples: see README.md\n`;
 }
 
 async function runBridge(env: NodeJS.ProcessEnv): Promise<number> {
+  const [{ startBridge }, { checkRNodeSeed }, { uplinkEnv }, { envInt, envListen, envLogLevel, envString }, { createLogger, pickLogFormat }, { serveUntilSignal, systemdNotifier }] =
+    await Promise.all([
+      import('./bridge/app.ts'),
+      import('./bridge/interfaces/seed-rnode.ts'),
+      import('./bridge/uplink/service.ts'),
+      import('./lib/env.ts'),
+      import('./lib/log.ts'),
+      import('./lib/systemd.ts'),
+    ]);
   const log = createLogger({ level: envLogLevel(env, 'SERVICE_LOG_LEVEL'), format: pickLogFormat(env, 'SERVICE_LOG_FORMAT') });
   const listenAt = envListen(env, 'SERVICE_LISTEN', '127.0.0.1:8080');
   const dbPath = envString(env, 'SERVICE_DB_PATH', DEFAULT_DB_PATH);
@@ -186,27 +210,28 @@ export function listenError(error: unknown, variable: string, address: string): 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const [first, ...rest] = argv;
   if (first === '--help' || first === '-h' || first === 'help') {
-    process.stdout.write(usage());
+    process.stdout.write(await usage());
     return 0;
   }
   const name = first === undefined || first.startsWith('-') ? 'bridge' : first;
   const args = first === undefined || first.startsWith('-') ? argv : rest;
   const command = commands[name];
   if (!command) {
-    process.stderr.write(`fieldbridge: unknown command ${JSON.stringify(name)}\n\n${usage()}`);
+    process.stderr.write(`fieldbridge: unknown command ${JSON.stringify(name)}\n\n${await usage()}`);
     return 2;
   }
   try {
-    const parsed = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' }, ...command.options }, allowPositionals: true, strict: true });
+    const options = command.options === undefined ? {} : await resolveLazy(command.options);
+    const parsed = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' }, ...options }, allowPositionals: true, strict: true });
     if (parsed.values.help) {
-      process.stdout.write(`usage: ${command.usage}\n`);
+      process.stdout.write(`usage: ${await resolveLazy(command.usage)}\n`);
       return 0;
     }
     if (parsed.positionals.length > (command.positionals ?? 0)) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals.at(-1))}`);
     return await command.run(parsed.values as Record<string, string | boolean | undefined>, parsed.positionals, env);
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`fieldbridge ${name}: ${(error as Error).message}\nusage: ${command.usage}\n\n${usage()}`);
+      process.stderr.write(`fieldbridge ${name}: ${(error as Error).message}\nusage: ${await resolveLazy(command.usage)}\n\n${await usage()}`);
       return 2;
     }
     if (error instanceof StartupError) {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineDriver } from '../driver-module.ts';
-import { iridiumSimulator } from '../simulators/iridium/cli.ts';
-import { openIridiumSimLink } from '../simulators/iridium/link.ts';
+import { lazyOpenSim, lazySimulator } from '../simulators/lazy.ts';
+import { IRIDIUM_SIM_OPTIONS, IRIDIUM_SIM_USAGE } from '../simulators/iridium/usage.ts';
 import { createIridiumBearer } from './driver.ts';
 import { IridiumSettings } from './settings.ts';
 import { iridiumStats } from './stats.ts';
@@ -23,7 +23,8 @@ export const iridiumDriver = defineDriver({
   },
   create: (ctx) => createIridiumBearer(ctx, { openLink: ctx.openLink }),
   baudRate: (settings) => (typeof settings.baud === 'number' ? settings.baud : 19200),
-  openSim: (channel) => openIridiumSimLink(channel),
-  simulator: iridiumSimulator,
+  // The simulators load when used (issue 22 item 3): simulators/lazy.ts.
+  openSim: lazyOpenSim(async () => (await import('../simulators/iridium/link.ts')).openIridiumSimLink),
+  simulator: lazySimulator({ usage: IRIDIUM_SIM_USAGE, options: IRIDIUM_SIM_OPTIONS }, async () => (await import('../simulators/iridium/cli.ts')).iridiumSimulator),
   stats: iridiumStats,
 });

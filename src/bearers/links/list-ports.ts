@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { listBlePorts } from './ble-ports.ts';
 
 // Serial ports of this machine with labels, for `fieldbridge ports` and
 // GET /api/routing/rnode/ports (docs/api.md 4.8: "lists ports with labels; probes nothing"). Nothing
@@ -122,6 +121,8 @@ const underscored = (value: string | null) => (value ? value.replace(/_/g, ' ').
 /** Serial ports, then bonded BLE boards (ble-ports.ts): what GET /api/routing/rnode/ports
  *  lists. A host without D-Bus or BlueZ simply has no BLE entries. */
 export async function listAllPorts(): Promise<SerialPortEntry[]> {
+  // The D-Bus client loads with the first listing, not with every bridge (issue 22 item 3).
+  const { listBlePorts } = await import('./ble-ports.ts');
   const [serial, ble] = await Promise.all([listSerialPorts(), listBlePorts()]);
   return [...serial, ...ble.ports];
 }

@@ -1,19 +1,25 @@
 import { systemClock, type Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import { silentLogger, type Logger } from '../../lib/log.ts';
-import { openBleLink, type BleFraming, type BluezGatt } from './ble-link.ts';
+import type { BleFraming, BluezGatt } from './ble-link.ts';
 import { SharedLink } from './link-share.ts';
 import type { Link } from './link.ts';
-import { listSerialPorts, type SerialPortEntry } from './list-ports.ts';
+import type { SerialPortEntry } from './list-ports.ts';
 import { PortClaims, processPortClaims, serialClaimKey } from './port-claims.ts';
 import { formatPortValue, parsePortValue, type PortValue } from './port-value.ts';
-import { DEFAULT_BAUD_RATE, openSerialLink } from './serial-link.ts';
+import type { SerialLinkOptions } from './serial-link.ts';
 import { openTcpLink } from './tcp-link.ts';
 import { classifyPort, type SerialPortInfo } from './usb-ids.ts';
 
 // openLink: from a port value (docs/api.md 2.7) to an open Link. Called on every (re)connect, so
 // usb_serial:<sn> and auto look at the ports as they are now, after any re-enumeration.
 // DeviceSupervisor (device-supervisor.ts) keeps one interface's link up with it.
+//
+// Each link kind's code is imported when a link of that kind is first opened (issue 22 item 3):
+// a bridge without serial devices never loads serialport and its addon, one without ble://
+// never loads the D-Bus client, one without usb_serial: or auto never lists ports. Opening a
+// link is not the message path; frames never wait for an import. TCP needs only node:net,
+// which the HTTP server has loaded anyway, so it stays a static import.
 
 // docs/protocols/rnode.md 1.1: opening the port can reboot an ESP32; the host waits 2.0 s before detect.
 export const ESP32_RESET_WAIT_MS = 2_000;
@@ -67,7 +73,9 @@ export async function openLink(device: string | PortValue, options: OpenLinkOpti
         openTcpLink(value.host, value.port, { clock: o.clock, connectTimeoutMs: o.connectTimeoutMs, report: o.report }),
       );
     case 'ble':
-      return claimed(formatPortValue(value), o, () => openBleLink(value, { bus: o.bluez?.(), framing: o.bleFraming, report: o.report }));
+      return claimed(formatPortValue(value), o, async () =>
+        (await import('./ble-link.ts')).openBleLink(value, { bus: o.bluez?.(), framing: o.bleFraming, report: o.report }),
+      );
     case 'sim':
       if (!o.openSim) {
         throw new AppError('ERR_PORT_UNSUPPORTED', 400, `${formatPortValue(value)}: this interface kind has no simulator behind sim:// here`);
@@ -76,7 +84,7 @@ export async function openLink(device: string | PortValue, options: OpenLinkOpti
   }
 }
 
-type Resolved = Required<Pick<OpenLinkOptions, 'clock' | 'log' | 'owner' | 'claims' | 'listPorts' | 'probeTimeoutMs' | 'baudRate' | 'resetWaitMs'>> &
+type Resolved = Required<Pick<OpenLinkOptions, 'clock' | 'log' | 'owner' | 'claims' | 'listPorts' | 'probeTimeoutMs' | 'resetWaitMs'>> &
   OpenLinkOptions & { report: (error: unknown) => void };
 
 function resolveOptions(options: OpenLinkOptions): Resolved {
@@ -87,9 +95,8 @@ function resolveOptions(options: OpenLinkOptions): Resolved {
     log,
     owner: options.owner ?? 'anonymous',
     claims: options.claims ?? processPortClaims,
-    listPorts: options.listPorts ?? (() => listSerialPorts()),
+    listPorts: options.listPorts ?? (async () => (await import('./list-ports.ts')).listSerialPorts()),
     probeTimeoutMs: options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS,
-    baudRate: options.baudRate ?? DEFAULT_BAUD_RATE,
     resetWaitMs: options.resetWaitMs ?? ESP32_RESET_WAIT_MS,
     report: (error) => log.error('link.listener_failed', { error: error instanceof Error ? error.message : String(error) }),
   };
@@ -110,9 +117,17 @@ async function claimed(key: string, o: Resolved, open: () => Promise<Link>): Pro
   }
 }
 
+/** serial-link.ts (and with it serialport and its native addon) on the first serial open; its
+ *  default speed (115200) applies when the driver names none. */
+async function openSerial(path: string, o: Resolved): Promise<Link> {
+  const { openSerialLink } = await import('./serial-link.ts');
+  const options: SerialLinkOptions = { baudRate: o.baudRate, report: o.report };
+  return openSerialLink(path, options);
+}
+
 /** Opens a serial path and lets an ESP32 finish rebooting before anyone writes to it. */
 async function openSerialClaimed(path: string, o: Resolved): Promise<Link> {
-  const link = await claimed(serialClaimKey(path), o, () => openSerialLink(path, { baudRate: o.baudRate, report: o.report }));
+  const link = await claimed(serialClaimKey(path), o, () => openSerial(path, o));
   const shared = new SharedLink(link, o.report);
   shared.mute();
   await sleep(o.clock, o.resetWaitMs);
@@ -159,7 +174,7 @@ async function openAuto(o: Resolved): Promise<Link> {
     }
     let link: Link;
     try {
-      link = await claimed(key, o, () => openSerialLink(port.path, { baudRate: o.baudRate, report: o.report }));
+      link = await claimed(key, o, () => openSerial(port.path, o));
     } catch (error) {
       tried.push(`${port.path}: ${(error as Error).message}`);
       continue;

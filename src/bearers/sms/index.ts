@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineDriver } from '../driver-module.ts';
-import { smsSimulator } from '../simulators/sms/cli.ts';
-import { openSmsSimLink } from '../simulators/sms/link.ts';
+import { lazyOpenSim, lazySimulator } from '../simulators/lazy.ts';
+import { SMS_SIM_OPTIONS, SMS_SIM_USAGE } from '../simulators/sms/usage.ts';
 import { createSmsBearer } from './driver.ts';
 import { SMS_SECRET_SETTINGS, SmsSettings } from './settings.ts';
 import { smsStats } from './stats.ts';
@@ -18,7 +18,8 @@ export const smsDriver = defineDriver({
   secretSettings: SMS_SECRET_SETTINGS,
   contact: { field: 'sms', schema: z.string().regex(/^\+?[0-9]{3,20}$/, 'must be a phone number: digits, optionally starting with +') },
   create: (ctx) => createSmsBearer(ctx, { openLink: ctx.openLink }),
-  openSim: (channel) => openSmsSimLink(channel),
-  simulator: smsSimulator,
+  // The simulators load when used (issue 22 item 3): simulators/lazy.ts.
+  openSim: lazyOpenSim(async () => (await import('../simulators/sms/link.ts')).openSmsSimLink),
+  simulator: lazySimulator({ usage: SMS_SIM_USAGE, options: SMS_SIM_OPTIONS }, async () => (await import('../simulators/sms/cli.ts')).smsSimulator),
   stats: smsStats,
 });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
-import { connect, type IClientOptions, type MqttClient } from 'mqtt';
+import type { IClientOptions, MqttClient } from 'mqtt';
 import { isBusyError, withoutBusyWait } from '../../db/sqlite.ts';
 import { mqttClientOptions, parseMqttUrl } from '../../lib/mqtt-options.ts';
 import { type AckMessage, decodeUplinkPayload, EVENT_KINDS, MAX_RANGES, type Range, TOPIC_SEGMENT, toRanges, type UplinkEventKind, type UplinkKind, uplinkTopic } from '../../lib/topics.ts';
@@ -83,6 +83,9 @@ const MAX_ACK_TIMEOUT_MS = 300_000;
 const MIN_RESEND_MS = 2000;
 const RECOUNT_EVERY_MS = 300_000;
 export const DEFAULT_OUTBOX_MAX_BYTES = 64 * 1024 * 1024;
+
+/** mqtt.js, once the first connection loaded it. */
+let mqtt: typeof import('mqtt') | undefined;
 
 export class UplinkPublisher {
   readonly #o: UplinkPublisherOptions;
@@ -257,6 +260,21 @@ export class UplinkPublisher {
     if (this.#state === 'stopped') return;
     const { config, log } = this.#o;
     this.#state = 'connecting';
+    // mqtt.js (some 120 modules) loads with the first connection, not with every bridge: one
+    // without a hub never needs it (issue 22 item 3; docs/performance.md "Memory and start-up").
+    if (!mqtt) {
+      import('mqtt').then(
+        (loaded) => {
+          mqtt = loaded;
+          this.#connect();
+        },
+        (error: Error) => {
+          log.error('uplink_mqtt_unavailable', { error: error.message });
+          this.#scheduleReconnect();
+        },
+      );
+      return;
+    }
     this.#connectionTs = new Date(this.#o.clock.now()).toISOString();
     this.#conn = randomBytes(9).toString('base64url');
     const endpoint = parseMqttUrl(config.mqtt_url);
@@ -270,7 +288,7 @@ export class UplinkPublisher {
     };
     if (config.username) extra.username = config.username;
     if (config.password) extra.password = config.password;
-    const client = connect(mqttClientOptions(endpoint, extra));
+    const client = mqtt.connect(mqttClientOptions(endpoint, extra));
     this.#client = client;
     client.on('connect', () => {
       if (this.#client !== client) return;

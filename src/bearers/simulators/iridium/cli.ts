@@ -5,6 +5,7 @@ import { IridiumGateway, type MoRecord } from './gateway.ts';
 import { watchInbox, type InboxWatch } from './inbox.ts';
 import { IridiumModem, type SessionReport } from './modem.ts';
 import { serveIridiumPty, serveIridiumTcp } from './serve.ts';
+import { IRIDIUM_SIM_OPTIONS as OPTIONS, IRIDIUM_SIM_USAGE as USAGE } from './usage.ts';
 
 // `fieldbridge sim iridium --tcp 127.0.0.1:7800 | --pty PATH ...`: runs simulated Iridium SBD
 // modems (9602/9603/RockBLOCK) by hand, for trying the bridge without a satellite or credits.
@@ -13,28 +14,6 @@ import { serveIridiumPty, serveIridiumTcp } from './serve.ts';
 // MT messages for the first modem (inbox.ts). Runs until SIGINT/SIGTERM (or the abort signal);
 // SIGUSR1 drops every link, SIGUSR2 sends garbage. --tcp, --pty and --verbose mean what they
 // mean for the other simulators.
-
-const OPTIONS: SimulatorCommand['options'] = {
-  tcp: { type: 'string', multiple: true },
-  pty: { type: 'string', multiple: true },
-  imei: { type: 'string', multiple: true },
-  bars: { type: 'string' },
-  sky: { type: 'string' },
-  'session-ms': { type: 'string' },
-  inbox: { type: 'string' },
-  verbose: { type: 'boolean' },
-};
-
-const USAGE =
-  'fieldbridge sim iridium (--tcp HOST:PORT | --pty PATH)... [--imei N]... [--bars 0-5] [--sky 0,32,...]\n' +
-  '                        [--session-ms N] [--inbox DIR] [--verbose]\n' +
-  '  Each --tcp/--pty is one simulated Iridium SBD modem (9602/9603/RockBLOCK AT commands,\n' +
-  '  19200 baud on a pty); all share one gateway. IMEIs are made up unless --imei gives them\n' +
-  '  (15 digits, in order). --bars sets the signal (default 5; 0 fails sessions with MO status\n' +
-  '  32); --sky scripts the MO status of the next sessions, then they succeed; --session-ms is\n' +
-  '  how long a session takes (default 3000). --inbox DIR: every file dropped there (1-270\n' +
-  '  bytes) is queued as an MT message for the first modem and removed. SIGUSR1 drops the\n' +
-  '  links, SIGUSR2 sends garbage. Stops on Ctrl-C.';
 
 /** Returns the exit code: 0 after a clean stop, 2 for a usage error (message written). */
 const run = (values: SimValues, options: SimRunOptions = {}): Promise<number> =>

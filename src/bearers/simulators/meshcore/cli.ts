@@ -4,6 +4,7 @@ import { optionList, parseTargets, runSimulator, SimUsageError } from '../run.ts
 import { MeshCoreDevice } from './device.ts';
 import { MeshCoreMesh } from './mesh.ts';
 import { serveMeshCorePty, serveMeshCoreTcp } from './serve.ts';
+import { MESHCORE_SIM_OPTIONS as OPTIONS, MESHCORE_SIM_USAGE as USAGE } from './usage.ts';
 
 // `fieldbridge sim meshcore --tcp 127.0.0.1:5000 | --pty PATH ...`: runs simulated MeshCore
 // companion radios by hand, for trying the bridge (or the MeshCore apps' clients) without a
@@ -11,20 +12,6 @@ import { serveMeshCorePty, serveMeshCoreTcp } from './serve.ts';
 // contacts, so two of them make a link. Runs until SIGINT/SIGTERM (or the abort signal);
 // SIGUSR1 drops every node's link, SIGUSR2 sends garbage. --tcp, --pty and --verbose mean
 // what they mean for the other simulators.
-
-const OPTIONS: SimulatorCommand['options'] = {
-  tcp: { type: 'string', multiple: true },
-  pty: { type: 'string', multiple: true },
-  'node-name': { type: 'string' },
-  'lose-acks': { type: 'string' },
-  verbose: { type: 'boolean' },
-};
-
-const USAGE =
-  'fieldbridge sim meshcore (--tcp HOST:PORT | --pty PATH)... [--node-name NAME] [--lose-acks N] [--verbose]\n' +
-  '  Each --tcp/--pty is one simulated MeshCore companion radio (TCP port 5000 on hardware); all\n' +
-  '  share one mesh and know each other as contacts. --lose-acks loses the first N acks of each\n' +
-  '  node. SIGUSR1 drops the links, SIGUSR2 sends garbage. Stops on Ctrl-C.';
 
 /** Returns the exit code: 0 after a clean stop, 2 for a usage error (message written). */
 const run = (values: SimValues, options: SimRunOptions = {}): Promise<number> =>

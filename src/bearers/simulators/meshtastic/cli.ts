@@ -5,6 +5,7 @@ import { MeshtasticMesh, type RoutingErrorName } from './mesh.ts';
 import { serveMeshtasticPty, serveMeshtasticTcp } from './serve.ts';
 import { LONG_NAME_MAX_BYTES, utf8Length } from './state.ts';
 import { parseTargets, runSimulator, SimUsageError } from '../run.ts';
+import { MESHTASTIC_SIM_OPTIONS as OPTIONS, MESHTASTIC_SIM_USAGE as USAGE } from './usage.ts';
 
 // `fieldbridge sim meshtastic --tcp 127.0.0.1:4403 | --pty PATH ...`: runs simulated Meshtastic
 // nodes by hand, for trying the bridge without a radio. Each --tcp or --pty is one node; all
@@ -12,22 +13,7 @@ import { parseTargets, runSimulator, SimUsageError } from '../run.ts';
 // the abort signal); SIGUSR1 drops every node's link, SIGUSR2 sends garbage, to watch the
 // bridge recover. --tcp, --pty and --verbose mean what they mean for `sim rnode`.
 
-const OPTIONS: SimulatorCommand['options'] = {
-  tcp: { type: 'string', multiple: true },
-  pty: { type: 'string', multiple: true },
-  'node-name': { type: 'string' },
-  'refuse-acks': { type: 'string' },
-  verbose: { type: 'boolean' },
-};
-
 const REFUSALS = Object.keys(ROUTING_ERROR).filter((n) => n !== 'NONE') as RoutingErrorName[];
-
-const USAGE =
-  'fieldbridge sim meshtastic (--tcp HOST:PORT | --pty PATH)... [--node-name NAME]\n' +
-  '       [--refuse-acks MAX_RETRANSMIT|NO_ROUTE|GOT_NAK|...] [--verbose]\n' +
-  '  Each --tcp/--pty is one simulated Meshtastic node (TCP port 4403 on hardware); all share\n' +
-  '  one mesh. --refuse-acks answers direct messages with that routing error. SIGUSR1 drops\n' +
-  '  the links, SIGUSR2 sends garbage. Stops on Ctrl-C.';
 
 
 /** Returns the exit code: 0 after a clean stop, 2 for a usage error (message written). */

@@ -5,31 +5,13 @@ import { RNodeSimulator, type EchoField } from './simulator.ts';
 import { commandName } from '../../rnode/protocol.ts';
 import { ECHO_TYPES } from '../../rnode/verify.ts';
 import { parseTargets, runSimulator, SimUsageError } from '../run.ts';
+import { RNODE_SIM_OPTIONS as OPTIONS, RNODE_SIM_USAGE as USAGE } from './usage.ts';
 
 // `fieldbridge sim rnode --tcp 127.0.0.1:7633 | --pty PATH ...`: runs simulated RNodes by
 // hand, for trying the bridge without a radio (docs/design.md section 7). Each --tcp or --pty is
 // one radio; all of them share one simulated channel, so two of them make a link. Runs until
 // SIGINT/SIGTERM (or the abort signal); SIGUSR1 drops every radio's link, SIGUSR2 sends
 // garbage, to watch the bridge recover.
-
-const OPTIONS: SimulatorCommand['options'] = {
-  tcp: { type: 'string', multiple: true },
-  pty: { type: 'string', multiple: true },
-  fw: { type: 'string' },
-  'max-tx-power': { type: 'string' },
-  'withhold-ready': { type: 'boolean' },
-  'wrong-echo': { type: 'string' },
-  rssi: { type: 'string' },
-  snr: { type: 'string' },
-  verbose: { type: 'boolean' },
-};
-
-const USAGE =
-  'fieldbridge sim rnode (--tcp HOST:PORT | --pty PATH)... [--fw 1.86] [--max-tx-power 22]\n' +
-  '       [--withhold-ready] [--wrong-echo frequency|bandwidth|txpower|sf|cr|radio_state|st_alock|lt_alock]\n' +
-  '       [--rssi=DBM --snr=DB] [--verbose]\n' +
-  '  Each --tcp/--pty is one simulated RNode; all share one channel. SIGUSR1 drops the links,\n' +
-  '  SIGUSR2 sends garbage. Stops on Ctrl-C.';
 
 const ECHO_FIELDS: readonly EchoField[] = ECHO_TYPES;
 

@@ -4,6 +4,7 @@ import type { SubmittedMessage } from './messages.ts';
 import { SmsNetwork, type NetworkMessage } from './network.ts';
 import { serveSmsPty, serveSmsTcp } from './serve.ts';
 import { optionList, parseTargets, runSimulator, SimUsageError } from '../run.ts';
+import { SMS_SIM_OPTIONS as OPTIONS, SMS_SIM_USAGE as USAGE } from './usage.ts';
 
 // `fieldbridge sim sms --tcp 127.0.0.1:7700 | --pty PATH ...`: runs simulated cellular modems
 // by hand, for trying the bridge (or Gammu) without a modem or a SIM. Each --tcp or --pty is
@@ -12,21 +13,6 @@ import { optionList, parseTargets, runSimulator, SimUsageError } from '../run.ts
 // modem, in order). Runs until SIGINT/SIGTERM (or the abort signal); SIGUSR1 drops every
 // modem's link, SIGUSR2 sends garbage. --tcp, --pty and --verbose mean what they mean for
 // `sim rnode` and `sim meshtastic`.
-
-const OPTIONS: SimulatorCommand['options'] = {
-  tcp: { type: 'string', multiple: true },
-  pty: { type: 'string', multiple: true },
-  number: { type: 'string', multiple: true },
-  pin: { type: 'string' },
-  verbose: { type: 'boolean' },
-};
-
-const USAGE =
-  'fieldbridge sim sms (--tcp HOST:PORT | --pty PATH)... [--number +E164]... [--pin 1234] [--verbose]\n' +
-  '  Each --tcp/--pty is one simulated modem (AT commands, 3GPP TS 27.005); all share one\n' +
-  '  network and can text each other. Numbers are +15550000001... unless --number gives them\n' +
-  '  (in order). --pin makes every SIM ask for that PIN. SIGUSR1 drops the links, SIGUSR2 sends\n' +
-  '  garbage. Stops on Ctrl-C.';
 
 
 /** Returns the exit code: 0 after a clean stop, 2 for a usage error (message written). */

@@ -1,0 +1,20 @@
+import type { SimulatorCommand } from '../../driver-module.ts';
+
+// The usage and options of `fieldbridge sim meshcore`, apart from the simulator (cli.ts): the
+// argument parser and the usage text need them whenever the command table is read, the
+// simulator's code only when it runs (issue 22 item 3; bearers/meshcore/index.ts imports cli.ts
+// when `sim meshcore` runs).
+
+export const MESHCORE_SIM_OPTIONS: SimulatorCommand['options'] = {
+  tcp: { type: 'string', multiple: true },
+  pty: { type: 'string', multiple: true },
+  'node-name': { type: 'string' },
+  'lose-acks': { type: 'string' },
+  verbose: { type: 'boolean' },
+};
+
+export const MESHCORE_SIM_USAGE =
+  'fieldbridge sim meshcore (--tcp HOST:PORT | --pty PATH)... [--node-name NAME] [--lose-acks N] [--verbose]\n' +
+  '  Each --tcp/--pty is one simulated MeshCore companion radio (TCP port 5000 on hardware); all\n' +
+  '  share one mesh and know each other as contacts. --lose-acks loses the first N acks of each\n' +
+  '  node. SIGUSR1 drops the links, SIGUSR2 sends garbage. Stops on Ctrl-C.';

@@ -1,0 +1,21 @@
+import type { SimulatorCommand } from '../../driver-module.ts';
+
+// The usage and options of `fieldbridge sim meshtastic`, apart from the simulator (cli.ts): the
+// argument parser and the usage text need them whenever the command table is read, the
+// simulator's code only when it runs (issue 22 item 3; bearers/meshtastic/index.ts imports cli.ts
+// when `sim meshtastic` runs).
+
+export const MESHTASTIC_SIM_OPTIONS: SimulatorCommand['options'] = {
+  tcp: { type: 'string', multiple: true },
+  pty: { type: 'string', multiple: true },
+  'node-name': { type: 'string' },
+  'refuse-acks': { type: 'string' },
+  verbose: { type: 'boolean' },
+};
+
+export const MESHTASTIC_SIM_USAGE =
+  'fieldbridge sim meshtastic (--tcp HOST:PORT | --pty PATH)... [--node-name NAME]\n' +
+  '       [--refuse-acks MAX_RETRANSMIT|NO_ROUTE|GOT_NAK|...] [--verbose]\n' +
+  '  Each --tcp/--pty is one simulated Meshtastic node (TCP port 4403 on hardware); all share\n' +
+  '  one mesh. --refuse-acks answers direct messages with that routing error. SIGUSR1 drops\n' +
+  '  the links, SIGUSR2 sends garbage. Stops on Ctrl-C.';
