@@ -42,12 +42,17 @@ import { SendRateLimiter } from './messages/rate-limit.ts';
 import { RetentionWorker } from './messages/retention.ts';
 import { messageRoutes } from './messages/routes.ts';
 import type { MessageStore } from './messages/store.ts';
+import { followUsage, UsageStore } from './messages/usage.ts';
 import { bridgeMigrations } from './migrations.ts';
 import { nodeRoutes } from './nodes/routes.ts';
 import type { NodeStore } from './nodes/store.ts';
 import { RoutingCore } from './router/core.ts';
 import type { FallbackService } from './deliveries/fallback.ts';
 import { lockWaitMetrics, routerMetrics } from './router/metrics.ts';
+import { PREVIEW_PATH, previewRoutes } from './preview/routes.ts';
+import { PreviewService } from './preview/service.ts';
+import { senderRoutes } from './senders/routes.ts';
+import type { SenderService } from './senders/service.ts';
 import type { Pipeline } from './router/pipeline.ts';
 import { ruleRoutes } from './rules/routes.ts';
 import { RuleService } from './rules/service.ts';
@@ -108,6 +113,12 @@ export interface BridgeServices {
   config: ConfigService;
   configFiles: ConfigFileService;
   sendLimiter: SendRateLimiter;
+  /** POST /api/messages/preview (issue 17). */
+  preview: PreviewService;
+  /** The senders policy and counters (the pipeline's, docs/senders.md). */
+  senders: SenderService;
+  /** What was sent per interface and day (GET /api/messages/stats `usage`). */
+  usage: UsageStore;
   uplink: UplinkService;
   clock: Clock;
 }
@@ -137,7 +148,9 @@ export function bridgeRoutes(services: BridgeServices, extra: { startedAt: numbe
     ...interfaceRoutes(services.interfaces),
     ...ruleRoutes(services.rules),
     ...contactRoutes(services.contacts, services.groups),
-    ...messageRoutes({ store: services.messages, pipeline: services.pipeline, interfaces: services.interfaces, contacts: services.contacts, limiter: services.sendLimiter, fallbacks: services.fallbacks }),
+    ...previewRoutes({ preview: services.preview, interfaces: services.interfaces, now: extra.now }),
+    ...senderRoutes(services.senders),
+    ...messageRoutes({ usage: services.usage, store: services.messages, pipeline: services.pipeline, interfaces: services.interfaces, contacts: services.contacts, limiter: services.sendLimiter, fallbacks: services.fallbacks }),
     ...deliveryRoutes({ store: services.deliveries, dispatcher: services.dispatcher, interfaces: services.interfaces, clock: services.clock, fallbacks: services.fallbacks, messages: services.messages }),
     ...nodeRoutes(services.nodes, services.interfaces),
     ...auditRoutes(services.audit),
@@ -204,7 +217,10 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     log,
     authenticate: (token) => keys.authenticate(token),
     authFailures: new AuthFailureLimiter({ clock, log, metrics, prefix: 'fieldbridge' }),
-    audit: (e) => services.audit.insert({ at: new Date(clock.now()).toISOString(), key_id: e.keyId, method: e.method, path: e.path, status: e.status, request_id: e.requestId }),
+    // A preview changes nothing, so it is not audited (issue 17).
+    audit: (e) => {
+      if (e.path !== PREVIEW_PATH) services.audit.insert({ at: new Date(clock.now()).toISOString(), key_id: e.keyId, method: e.method, path: e.path, status: e.status, request_id: e.requestId });
+    },
     metrics: httpMetrics(metrics, 'fieldbridge'),
     runHandler: (work, how) => retryWhileBusy(db, work, how),
     checkResponses: options.checkResponses,
@@ -287,6 +303,8 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   });
   followRouter(uplink, events);
   routerMetrics(metrics, events, deliveries, interfaceStore);
+  const usage = new UsageStore(db);
+  followUsage(events, usage, interfaceStore, metrics, clock);
   lockWaitMetrics(metrics, core);
   interfaceMetrics(metrics, interfaces);
   const audit = new AuditStore(db, log, () => config.section('bridge').audit);
@@ -294,5 +312,8 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   return {
     db, keys, metrics, interfaces, core, host, nodes: core.nodes, rules, contacts, groups, messages, deliveries, writeBehind, dispatcher, pipeline, fallbacks: core.fallbacks, audit, config, configFiles, clock, uplink,
     sendLimiter: new SendRateLimiter(clock, () => config.section('routing').rate_limit),
+    preview: new PreviewService({ pipeline, interfaces, host, clock }),
+    senders: pipeline.senders,
+    usage,
   };
 }

@@ -372,4 +372,47 @@ export const bridgeMigrations: Migration[] = [
       ALTER TABLE audit_log_next RENAME TO audit_log;
     `,
   },
+  {
+    version: 12,
+    name: 'senders',
+    sql: `
+      -- Issue 17 (docs/senders.md): the senders policy (one row), per-sender counters and token
+      -- buckets, and the cost view's daily usage. Addresses are lower-cased. The counters and
+      -- buckets are written in the transaction that stores the message, so they survive a
+      -- restart with it.
+      CREATE TABLE sender_policy (
+        id          INTEGER PRIMARY KEY CHECK (id = 1),
+        policy      TEXT NOT NULL,
+        updated_at  TEXT NOT NULL
+      );
+      CREATE TABLE senders (
+        address        TEXT PRIMARY KEY,
+        messages_in    INTEGER NOT NULL DEFAULT 0,
+        forwards       INTEGER NOT NULL DEFAULT 0,
+        limited        INTEGER NOT NULL DEFAULT 0,
+        blocked        INTEGER NOT NULL DEFAULT 0,
+        first_seen_at  TEXT NOT NULL,
+        last_seen_at   TEXT NOT NULL
+      ) WITHOUT ROWID;
+      CREATE TABLE sender_buckets (
+        address    TEXT NOT NULL,
+        limit_key  TEXT NOT NULL,
+        tokens     REAL NOT NULL,
+        at_ms      INTEGER NOT NULL,
+        PRIMARY KEY (address, limit_key)
+      ) WITHOUT ROWID;
+      -- What was sent per interface and UTC day (GET /api/messages/stats usage): written in
+      -- the transaction that records a delivery as delivered.
+      CREATE TABLE usage_daily (
+        interface_id     TEXT NOT NULL,
+        day              TEXT NOT NULL,
+        deliveries       INTEGER NOT NULL DEFAULT 0,
+        frames           INTEGER NOT NULL DEFAULT 0,
+        bytes            INTEGER NOT NULL DEFAULT 0,
+        sms_parts        INTEGER NOT NULL DEFAULT 0,
+        iridium_credits  INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (interface_id, day)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

@@ -28,3 +28,4 @@ export const iridiumDriver = defineDriver({
   simulator: lazySimulator({ usage: IRIDIUM_SIM_USAGE, options: IRIDIUM_SIM_OPTIONS }, async () => (await import('../simulators/iridium/cli.ts')).iridiumSimulator),
   stats: iridiumStats,
 });
+export { iridiumEstimate } from './estimate.ts';

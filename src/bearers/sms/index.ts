@@ -23,3 +23,4 @@ export const smsDriver = defineDriver({
   simulator: lazySimulator({ usage: SMS_SIM_USAGE, options: SMS_SIM_OPTIONS }, async () => (await import('../simulators/sms/cli.ts')).smsSimulator),
   stats: smsStats,
 });
+export { smsEstimate } from './estimate.ts';

@@ -12,15 +12,20 @@ import { isoTimeQuery, strictQuery } from '../../http/query.ts';
 import { driverFor } from '../../bearers/drivers.ts';
 import type { InterfaceService } from '../interfaces/service.ts';
 import type { IngestResult, Pipeline } from '../router/pipeline.ts';
+import { Channel, DeliveryOptions, meshRxInput, refineTtl, SendBody, sendInput, SimulateBody, ttlMsOf } from './ingress.ts';
 import type { SendRateLimiter } from './rate-limit.ts';
 import type { MessageStore } from './store.ts';
+import type { UsageStore } from './usage.ts';
 import { MessageKind, MessageView, messageView } from './view.ts';
 
-// Messages (docs/api.md 4.6). send, send-to-contact and simulate-mesh-rx all enter the one pipeline:
-// there is no dry run, and a matching forward rule to a paid bearer really sends.
+// Messages (docs/api.md 4.6). send, send-to-contact and simulate-mesh-rx all enter the one pipeline,
+// and a matching forward rule to a paid bearer really sends; POST /api/messages/preview
+// (bridge/preview/) asks the same decision code without sending.
 
 
-const Accepted = z.object({ message: MessageView, deliveries: z.array(DeliveryApiView) });
+const OneAccepted = z.object({ message: MessageView, deliveries: z.array(DeliveryApiView) });
+// An inbound transform that splits a message (split) gives several messages: then {items}.
+const Accepted = z.union([OneAccepted, z.object({ items: z.array(OneAccepted).describe('One per part, when an inbound transform split the message') })]);
 
 // The history filters: GET /api/messages lists what they select, DELETE deletes it.
 const HistoryFilters = {
@@ -31,27 +36,6 @@ const HistoryFilters = {
   until: isoTimeQuery('until').optional().describe('Created before (exclusive; a date is midnight UTC)'),
   q: z.string().min(1).max(200).optional().describe('Text contains (case-insensitive for ASCII)'),
 };
-
-const Address = z.string().trim().min(1).max(128);
-const Channel = z.number().int().min(0).max(255).nullable().default(null);
-const base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64').refine((s) => s.length % 4 === 0, 'must be base64 (length a multiple of 4)');
-
-// What every send may say about how its deliveries are treated (docs/routing.md).
-const DeliveryOptions = {
-  precedence: PrecedenceSchema.optional().describe('Default: the deciding rule\'s, else routine'),
-  ttl_s: z.number({ error: 'ttl_s must be a whole number of seconds or null' }).int({ error: 'ttl_s must be a whole number of seconds or null' })
-    .min(1, { error: 'ttl_s must be 1 to 2592000, or null' }).max(30 * 86_400, { error: 'ttl_s must be 1 to 2592000, or null' }).nullable().optional()
-    .describe('How long its deliveries may wait; default each interface\'s ttl_s. null: never expire, only with precedence override (an SOS: it keeps trying until acknowledged or cancelled)'),
-};
-const refineTtl = (b: { precedence?: string; ttl_s?: number | null }, ctx: z.RefinementCtx) => {
-  if (b.ttl_s === null && b.precedence !== 'override') ctx.addIssue({ code: 'custom', path: ['ttl_s'], message: 'ttl_s null (never expire) is only for precedence override (an SOS)' });
-};
-const ttlMsOf = (b: { ttl_s?: number | null }) => (b.ttl_s === undefined ? undefined : b.ttl_s === null ? null : b.ttl_s * 1000);
-
-const SendBody = z
-  .strictObject({ to: Address, text: z.string().min(1).max(65536).optional(), payload_b64: base64.optional(), channel: Channel, ...DeliveryOptions })
-  .refine((b) => (b.text === undefined) !== (b.payload_b64 === undefined), { message: 'give exactly one of text or payload_b64', path: ['text'] })
-  .superRefine(refineTtl);
 
 /** A contact's addresses, in its preferred order, on every enabled interface that takes each
  *  address family (by interface name): the members of a fallback list (docs/routing.md). */
@@ -69,10 +53,10 @@ function contactRoute(name: string, addresses: Record<string, string>, strategy:
 
 
 export function messageRoutes(deps: {
-  store: MessageStore; pipeline: Pipeline; interfaces: InterfaceService; contacts: BookService<Record<string, string>>; limiter: SendRateLimiter;
+  store: MessageStore; usage: Pick<UsageStore, 'list'>; pipeline: Pipeline; interfaces: InterfaceService; contacts: BookService<Record<string, string>>; limiter: SendRateLimiter;
   fallbacks: Pick<FallbackService, 'cancelMessage'>;
 }): Route[] {
-  const { store, pipeline, interfaces, contacts, limiter, fallbacks } = deps;
+  const { store, usage, pipeline, interfaces, contacts, limiter, fallbacks } = deps;
   const tags = ['messages'];
   // Deliveries answer what they wait for, from their interface now (docs/api.md 2.5).
   const delivery = (d: DeliveryRow) => deliveryApiView(d, (id) => interfaces.waitingFor(id));
@@ -104,28 +88,37 @@ export function messageRoutes(deps: {
       },
     }),
     route({
-      method: 'GET', path: '/api/messages/stats', summary: 'Message counts by direction, kind and interface', tags, roles: ANY_KEY,
+      method: 'GET', path: '/api/messages/stats', summary: 'Message counts by direction, kind and interface; what was sent per interface and day (frames, bytes, SMS parts, Iridium credits)', tags, roles: ANY_KEY,
       response: z.object({
         total: z.number().int(), by_direction: z.record(z.string(), z.number()), by_kind: z.record(z.string(), z.number()),
         by_interface: z.record(z.string(), z.number()).describe('By interface name (the id for an interface deleted since); "(none)": sent through the API'),
         by_interface_id: z.record(z.string(), z.number()).describe('The same counts by interface id'),
+        usage: z.array(z.object({
+          day: z.string().describe('UTC date, YYYY-MM-DD'),
+          interface_id: z.string(), interface: z.string().describe('Its name (the id for an interface deleted since)'), kind: z.string().nullable(),
+          deliveries: z.number().int().describe('Deliveries delivered'),
+          frames: z.number().int().describe('Frames handed to the bearer (after the outbound transforms)'),
+          bytes: z.number().int().describe('Bytes of those frames (an Iridium frame with its RockBLOCK prefix)'),
+          sms_parts: z.number().int().describe('SMS parts (sms interfaces)'),
+          iridium_credits: z.number().int().describe('Iridium credits (iridium interfaces)'),
+          money: z.null().describe('Always null: interface settings carry no prices yet'),
+        })).describe('What was sent, per interface and UTC day, newest day first (docs/api.md 4.6)'),
       }),
       responseName: 'MessageStats',
-      handler: () => store.stats(),
+      handler: () => ({
+        ...store.stats(),
+        usage: usage.list().map((u) => {
+          const row = interfaces.find(u.interface_id);
+          return { day: u.day, interface_id: u.interface_id, interface: row?.name ?? u.interface_id, kind: row?.kind ?? null, deliveries: u.deliveries, frames: u.frames, bytes: u.bytes, sms_parts: u.sms_parts, iridium_credits: u.iridium_credits, money: null };
+        }),
+      }),
     }),
     route({
-      method: 'POST', path: '/api/messages/send', summary: 'Put a message into the router: the access rules choose the bearer (no dry run)', tags, roles: ADMIN, status: 202,
+      method: 'POST', path: '/api/messages/send', summary: 'Put a message into the router: the access rules choose the bearer (POST /api/messages/preview shows what would happen)', tags, roles: ADMIN, status: 202,
       body: SendBody, bodyName: 'SendMessage', response: Accepted, responseName: 'MessageAccepted', errors: [429],
       handler: ({ body }) => {
         limiter.take();
-        return answer(
-          pipeline.ingest({
-            direction: 'outbound', interfaceId: null, from: 'local', to: body.to, channel: body.channel,
-            kind: body.text !== undefined ? 'text' : 'data', text: body.text ?? null,
-            payload: body.payload_b64 !== undefined ? Buffer.from(body.payload_b64, 'base64') : null,
-            precedence: body.precedence, ttlMs: ttlMsOf(body),
-          }),
-        );
+        return answer(pipeline.ingest(sendInput(body)));
       },
     }),
     route({
@@ -153,18 +146,12 @@ export function messageRoutes(deps: {
     route({
       method: 'POST', path: '/api/messages/simulate-mesh-rx',
       summary: 'Inject a message as if heard on a mesh interface; it takes the real path, so a matching forward rule to a paid bearer really sends', tags, roles: ADMIN, status: 202,
-      body: z.strictObject({ from: Address, to: Address.default('broadcast'), channel: Channel, text: z.string().min(1).max(65536), interface: z.string().min(1).optional() }),
+      body: SimulateBody,
       bodyName: 'SimulateMeshRx', response: Accepted, responseName: 'MessageAccepted', errors: [429],
       handler: ({ body }) => {
         // It can really send to a paid bearer, so it spends the same budget as send.
         limiter.take();
-        const meshy = (k: string) => driverFor(k)?.meshTraffic === true;
-        let iface = body.interface ? interfaces.find(body.interface) : interfaces.list().find((i) => meshy(i.kind));
-        if (body.interface && !iface) throw badRequest(`no interface '${body.interface}'`, [{ path: 'body.interface', message: 'no such interface' }]);
-        if (!iface) throw badRequest('there is no meshtastic or sim interface to receive on; create one first', [{ path: 'body.interface', message: 'no mesh interface exists' }]);
-        if (!meshy(iface.kind)) throw badRequest(`interface '${iface.name}' is a ${iface.kind} interface; simulate-mesh-rx takes a meshtastic or sim interface`, [{ path: 'body.interface', message: 'not a mesh interface' }]);
-        if (!iface.enabled) throw badRequest(`interface '${iface.name}' is disabled: it accepts no inbound traffic`, [{ path: 'body.interface', message: 'interface disabled' }]);
-        return answer(pipeline.ingest({ direction: 'inbound', interfaceId: iface.id, from: body.from, to: body.to, channel: body.channel, kind: 'text', text: body.text, payload: null, meta: { simulated: true } }));
+        return answer(pipeline.ingest(meshRxInput(body, interfaces)));
       },
     }),
     route({

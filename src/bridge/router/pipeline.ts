@@ -8,18 +8,20 @@ import type { Logger } from '../../lib/log.ts';
 import type { BookService } from '../contacts/service.ts';
 import { admit, newDelivery, type DeliveryTemplate } from '../deliveries/admission.ts';
 import type { FallbackService } from '../deliveries/fallback.ts';
-import type { FallbackMemberRow } from '../deliveries/fallback-store.ts';
+import type { FallbackMemberRow, FallbackStrategy } from '../deliveries/fallback-store.ts';
 import { DEFAULT_PRECEDENCE, precedenceName, precedenceRank, type Precedence } from '../deliveries/precedence.ts';
 import { nodeKey } from '../deliveries/node-key.ts';
 import { NEVER_MS, type DeliveryRow, type DeliveryStore } from '../deliveries/store.ts';
-import { DEFAULT_ACK_WITHIN_S, isFallback, SENDER_ADDRESS, type Decision, type Destination, type FallbackDestination, type PlainDestination } from '../rules/match.ts';
+import { DEFAULT_ACK_WITHIN_S, isFallback, SENDER_ADDRESS, type Decision, type Destination, type FallbackDestination, type PlainDestination, type RoutableMessage, type RuleTraceEntry } from '../rules/match.ts';
 import { driverFor } from '../../bearers/drivers.ts';
 import type { InterfaceLookup } from '../rules/service.ts';
 import { applyTransforms, type TransformStep } from '../interfaces/transforms.ts';
+import type { InterfaceRow } from '../interfaces/store.ts';
 import type { MessageRow, MessageStore } from '../messages/store.ts';
 import type { RuleService } from '../rules/service.ts';
 import type { RouterEvent } from './events.ts';
 import { DEDUPE_WINDOW_MS, type SeenFrameStore } from './seen-frames.ts';
+import { applyTakes, type PendingTakes, SenderService, type SenderVerdict } from '../senders/service.ts';
 
 // The one path every message takes (docs/architecture.md, "The message path"): received by a bearer, sent through
 // the API or injected by simulate-mesh-rx, it passes the inbound transforms of the interface
@@ -55,6 +57,48 @@ export interface IngestResult {
   deliveries: DeliveryRow[];
 }
 
+/** One destination of a forward as the decision code resolved it (RoutePlan.steps). */
+export interface PlainStep {
+  type: 'plain';
+  dest: PlainDestination;
+  /** undefined: the interface no longer exists (a note says so). */
+  iface: InterfaceRow | undefined;
+  /** The addresses its `to` stands for ({from}, {to}, @group, @contact resolved). */
+  addresses: string[];
+  /** Why some address gave no delivery (an API message's {from}, a contact without one). */
+  notes: string[];
+}
+export interface ListStep {
+  type: 'list';
+  strategy: FallbackStrategy;
+  keepTrying: boolean;
+  members: FallbackMemberRow[];
+}
+export type PlanStep = PlainStep | ListStep;
+
+/** What the decision code makes of one message (or one part of it after inbound transforms):
+ *  what ingest() stores and preview() describes. */
+export interface RoutePlan {
+  input: IngressMessage;
+  message: MessageRow;
+  decision: Decision;
+  /** Rank 0 override ... 5 deferred. */
+  precedence: number;
+  now: number;
+  steps: PlanStep[];
+  /** What the senders policy said of a message heard on an interface; null for others. */
+  sender: SenderVerdict | null;
+}
+
+export interface PreviewPart {
+  plan: RoutePlan;
+  /** Every rule in evaluation order (empty when no rule was asked: a drop by an inbound
+   *  transform, a send-to-contact strategy). */
+  trace: RuleTraceEntry[];
+  /** Set when an inbound transform dropped the message. */
+  dropped: string | null;
+}
+
 export interface PipelineDeps {
   db: DatabaseSync;
   clock: Clock;
@@ -75,8 +119,15 @@ export interface PipelineDeps {
 
 export class Pipeline {
   readonly #d: PipelineDeps;
+  /** The senders policy, part of the decision (docs/senders.md); its routes use it too. */
+  readonly senders: SenderService;
   constructor(deps: PipelineDeps) {
     this.#d = deps;
+    const { groups, contacts } = deps;
+    this.senders = new SenderService(deps.db, deps.clock, {
+      expand: (ref) => groups.expand(ref.slice(1)) ?? contacts.expand(ref.slice(1)),
+      exists: (name) => groups.store.find(name) !== undefined || contacts.store.find(name) !== undefined,
+    });
   }
 
   /** A frame heard by a bearer. Disabled interfaces never get here (their bearer is stopped).
@@ -107,17 +158,10 @@ export class Pipeline {
 
   ingest(input: IngressMessage): IngestResult[] {
     if (input.direction === 'inbound') this.#heard(input.from);
-    const source = input.interfaceId ? this.#d.interfaces.find(input.interfaceId) : undefined;
-    let parts: IngressMessage[] = [input];
-    let dropReason: string | null = null;
-    if (source && source.transforms.inbound.length > 0) {
-      const t = applyTransforms(source.transforms.inbound as TransformStep[], { text: input.text, payload: input.payload, from: input.from, to: input.to, interface: source.name, channel: input.channel });
-      if (t.kind === 'dropped') dropReason = `dropped by inbound transform step ${t.step + 1} of '${source.name}': ${t.reason}`;
-      else parts = t.outputs.map((o) => ({ ...input, text: o.text, payload: o.payload, from: o.from, to: o.to, channel: o.channel }));
-    }
+    const { parts, sourceName, dropReason } = this.#inbound(input);
     const results: IngestResult[] = [];
     try {
-      for (const part of parts) results.push(this.#route(part, source?.name ?? null, dropReason));
+      for (const part of parts) results.push(this.#route(part, sourceName, dropReason));
     } finally {
       // Parts are committed one by one: if a later one fails, the ones already stored are
       // still dispatched.
@@ -131,21 +175,85 @@ export class Pipeline {
     return results;
   }
 
+  /**
+   * What ingest() would decide for this message at `atMs`, without storing, sending or
+   * counting anything (POST /api/messages/preview, issue 17): the same inbound transforms and
+   * the same #plan as a real message, with the rules asked through evaluate() (no fired count)
+   * and a trace of every rule. Nodes waiting to be heard are not released.
+   */
+  preview(input: IngressMessage, atMs: number): PreviewPart[] {
+    const { parts, sourceName, dropReason } = this.#inbound(input);
+    // The real path stores each part before it decides the next: a sender's earlier parts
+    // take their tokens first, and the preview counts them the same way, in memory.
+    const pending: PendingTakes = new Map();
+    return parts.map((part) => {
+      const trace: RuleTraceEntry[] = [];
+      const plan = this.#plan(part, sourceName, dropReason, atMs, (msg) => this.#d.rules.evaluate(msg, atMs, trace), pending);
+      if (plan.sender && plan.message.action === 'forward') applyTakes(pending, plan.sender, atMs);
+      return { plan, trace, dropped: dropReason };
+    });
+  }
+
+  /** The interface's inbound transforms: the parts to route, or why the message is dropped. */
+  #inbound(input: IngressMessage): { parts: IngressMessage[]; sourceName: string | null; dropReason: string | null } {
+    const source = input.interfaceId ? this.#d.interfaces.find(input.interfaceId) : undefined;
+    let parts: IngressMessage[] = [input];
+    let dropReason: string | null = null;
+    if (source && source.transforms.inbound.length > 0) {
+      const t = applyTransforms(source.transforms.inbound as TransformStep[], { text: input.text, payload: input.payload, from: input.from, to: input.to, interface: source.name, channel: input.channel });
+      if (t.kind === 'dropped') dropReason = `dropped by inbound transform step ${t.step + 1} of '${source.name}': ${t.reason}`;
+      else parts = t.outputs.map((o) => ({ ...input, text: o.text, payload: o.payload, from: o.from, to: o.to, channel: o.channel }));
+    }
+    return { parts, sourceName: source?.name ?? null, dropReason };
+  }
+
   // One transaction per message: the rule's fired count, the message, its deliveries and the
   // uplink record are written together, and committed once (a commit costs more than the rows
   // it carries: npm run bench).
   #route(m: IngressMessage, sourceName: string | null, dropReason: string | null): IngestResult {
-    return transaction(this.#d.db, () => this.#decideAndStore(m, sourceName, dropReason));
+    return transaction(this.#d.db, () => this.#store(this.#plan(m, sourceName, dropReason, this.#d.clock.now(), (msg) => this.#d.rules.decide(msg))));
   }
 
-  #decideAndStore(m: IngressMessage, sourceName: string | null, dropReason: string | null): IngestResult {
-    const { clock, rules } = this.#d;
-    const now = clock.now();
-    const decision: Decision = dropReason
+  /**
+   * The decision code (issue 17: one function, two callers): the message row, the decision and
+   * the deliveries it asks for, with every address resolved. Writes nothing itself (`decide`
+   * may: the real caller's records the rule's fired count); ingest() stores the plan, preview()
+   * describes it.
+   */
+  #plan(m: IngressMessage, sourceName: string | null, dropReason: string | null, now: number, decide: (msg: RoutableMessage) => Decision, pending?: PendingTakes): RoutePlan {
+    // The senders policy (docs/senders.md) screens what was heard on an interface: a blocked
+    // sender's message is dropped before any rule is asked.
+    const heard = m.direction === 'inbound' && m.interfaceId !== null && !m.route;
+    const blocked = heard && !dropReason ? this.senders.blocked(m.from) : null;
+    let decision: Decision = dropReason
       ? { rule_id: null, action: 'drop', destinations: [], reason: dropReason }
-      : m.route
-        ? { rule_id: null, action: 'forward', destinations: m.route.destinations, reason: m.route.reason }
-        : rules.decide({ direction: m.direction, interface_id: m.interfaceId, interface_name: sourceName, from: m.from, to: m.to, channel: m.channel, kind: m.kind, text: m.text });
+      : blocked
+        ? { rule_id: null, action: 'drop', destinations: [], reason: `${blocked}: not forwarded` }
+        : m.route
+          ? { rule_id: null, action: 'forward', destinations: m.route.destinations, reason: m.route.reason }
+          : decide({ direction: m.direction, interface_id: m.interfaceId, interface_name: sourceName, from: m.from, to: m.to, channel: m.channel, kind: m.kind, text: m.text });
+    let steps: PlanStep[] = [];
+    if (decision.action === 'forward') {
+      for (const dest of decision.destinations) steps.push(isFallback(dest) ? this.#listStep(dest, m) : this.#plainStep(dest, m));
+    }
+    let sender: SenderVerdict | null = null;
+    if (heard) {
+      // Limits count forwards to interfaces of their kinds: the kinds this plan would use.
+      const kinds = new Set<string>();
+      for (const step of steps) {
+        if (step.type === 'plain') {
+          if (step.iface && step.addresses.length > 0) kinds.add(step.iface.kind);
+        } else {
+          for (const member of step.members) if (member.to !== null) kinds.add(this.#d.interfaces.find(member.interface_id)?.kind ?? '');
+        }
+      }
+      sender = kinds.size > 0 ? this.senders.verdict(m.from, kinds, now, pending) : { address: m.from, blocked, over: null, takes: [], limits: [] };
+      if (sender.over) {
+        // Over a limit: kept, with the reason, and sent nowhere (never silently dropped).
+        decision = { ...decision, action: 'store', destinations: [], reason: `${decision.reason}; ${sender.over}: stored, not forwarded` };
+        steps = [];
+      }
+    }
     const precedence = precedenceRank(m.precedence ?? decision.precedence ?? DEFAULT_PRECEDENCE);
     const payload = m.payload ?? (m.text !== null ? Buffer.from(m.text, 'utf8') : null);
     const message: MessageRow = {
@@ -165,17 +273,55 @@ export class Pipeline {
       meta: m.meta ?? {},
       created_at: new Date(now).toISOString(),
     };
+    return { input: m, message, decision, precedence, now, steps, sender };
+  }
+
+  /** A plain destination: its interface and every address it stands for. */
+  #plainStep(dest: PlainDestination, m: IngressMessage): PlainStep {
+    const iface = this.#d.interfaces.find(dest.interface);
+    const notes: string[] = [];
+    if (!iface) return { type: 'plain', dest, iface: undefined, addresses: [], notes: [`destination interface ${dest.interface} no longer exists`] };
+    return { type: 'plain', dest, iface, addresses: this.#addressesFor(dest.to, m, iface.kind, notes), notes };
+  }
+
+  /** A fallback list: its members' addresses resolved now (one each). */
+  #listStep(dest: FallbackDestination, m: IngressMessage): ListStep {
+    const members: FallbackMemberRow[] = dest.fallback.map((member) => {
+      const iface = this.#d.interfaces.find(member.interface);
+      const ack = member.ack_within_s ?? DEFAULT_ACK_WITHIN_S;
+      if (!iface) return { interface_id: member.interface, interface: member.interface, to: null, ack_within_s: ack, unusable: 'the interface no longer exists' };
+      const memberNotes: string[] = [];
+      const addresses = this.#addressesFor(member.to, m, iface.kind, memberNotes);
+      if (addresses.length === 0) return { interface_id: iface.id, interface: iface.name, to: null, ack_within_s: ack, unusable: memberNotes.join('; ') || `no address for ${member.to}` };
+      return { interface_id: iface.id, interface: iface.name, to: addresses[0], ack_within_s: ack };
+    });
+    // Written without them, a list is ordered and does not keep trying (match.ts defaults).
+    return { type: 'list', strategy: dest.strategy ?? 'ordered', keepTrying: dest.keep_trying ?? false, members };
+  }
+
+  /** Stores a plan: each delivery let into its queue within the caps, each list started by
+   *  fallbacks.ts, the message with the notes of both, inside the caller's transaction. */
+  #store(plan: RoutePlan): IngestResult {
+    const { message, input: m, now } = plan;
     const deliveries: DeliveryRow[] = [];
     const notes: string[] = [];
-    if (decision.action === 'forward') {
-      const template: DeliveryTemplate = { message, precedence, ttlMs: m.ttlMs, nowMs: now };
-      for (const dest of decision.destinations) {
-        if (isFallback(dest)) deliveries.push(...this.#startList(dest, template, m, notes));
-        else deliveries.push(...this.#plain(dest, template, m, notes));
+    if (plan.steps.length > 0) {
+      const template: DeliveryTemplate = { message, precedence: plan.precedence, ttlMs: m.ttlMs, nowMs: now };
+      for (const step of plan.steps) {
+        if (step.type === 'list') {
+          const { list, deliveries: started } = this.#d.fallbacks.plan(template, { strategy: step.strategy, keepTrying: step.keepTrying, members: step.members });
+          if (list.state === 'exhausted') notes.push(`fallback list ${list.id}: ${list.outcome}`);
+          deliveries.push(...started);
+        } else {
+          notes.push(...step.notes);
+          if (step.iface) deliveries.push(...this.#plain(step.dest, step.iface, step.addresses, template, notes));
+        }
       }
       if (notes.length > 0 && message.decision) message.decision.reason += `; ${notes.join('; ')}`;
     }
     this.#d.messages.insert(message);
+    // The sender's counters and tokens ride the message's own transaction (docs/senders.md).
+    if (plan.sender) this.senders.record(plan.sender, message.action === 'forward', now);
     // In the same transaction: the key exists exactly when the message does.
     if (m.dedupeKey !== undefined && m.interfaceId !== null) this.#d.seen.remember(m.dedupeKey, m.interfaceId, now);
     this.#d.events.emit({ type: 'message', message, deliveries });
@@ -183,14 +329,9 @@ export class Pipeline {
   }
 
   /** One delivery per address of a plain destination, each let into its queue within the caps. */
-  #plain(dest: PlainDestination, template: DeliveryTemplate, m: IngressMessage, notes: string[]): DeliveryRow[] {
-    const iface = this.#d.interfaces.find(dest.interface);
-    if (!iface) {
-      notes.push(`destination interface ${dest.interface} no longer exists`);
-      return [];
-    }
+  #plain(dest: PlainDestination, iface: InterfaceRow, addresses: string[], template: DeliveryTemplate, notes: string[]): DeliveryRow[] {
     const out: DeliveryRow[] = [];
-    for (const to of this.#addressesFor(dest.to, m, iface.kind, notes)) {
+    for (const to of addresses) {
       const d = newDelivery(template, iface, to);
       if (dest.until_heard) {
         // Held until the node is heard again; its TTL counts from then (docs/routing.md).
@@ -208,23 +349,6 @@ export class Pipeline {
       out.push(d);
     }
     return out;
-  }
-
-  /** A fallback list: its members' addresses resolved now (one each), then fallbacks.ts runs it. */
-  #startList(dest: FallbackDestination, template: DeliveryTemplate, m: IngressMessage, notes: string[]): DeliveryRow[] {
-    const members: FallbackMemberRow[] = dest.fallback.map((member) => {
-      const iface = this.#d.interfaces.find(member.interface);
-      const ack = member.ack_within_s ?? DEFAULT_ACK_WITHIN_S;
-      if (!iface) return { interface_id: member.interface, interface: member.interface, to: null, ack_within_s: ack, unusable: 'the interface no longer exists' };
-      const memberNotes: string[] = [];
-      const addresses = this.#addressesFor(member.to, m, iface.kind, memberNotes);
-      if (addresses.length === 0) return { interface_id: iface.id, interface: iface.name, to: null, ack_within_s: ack, unusable: memberNotes.join('; ') || `no address for ${member.to}` };
-      return { interface_id: iface.id, interface: iface.name, to: addresses[0], ack_within_s: ack };
-    });
-    // Written without them, a list is ordered and does not keep trying (match.ts defaults).
-    const { list, deliveries } = this.#d.fallbacks.plan(template, { strategy: dest.strategy ?? 'ordered', keepTrying: dest.keep_trying ?? false, members });
-    if (list.state === 'exhausted') notes.push(`fallback list ${list.id}: ${list.outcome}`);
-    return deliveries;
   }
 
   /** Expands a destination address: "{to}", "{from}", "@group" (every member), "@contact" (its address for this kind). */

@@ -241,11 +241,31 @@ export interface Decision {
 
 export type DefaultAction = 'store' | 'drop';
 
+/** How one rule fared with one message: what a preview shows (docs/routing.md, "Preview"). */
+export interface RuleTraceEntry {
+  rule_id: string;
+  name: string;
+  priority: number;
+  enabled: boolean;
+  /** The filters that matched, or the first that failed and why (evaluated for a disabled or
+   *  unreached rule too, so an operator sees what it would do). */
+  filters: { matched: boolean; matched_filters: string[]; failed: { filter: string; reason: string } | null };
+  /** null: the rule has no schedule (always active). */
+  schedule: { active: boolean; reason: string } | null;
+  /** decided: this rule decided; disabled, no_match, off_schedule: skipped for that reason;
+   *  not_reached: an earlier rule decided. */
+  outcome: 'decided' | 'disabled' | 'no_match' | 'off_schedule' | 'not_reached';
+}
+
 /**
  * First enabled rule, in priority order, whose every filter matches and whose schedule is
  * active decides (docs/api.md 4.5). Destinations naming the interface the message came from are
  * removed (issue 4: a rule may not forward back to its source), except answers to the sender
  * ("{from}"); none left means store.
+ *
+ * `trace` (a preview, issue 17): filled with one entry per rule in evaluation order. The
+ * decision is the same with or without it: the loop below is the one that decides, and only
+ * looks further (for the entries) once it has decided.
  */
 export function evaluateRules(
   rules: readonly EvaluableRule[],
@@ -253,11 +273,17 @@ export function evaluateRules(
   nowMs: number,
   resolve: AddressResolver,
   defaultAction: DefaultAction = 'store',
+  trace?: RuleTraceEntry[],
 ): Decision {
   const ordered = isSortedByPriority(rules) ? rules : [...rules].sort((a, b) => a.priority - b.priority);
   const addresses = new AddressMatcher(resolve);
   const offSchedule: string[] = [];
+  let decision: Decision | null = null;
   for (const rule of ordered) {
+    if (trace) {
+      trace.push(traceRule(rule, msg, nowMs, addresses, decision !== null));
+      if (decision !== null) continue;
+    }
     if (!rule.enabled) continue;
     const matched = matchFilters(rule.match, msg, addresses);
     if (matched === null) continue;
@@ -268,10 +294,26 @@ export function evaluateRules(
         continue;
       }
     }
-    return decide(rule, matched, msg);
+    decision = decide(rule, matched, msg);
+    if (!trace) return decision;
   }
+  if (decision !== null) return decision;
   const why = offSchedule.length === 0 ? '' : ` (${offSchedule.slice(0, 3).join('; ')}${offSchedule.length > 3 ? `; and ${offSchedule.length - 3} more` : ''})`;
   return { rule_id: null, action: defaultAction, destinations: [], reason: `no enabled rule matched; default action ${defaultAction}${why}` };
+}
+
+/** One rule's trace entry; `reached` false once an earlier rule decided. */
+function traceRule(rule: EvaluableRule, msg: RoutableMessage, nowMs: number, addresses: AddressMatcher, decided: boolean): RuleTraceEntry {
+  const failed = { filter: '', reason: '' };
+  const matched = matchFilters(rule.match, msg, addresses, failed);
+  const schedule = rule.schedule ? isScheduleActive(rule.schedule, nowMs) : null;
+  const outcome: RuleTraceEntry['outcome'] = decided ? 'not_reached' : !rule.enabled ? 'disabled' : matched === null ? 'no_match' : schedule && !schedule.active ? 'off_schedule' : 'decided';
+  return {
+    rule_id: rule.id, name: rule.name, priority: rule.priority, enabled: rule.enabled,
+    filters: matched === null ? { matched: false, matched_filters: [], failed } : { matched: true, matched_filters: matched, failed: null },
+    schedule: schedule ? { active: schedule.active, reason: schedule.reason } : null,
+    outcome,
+  };
 }
 
 function isSortedByPriority(rules: readonly EvaluableRule[]): boolean {
@@ -306,44 +348,52 @@ function decide(rule: EvaluableRule, matched: string[], msg: RoutableMessage): D
   return { rule_id: rule.id, action: 'forward', destinations: kept, reason, ...precedence };
 }
 
-/** Descriptions of the filters that matched, or null as soon as one does not. */
-function matchFilters(match: RuleMatch, msg: RoutableMessage, addresses: AddressMatcher): string[] | null {
+/** Descriptions of the filters that matched, or null as soon as one does not; `why` (a
+ *  preview) is told which filter failed and why. */
+function matchFilters(match: RuleMatch, msg: RoutableMessage, addresses: AddressMatcher, why?: { filter: string; reason: string }): string[] | null {
+  const fail = (filter: string, reason: () => string): null => {
+    if (why) {
+      why.filter = filter;
+      why.reason = reason();
+    }
+    return null;
+  };
   const matched: string[] = [];
   if (match.direction && match.direction !== 'any') {
-    if (match.direction !== msg.direction) return null;
+    if (match.direction !== msg.direction) return fail('direction', () => `the message is ${msg.direction}, the rule wants ${match.direction}`);
     matched.push(`direction ${msg.direction}`);
   }
   if (match.interfaces) {
     const hit = match.interfaces.find((i) => i === msg.interface_id || i === msg.interface_name);
-    if (hit === undefined) return null;
+    if (hit === undefined) return fail('interfaces', () => (msg.interface_id === null ? 'the message was sent through the API, so it arrived on no interface' : `the message arrived on ${msg.interface_name ?? msg.interface_id}, not one of ${match.interfaces!.join(', ')}`));
     matched.push(`interface ${hit}`);
   }
   if (match.channel) {
-    if (msg.channel === null || !match.channel.includes(msg.channel)) return null;
+    if (msg.channel === null || !match.channel.includes(msg.channel)) return fail('channel', () => (msg.channel === null ? 'the message has no channel' : `channel ${msg.channel} is not one of ${match.channel!.join(', ')}`));
     matched.push(`channel ${msg.channel}`);
   }
   if (match.kinds) {
-    if (!match.kinds.includes(msg.kind)) return null;
+    if (!match.kinds.includes(msg.kind)) return fail('kinds', () => `kind ${msg.kind} is not one of ${match.kinds!.join(', ')}`);
     matched.push(`kind ${msg.kind}`);
   }
   if (match.from) {
     const hit = addresses.find(match.from, msg.from, msg.direction === 'outbound');
-    if (hit === null) return null;
+    if (hit === null) return fail('from', () => `from ${msg.from} is not one of ${match.from!.join(', ')}`);
     matched.push(isReference(hit) ? `from in ${hit}` : `from ${hit}`);
   }
   if (match.to) {
     const hit = addresses.find(match.to, msg.to, msg.direction === 'outbound');
-    if (hit === null) return null;
+    if (hit === null) return fail('to', () => `to ${msg.to} is not one of ${match.to!.join(', ')}`);
     matched.push(isReference(hit) ? `to in ${hit}` : `to ${hit}`);
   }
   if (match.text) {
-    if (msg.text === null) return null;
+    if (msg.text === null) return fail('text', () => 'the message has no text');
     if (match.text.contains !== undefined) {
-      if (!msg.text.toLowerCase().includes(match.text.contains.toLowerCase())) return null;
+      if (!msg.text.toLowerCase().includes(match.text.contains.toLowerCase())) return fail('text.contains', () => `the text does not contain '${match.text!.contains}'`);
       matched.push(`text contains '${match.text.contains}'`);
     }
     if (match.text.regex !== undefined) {
-      if (!compileSafeRegex(match.text.regex).test(msg.text)) return null;
+      if (!compileSafeRegex(match.text.regex).test(msg.text)) return fail('text.regex', () => `the text does not match /${match.text!.regex}/`);
       matched.push(`text matches /${match.text.regex}/`);
     }
   }

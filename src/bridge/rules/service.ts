@@ -5,7 +5,7 @@ import { jsonEqual } from '../../lib/json.ts';
 import type { BookService } from '../contacts/service.ts';
 import type { InterfaceRow } from '../interfaces/store.ts';
 import type { Precedence } from '../deliveries/precedence.ts';
-import { type AddressResolver, type Decision, type DefaultAction, type Destination, evaluateRules, isFallback, isReference, mapDestinationInterfaces, type RoutableMessage, type RuleActionKind, type RuleMatch } from './match.ts';
+import { type AddressResolver, type Decision, type DefaultAction, type Destination, evaluateRules, isFallback, isReference, mapDestinationInterfaces, type RoutableMessage, type RuleActionKind, type RuleMatch, type RuleTraceEntry } from './match.ts';
 import type { Schedule } from './schedule.ts';
 import type { RuleRef, RuleRow, RuleStore } from './store.ts';
 
@@ -155,13 +155,7 @@ export class RuleService {
 
   /** Runs the policy for one message and records which rule fired. */
   decide(msg: RoutableMessage): Decision {
-    const resolver: AddressResolver = {
-      expand: (address) => {
-        const name = address.slice(1);
-        return this.#groups.expand(name) ?? this.#contacts.expand(name);
-      },
-    };
-    const decision = evaluateRules(this.list(), msg, this.#clock.now(), resolver, this.#defaultAction());
+    const decision = this.evaluate(msg, this.#clock.now());
     if (decision.rule_id) {
       this.#store.recordFired(decision.rule_id, this.#now());
       const cached = this.#cache?.find((r) => r.id === decision.rule_id);
@@ -171,6 +165,18 @@ export class RuleService {
       }
     }
     return decision;
+  }
+
+  /** The policy's decision at `atMs`, recording nothing: what decide() decides (it calls this),
+   *  and what a preview asks, with `trace` filled per rule (issue 17). */
+  evaluate(msg: RoutableMessage, atMs: number, trace?: RuleTraceEntry[]): Decision {
+    const resolver: AddressResolver = {
+      expand: (address) => {
+        const name = address.slice(1);
+        return this.#groups.expand(name) ?? this.#contacts.expand(name);
+      },
+    };
+    return evaluateRules(this.list(), msg, atMs, resolver, this.#defaultAction(), trace);
   }
 
   #resolve(input: RuleInput): { match: RuleMatch; destinations: Destination[]; refs: RuleRef[] } {

@@ -1,0 +1,61 @@
+import { LIMITS, normalizeNumber, planData, planMessage } from './codec/index.ts';
+import { SmsSettings } from './settings.ts';
+
+// What sending would take on an sms interface, without sending (a preview, issue 17): the
+// same address normalisation, encoding choice and part splitting the driver uses
+// (driver.ts send(), codec/split.ts), and the driver's daily part budget.
+
+/** One frame as the dispatcher would hand it to the bearer (after the outbound transforms). */
+export interface EstimateFrame {
+  to: string;
+  kind: string;
+  text: string | null;
+  payload: Uint8Array;
+}
+
+export interface EstimateContext {
+  /** What the interface reports now (its stats view; {} when no bearer runs). */
+  stats: Record<string, unknown>;
+}
+
+export interface SmsEstimate {
+  /** The address the modem would send to (E.164), or the original when it is no number. */
+  to: string;
+  /** Largest frame the interface takes, in bytes of data (driver.ts mtu). */
+  mtu: number;
+  frames: Array<{ bytes: number; fits: boolean; error: string | null; encoding: 'gsm7' | 'ucs2' | '8bit' | null; parts: number | null }>;
+  parts: number;
+  budget: { allows: boolean; reason: string | null };
+  cost: { unit: 'sms_parts'; amount: number };
+}
+
+export function smsEstimate(frames: readonly EstimateFrame[], rawSettings: Record<string, unknown>, ctx: EstimateContext): SmsEstimate {
+  const parsed = SmsSettings.safeParse(rawSettings);
+  const settings = parsed.success ? parsed.data : SmsSettings.parse({});
+  const mtu = settings.max_parts === 1 ? LIMITS.USER_DATA_OCTETS : settings.max_parts * 134;
+  let to = frames[0]?.to ?? '';
+  let addressError: string | null = null;
+  const number = normalizeNumber(to, settings.default_country_code ?? undefined);
+  if (number.ok) to = number.number;
+  else addressError = `ERR_SMS_NUMBER: ${JSON.stringify(to)} is not a phone number: ${number.reason}`;
+  const out = frames.map((frame) => {
+    const options = { maxParts: settings.max_parts };
+    const planned = frame.kind === 'text' && frame.text !== null ? planMessage(frame.text, { ...options, encoding: settings.encoding }) : planData(frame.payload, options);
+    if (!planned.ok) {
+      return { bytes: frame.payload.length, fits: false, encoding: null, parts: planned.partsNeeded, error: `ERR_SMS_TOO_LONG: ${planned.error}; this interface sends at most ${settings.max_parts} parts (${mtu} bytes of data)` };
+    }
+    return { bytes: frame.payload.length, fits: addressError === null, encoding: planned.plan.encoding, parts: planned.plan.parts.length, error: addressError };
+  });
+  const parts = out.reduce((n, f) => n + (f.parts ?? 0), 0);
+  return { to, mtu, frames: out, parts, budget: smsBudget(parts, settings.parts_per_day, ctx.stats), cost: { unit: 'sms_parts', amount: parts } };
+}
+
+/** Whether `parts` fit in today's budget (parts_per_day) as the running bearer counts it. */
+function smsBudget(parts: number, perDay: number | null, stats: Record<string, unknown>): { allows: boolean; reason: string | null } {
+  if (perDay === null) return { allows: true, reason: null };
+  if (parts > perDay) return { allows: false, reason: `ERR_SMS_BUDGET: ${parts} parts will never fit in the daily budget of ${perDay} parts` };
+  // The budget is kept by the running bearer (budget.ts); a stopped one starts the day full.
+  const left = typeof stats.parts_left_today === 'number' ? stats.parts_left_today : perDay;
+  if (parts > left) return { allows: false, reason: `ERR_SMS_BUDGET: the daily budget of ${perDay} parts has ${left} left, ${parts} needed` };
+  return { allows: true, reason: null };
+}

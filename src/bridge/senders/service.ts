@@ -1,0 +1,131 @@
+import type { DatabaseSync } from 'node:sqlite';
+import type { Clock } from '../../lib/clock.ts';
+import { badRequest, conflict, type FieldError } from '../../lib/errors.ts';
+import { blockedBecause, type Bucket, describeLimit, EMPTY_POLICY, type Expand, limitKey, matchEntry, type SenderPolicy, tokensNow } from './policy.ts';
+import { type SenderRow, SenderStore } from './store.ts';
+
+// Per-sender limits and blocking (issue 17, docs/senders.md). The pipeline asks verdict()
+// while it decides (a preview asks the same, and takes nothing) and calls record() inside the
+// message's transaction when it stores it: the counters and the buckets are written with the
+// message, in its commit.
+
+/** What the policy says of one message's sender; part of the pipeline's plan. */
+export interface SenderVerdict {
+  address: string;
+  /** Why the sender is blocked; null when not. */
+  blocked: string | null;
+  /** Why the message is over a limit; null when not (or when nothing limited applies). */
+  over: string | null;
+  /** Buckets the message takes a token from when it is forwarded. */
+  takes: Array<{ key: string; tokens: number }>;
+  /** Each limit that applied, with the tokens left before this message. */
+  limits: Array<{ kinds: string[]; per_hour: number; burst: number; tokens: number }>;
+}
+
+/** A preview of a message in several parts: the buckets as the earlier parts, once stored,
+ *  would have left them (keyed by pendingKey). */
+export type PendingTakes = Map<string, Bucket>;
+export const pendingKey = (address: string, key: string) => `${address.toLowerCase()}\n${key}`;
+
+/** What storing a forwarded message with this verdict does to its buckets, for `pending`. */
+export function applyTakes(pending: PendingTakes, v: SenderVerdict, nowMs: number): void {
+  for (const t of v.takes) pending.set(pendingKey(v.address, t.key), { tokens: t.tokens - 1, at_ms: nowMs });
+}
+
+export interface SenderBooks {
+  /** The addresses an @group or @contact stands for (groups first); null when unknown. */
+  expand: Expand;
+  /** Whether an @name exists, for validating a policy. */
+  exists(name: string): boolean;
+}
+
+export class SenderService {
+  readonly store: SenderStore;
+  readonly #clock: Clock;
+  readonly #books: SenderBooks;
+  #policy: SenderPolicy | undefined;
+
+  constructor(db: DatabaseSync, clock: Clock, books: SenderBooks) {
+    this.store = new SenderStore(db);
+    this.#clock = clock;
+    this.#books = books;
+  }
+
+  policy(): SenderPolicy {
+    return (this.#policy ??= this.store.policy() ?? EMPTY_POLICY);
+  }
+
+  setPolicy(policy: SenderPolicy): SenderPolicy {
+    const errors: FieldError[] = [];
+    const check = (list: readonly string[] | null, field: string) =>
+      list?.forEach((e, i) => {
+        if (e.startsWith('@') && !this.#books.exists(e.slice(1))) errors.push({ path: `body.${field}[${i}]`, message: `no object group or contact named '${e.slice(1)}'` });
+      });
+    check(policy.blocklist, 'blocklist');
+    check(policy.allowlist, 'allowlist');
+    if (errors.length > 0) throw badRequest(`invalid references: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, errors);
+    this.store.setPolicy(policy, new Date(this.#clock.now()).toISOString());
+    this.#policy = policy;
+    return policy;
+  }
+
+  /** Before the rules: why this sender's messages are not forwarded at all, or null. */
+  blocked(address: string): string | null {
+    const policy = this.policy();
+    if (policy.blocklist.length === 0 && policy.allowlist === null) return null;
+    return blockedBecause(policy, address, this.#books.expand);
+  }
+
+  /** After the rules chose interfaces of `kinds`: the limits that apply and whether the sender
+   *  has a token left in each. Reads only. */
+  verdict(address: string, kinds: ReadonlySet<string>, nowMs: number, pending?: PendingTakes): SenderVerdict {
+    const out: SenderVerdict = { address, blocked: null, over: null, takes: [], limits: [] };
+    for (const limit of this.policy().limits) {
+      if (!limit.kinds.some((k) => kinds.has(k))) continue;
+      const key = limitKey(limit);
+      const tokens = tokensNow(limit, pending?.get(pendingKey(address, key)) ?? this.store.bucket(address, key), nowMs);
+      out.limits.push({ kinds: limit.kinds, per_hour: limit.per_hour, burst: limit.burst, tokens: Math.floor(tokens * 1000) / 1000 });
+      if (tokens < 1 && out.over === null) {
+        const waitS = Math.max(1, Math.ceil(((1 - tokens) * 3_600) / limit.per_hour - 1e-6));
+        out.over = `sender ${address} is over its limit of ${describeLimit(limit)}; the next forward is allowed in ${waitS} s`;
+      }
+      out.takes.push({ key, tokens });
+    }
+    return out;
+  }
+
+  /** Inside the message's transaction: counts it, and takes its tokens when forwarded. */
+  record(v: SenderVerdict, forwarded: boolean, nowMs: number): void {
+    if (forwarded) for (const t of v.takes) this.store.setBucket(v.address, t.key, { tokens: t.tokens - 1, at_ms: nowMs });
+    this.store.record(v.address, { forwarded, limited: v.over !== null, blocked: v.blocked !== null }, new Date(nowMs).toISOString());
+  }
+
+  /** POST /api/senders/{address}/block: the address joins the blocklist. */
+  block(address: string): SenderPolicy {
+    const policy = this.policy();
+    if (policy.blocklist.some((e) => e.toLowerCase() === address.toLowerCase())) return policy;
+    return this.setPolicy({ ...policy, blocklist: [...policy.blocklist, address] });
+  }
+
+  /** POST /api/senders/{address}/unblock: its own blocklist entries go; 409 when it stays
+   *  blocked through a group or the allowlist (the policy is left as it was). */
+  unblock(address: string): SenderPolicy {
+    const policy = this.policy();
+    const next = { ...policy, blocklist: policy.blocklist.filter((e) => e.toLowerCase() !== address.toLowerCase()) };
+    const still = blockedBecause(next, address, this.#books.expand);
+    if (still !== null) {
+      const via = matchEntry(next.blocklist, address, this.#books.expand);
+      throw conflict('ERR_SENDER_STILL_BLOCKED', `${still}: ${via ? `remove it from ${via} or remove ${via} from the blocklist` : 'add it to the allowlist'} (PUT /api/senders/policy)`);
+    }
+    return next.blocklist.length === policy.blocklist.length ? policy : this.setPolicy(next);
+  }
+
+  /** POST /api/senders/{address}/reset: every limit of the sender starts full again. */
+  reset(address: string): number {
+    return this.store.resetBuckets(address);
+  }
+
+  view(row: SenderRow) {
+    return { ...row, blocked_now: this.blocked(row.address) };
+  }
+}
