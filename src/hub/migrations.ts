@@ -107,12 +107,14 @@ export const hubMigrations: Migration[] = [
       -- Issue 15: what the hub has stored of each bridge's sequence numbers (src/
       -- lib/topics.ts): everything up to upto, and the ranges above it (JSON [[lo, hi], ...]);
       -- seen: the highest number ever heard (a restored bridge continues after it).
+      -- BIGINT: sequence numbers go up to 2^53 (INTEGER is 32 bits on PostgreSQL; SQLite
+      -- reads both as its 64-bit INTEGER).
       CREATE TABLE bridge_seqs (
         tenant_id  TEXT NOT NULL,
         bridge_id  TEXT NOT NULL,
-        upto       INTEGER NOT NULL DEFAULT 0,
+        upto       BIGINT NOT NULL DEFAULT 0,
         ranges     TEXT NOT NULL DEFAULT '[]',
-        seen       INTEGER NOT NULL DEFAULT 0,
+        seen       BIGINT NOT NULL DEFAULT 0,
         updated_at TEXT NOT NULL,
         PRIMARY KEY (tenant_id, bridge_id)
       );

@@ -24,7 +24,7 @@ export const STATE_KINDS = ['hello', 'status'] as const;
 /** Bridge -> hub control messages (issue 15). */
 export const CONTROL_KINDS = ['gone'] as const;
 /** Hub -> bridge: the acknowledgements. The hub hears its own (and other replicas') through its
- *  wildcard subscription and skips them. */
+ *  wildcard subscription and skips them by topic, before decoding (batcher.ts). */
 export const ACK_KIND = 'ack';
 export type UplinkEventKind = (typeof EVENT_KINDS)[number];
 export type UplinkKind = UplinkEventKind | (typeof STATE_KINDS)[number] | (typeof CONTROL_KINDS)[number] | typeof ACK_KIND;
@@ -85,17 +85,52 @@ export const MAX_RANGES = 64;
 export const MAX_TRACKED_RANGES = 1024;
 const Ranges = z.array(z.tuple([Seq, Seq]).refine(([lo, hi]) => lo <= hi, 'lo must not exceed hi')).max(MAX_RANGES);
 export const GonePayload = z.object({ ranges: Ranges, ts: Timestamp });
-export const AckPayload = z.object({
-  upto: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
-  high: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
-  missing: Ranges,
-  /** The highest number the hub has ever heard from this bridge (where a restored one continues). */
-  seen: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
-  conn: ConnId.optional(),
-  ts: Timestamp,
-});
+export const AckPayload = z
+  .object({
+    upto: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+    high: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+    missing: Ranges,
+    /** The highest number the hub has ever heard from this bridge (where a restored one continues). */
+    seen: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+    conn: ConnId.optional(),
+    ts: Timestamp,
+  })
+  // What the bridge's arithmetic (bridge/uplink/sequence.ts storedLocal) relies on: a gap list
+  // out of order or outside (upto, high] would read as numbers stored that are not.
+  .refine((a) => ackShapeProblem(a) === null, { message: 'upto <= high, and missing sorted, disjoint and inside (upto, high]' });
 export type Range = [number, number];
 export type AckMessage = z.infer<typeof AckPayload>;
+
+/** Why an ack's numbers do not hold together, or null (issue 15 review, item 4). */
+export function ackShapeProblem(a: { upto: number; high: number; missing: Range[] }): string | null {
+  if (a.upto > a.high) return 'upto above high';
+  let after = a.upto;
+  for (const [lo, hi] of a.missing) {
+    if (lo <= after) return 'missing not sorted, overlapping, or at or below upto';
+    if (hi > a.high) return 'missing above high';
+    after = hi;
+  }
+  return null;
+}
+
+/** What the bridge adds in front of a stored payload when it publishes it: `{"seq":N,` with N
+ *  at most 16 digits (below 2^53). An event whose stored text would pass MAX_PAYLOAD_BYTES with
+ *  it is refused at enqueue: the hub would refuse it (issue 15 review, item 2). */
+export const SEQ_PREFIX_MAX_BYTES = '{"seq":9007199254740991,'.length - 1;
+
+/**
+ * The sequence number at the start of an event payload as the bridge writes it (`{"seq":N,`
+ * first), read from the first bytes only: the hub records the number of an event it refuses
+ * (too large, not JSON, a bad field) as done, so the bridge is not asked for it forever.
+ * null when the payload does not start so, or N is no valid sequence number.
+ */
+export function leadingSeq(payload: Uint8Array): number | null {
+  const head = Buffer.from(payload.buffer, payload.byteOffset, Math.min(payload.length, 32)).toString('latin1');
+  const m = /^\{"seq":([1-9][0-9]{0,15}),/.exec(head);
+  if (!m) return null;
+  const n = Number(m[1]);
+  return Number.isSafeInteger(n) ? n : null;
+}
 
 // Sets of sequence numbers (issue 15): every number up to `upto`, and every number in `ranges`
 // (sorted, disjoint, not touching, all above upto + 1). The hub keeps what it stored this way

@@ -17,7 +17,7 @@ export interface SystemDeps {
 }
 
 const UplinkHealth = z.object({
-  state: z.string().describe('"off", "idle", "connecting", "connected", "backoff" or "stopped"'),
+  state: z.string().describe('"off", "idle", "connecting", "waiting_for_hub" (connected to the broker, but no hub has answered this start\'s online yet, so nothing is published: an older hub, a tenant the hub does not know, a hub that is down), "connected" (the hub has answered), "backoff" or "stopped"'),
   outbox: z.object({
     rows: z.number().int().describe('Events waiting for the hub\'s acknowledgement'),
     bytes: z.number().int().describe('Their size as counted against hub.outbox_max_mb'),

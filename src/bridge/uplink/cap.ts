@@ -32,6 +32,7 @@ export class OutboxCap {
   /** Every telemetry or position row at or below this seq was dropped already. */
   #dropScan = 0;
   #lastWarn = -Infinity;
+  #lastTooLarge = -Infinity;
   #quiet = { dropped: 0, refused: 0 };
   /** Called with each local seq dropped (the publisher forgets it). */
   onDropped: (seq: number) => void = () => {};
@@ -99,6 +100,22 @@ export class OutboxCap {
     this.#quiet.refused++;
     this.#warn();
     return false;
+  }
+
+  /**
+   * An event larger than the hub takes (MAX_PAYLOAD_BYTES with its seq): refused at enqueue,
+   * counted as the cap's refusals are (the hub would refuse it, and resending it would only
+   * come back as a gap). Logged at most once a minute.
+   */
+  refuseTooLarge(kind: UplinkEventKind, bytes: number, maxBytes: number): void {
+    this.#counters.refused.inc({ kind });
+    const now = this.#now();
+    if (now - this.#lastTooLarge < WARN_EVERY_MS) return;
+    this.#lastTooLarge = now;
+    this.#log.warn('uplink_event_too_large', {
+      kind, bytes, max_bytes: maxBytes,
+      note: 'larger than the hub takes: not written to the outbox (routing goes on); counted in fieldbridge_uplink_outbox_refused_total, logged at most once a minute',
+    });
   }
 
   /** Rows left the outbox (acknowledged). */

@@ -13,6 +13,8 @@ export interface OutboxRow {
 
 /** What a row costs beyond its payload (key, event id, kind, time, b-tree cell). */
 export const ROW_OVERHEAD_BYTES = 64;
+// Payload sizes are bytes everywhere (UTF-8, as the cap admits them: Buffer.byteLength):
+// length(CAST(payload AS BLOB)) in SQL, not length(payload), which counts characters.
 
 export class UplinkOutbox {
   // insert runs inside the router's transaction for every message and delivery: compiled once.
@@ -31,13 +33,13 @@ export class UplinkOutbox {
   oldest(limit: number): OutboxRow[] {
     return this.after(0, limit);
   }
-  /** Local seqs present in [lo, hi]. */
-  present(lo: number, hi: number): number[] {
-    return (this.#db.prepare('SELECT seq FROM uplink_outbox WHERE seq BETWEEN ? AND ? ORDER BY seq').all(lo, hi) as Array<{ seq: number }>).map((r) => r.seq);
+  /** Local seqs present in [lo, hi], the first `limit` of them. */
+  present(lo: number, hi: number, limit: number): number[] {
+    return (this.#db.prepare('SELECT seq FROM uplink_outbox WHERE seq BETWEEN ? AND ? ORDER BY seq LIMIT ?').all(lo, hi, limit) as Array<{ seq: number }>).map((r) => r.seq);
   }
   /** Deletes [lo, hi]; returns rows and payload bytes removed. */
   deleteRange(lo: number, hi: number): { rows: number; bytes: number } {
-    const removed = this.#db.prepare('DELETE FROM uplink_outbox WHERE seq BETWEEN ? AND ? RETURNING length(payload) AS n').all(lo, hi) as Array<{ n: number }>;
+    const removed = this.#db.prepare('DELETE FROM uplink_outbox WHERE seq BETWEEN ? AND ? RETURNING length(CAST(payload AS BLOB)) AS n').all(lo, hi) as Array<{ n: number }>;
     return { rows: removed.length, bytes: removed.reduce((sum, r) => sum + r.n + ROW_OVERHEAD_BYTES, 0) };
   }
   /**
@@ -47,7 +49,7 @@ export class UplinkOutbox {
    */
   droppable(afterSeq: number, limit: number): Array<{ seq: number; n: number }> {
     return this.#db
-      .prepare("SELECT seq, length(payload) AS n FROM uplink_outbox WHERE seq > ? AND kind IN ('telemetry', 'position') ORDER BY seq LIMIT ?")
+      .prepare("SELECT seq, length(CAST(payload AS BLOB)) AS n FROM uplink_outbox WHERE seq > ? AND kind IN ('telemetry', 'position') ORDER BY seq LIMIT ?")
       .all(afterSeq, limit) as Array<{ seq: number; n: number }>;
   }
   deleteOne(seq: number): void {
@@ -58,7 +60,7 @@ export class UplinkOutbox {
   }
   /** Rows and bytes held (a scan of the table: at start and now and then, not per event). */
   size(): { rows: number; bytes: number } {
-    const r = this.#db.prepare('SELECT count(*) AS rows, coalesce(sum(length(payload)), 0) AS bytes FROM uplink_outbox').get() as { rows: number; bytes: number };
+    const r = this.#db.prepare('SELECT count(*) AS rows, coalesce(sum(length(CAST(payload AS BLOB))), 0) AS bytes FROM uplink_outbox').get() as { rows: number; bytes: number };
     return { rows: r.rows, bytes: r.bytes + r.rows * ROW_OVERHEAD_BYTES };
   }
   /** created_at of the oldest row, or null when empty. */

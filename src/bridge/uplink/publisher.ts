@@ -3,7 +3,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import type { IClientOptions, MqttClient } from 'mqtt';
 import { isBusyError, withoutBusyWait } from '../../db/sqlite.ts';
 import { mqttClientOptions, parseMqttUrl } from '../../lib/mqtt-options.ts';
-import { type AckMessage, decodeUplinkPayload, EVENT_KINDS, MAX_RANGES, type Range, TOPIC_SEGMENT, toRanges, type UplinkEventKind, type UplinkKind, uplinkTopic } from '../../lib/topics.ts';
+import { type AckMessage, decodeUplinkPayload, EVENT_KINDS, MAX_PAYLOAD_BYTES, MAX_RANGES, type Range, SEQ_PREFIX_MAX_BYTES, TOPIC_SEGMENT, toRanges, type UplinkEventKind, type UplinkKind, uplinkTopic } from '../../lib/topics.ts';
 import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -12,7 +12,7 @@ import { Counter } from '../../lib/metrics.ts';
 import { AckedRows } from './acked.ts';
 import { OutboxCap } from './cap.ts';
 import { UplinkOutbox } from './outbox.ts';
-import { storedLocal, subtract } from './sequence.ts';
+import { clampTo, storedLocal, subtract } from './sequence.ts';
 
 // The bridge's link to the hub (docs/design.md section 8, issue 7 item 7, issue 15; the wire
 // protocol in docs/hub.md). Events go into the outbox table first (enqueue, inside the
@@ -35,6 +35,12 @@ import { storedLocal, subtract } from './sequence.ts';
 // second; rows not acknowledged within the ack timeout (doubling while nothing moves, up to
 // 5 minutes) and after every reconnect are published again, oldest first. Gaps the hub asks
 // for are sent again (or reported gone when the outbox cap dropped them).
+//
+// Acks are checked against what this boot published (issue 15 review): the numbers an ack says
+// are stored are applied only up to the highest row published this boot, so an ack of another
+// bridge with our bridge_id (a cloned card) or a forged one cannot delete rows never sent.
+// Until the hub's first answer the state is `waiting_for_hub` (health, /metrics), with one
+// warning naming the likely causes once the first ack timeout has passed.
 //
 // Each connection has a random id (conn) in its status: the last will is status offline with
 // it; after the ack subscription, hello and status online are published retained. close()
@@ -71,7 +77,10 @@ export interface UplinkPublisherOptions {
   counters?: { dropped: Counter; refused: Counter };
 }
 
-export type UplinkState = 'idle' | 'connecting' | 'connected' | 'backoff' | 'stopped';
+/** waiting_for_hub: connected to the broker, but no hub has answered this boot's online yet
+ *  (nothing is published until one does). */
+export type UplinkState = 'idle' | 'connecting' | 'connected' | 'waiting_for_hub' | 'backoff' | 'stopped';
+export const UPLINK_STATES: readonly UplinkState[] = ['idle', 'connecting', 'connected', 'waiting_for_hub', 'backoff', 'stopped'];
 
 const CONNECT_TIMEOUT_MS = 10_000;
 const OFFLINE_PUBLISH_TIMEOUT_MS = 3000;
@@ -82,6 +91,9 @@ const MAX_ACK_TIMEOUT_MS = 300_000;
  *  half the ack timeout, if shorter): it may still be on its way. */
 const MIN_RESEND_MS = 2000;
 const RECOUNT_EVERY_MS = 300_000;
+/** Outbox rows looked at per gap request at most (a wide `missing` range is answered in parts:
+ *  the hub asks again for what is left). */
+const GAP_ROWS_MAX = 1000;
 export const DEFAULT_OUTBOX_MAX_BYTES = 64 * 1024 * 1024;
 
 /** mqtt.js, once the first connection loaded it. */
@@ -111,6 +123,10 @@ export class UplinkPublisher {
   #offset = 0;
   #bootFirstLocal = 1;
   #numbered = false;
+  /** The highest local seq published this boot: acks are applied up to it, never past. */
+  #highestPublished = 0;
+  #warnedBeyond = false;
+  #warnedWaiting = false;
   // Per connection.
   #subscribed = false;
   #cursor = 0;
@@ -157,6 +173,8 @@ export class UplinkPublisher {
   }
 
   state(): UplinkState {
+    // Connected to the broker, but the hub has not answered yet: nothing is published.
+    if (this.#state === 'connected' && !this.#numbered) return 'waiting_for_hub';
     return this.#state;
   }
 
@@ -213,8 +231,17 @@ export class UplinkPublisher {
     const now = this.#o.clock.now();
     const eventId = newId('evt', now);
     const ts = new Date(now).toISOString();
-    const text = JSON.stringify({ ...payload, event_id: eventId, ts });
-    if (!this.#cap.admit(kind, Buffer.byteLength(text))) return null;
+    // seq is spliced in front when published (`{"seq":N,` + this text): a record's own
+    // top-level seq would come after it, and JSON's last duplicate key wins at the hub.
+    const { seq: _ownSeq, ...record } = payload;
+    const text = JSON.stringify({ ...record, event_id: eventId, ts });
+    const bytes = Buffer.byteLength(text);
+    // The hub refuses a payload past MAX_PAYLOAD_BYTES: never written, counted as refused.
+    if (bytes + SEQ_PREFIX_MAX_BYTES > MAX_PAYLOAD_BYTES) {
+      this.#cap.refuseTooLarge(kind, bytes + SEQ_PREFIX_MAX_BYTES, MAX_PAYLOAD_BYTES);
+      return null;
+    }
+    if (!this.#cap.admit(kind, bytes)) return null;
     this.#outbox.insert(eventId, kind, text, ts);
     // After the caller's synchronous work (and its COMMIT) is done.
     queueMicrotask(() => this.#drain());
@@ -369,6 +396,13 @@ export class UplinkPublisher {
     if (!this.#numbered) {
       // No answer from the hub yet (it is down, or our online was lost): ask again, less often.
       if (now - this.#askedAt > this.#timeout) {
+        if (!this.#warnedWaiting) {
+          this.#warnedWaiting = true;
+          this.#o.log.warn('uplink_waiting_for_hub', {
+            tenant: this.#o.config.tenant, bridge_id: this.#o.config.bridge_id, waited_ms: now - this.#askedAt, pending: this.#cap.rows,
+            note: 'connected to the broker, but no hub has answered this bridge\'s online, so nothing is published (events stay in the outbox): a hub older than this release (upgrade hubs first), a tenant the hub does not know or has marked deleted, a hub that is down or not subscribed, a broker ACL that keeps the hub\'s ack from this bridge, or the online was lost; asking again with a doubling interval up to 5 minutes',
+          });
+        }
         this.#timeout = Math.min(this.#timeout * 2, MAX_ACK_TIMEOUT_MS);
         this.#askHub(client);
       }
@@ -434,7 +468,20 @@ export class UplinkPublisher {
   #onAck(ack: AckMessage): void {
     this.#o.log.debug('uplink_ack', { upto: ack.upto, high: ack.high, missing: ack.missing.length, conn: ack.conn, sent: this.#sent.size, resend: this.#resend.size, cursor: this.#cursor });
     if (!this.#numbered && !this.#settle(ack)) return;
-    const stored = storedLocal(ack, this.#offset);
+    const claimed = storedLocal(ack, this.#offset);
+    // Only what this boot published can be stored at the hub (a row of an earlier boot is
+    // published again at connect, then acknowledged): an ack past that is of another bridge
+    // with our bridge_id, or forged, and would delete rows the hub never had.
+    const stored = clampTo(claimed, this.#highestPublished);
+    const claimedHigh = claimed.length > 0 ? claimed[claimed.length - 1][1] : 0;
+    // Rows of an earlier boot (below this boot's first number) may be stored: not suspicious.
+    if (claimedHigh > Math.max(this.#highestPublished, this.#bootFirstLocal - 1) && !this.#warnedBeyond) {
+      this.#warnedBeyond = true;
+      this.#o.log.warn('uplink_ack_beyond_sent', {
+        ack_upto: ack.upto, ack_high: ack.high, highest_published: this.#highestPublished + this.#offset,
+        note: 'the hub acknowledged sequence numbers this bridge has not published: another bridge with the same bridge_id (a cloned SD card?) or a forged ack; applied only up to what was published (logged once per start)',
+      });
+    }
     const before = this.#acked.upto;
     const sentBefore = this.#sent.size;
     this.#acked.add(stored);
@@ -452,16 +499,20 @@ export class UplinkPublisher {
     const now = this.#o.clock.now();
     const off = this.#offset;
     const maxWire = this.#outbox.lastAssigned() + off;
+    let budget = GAP_ROWS_MAX;
     let gone: Range[] = [];
     for (const [wlo, whi] of missing) {
       const hi = Math.min(whi, maxWire);
       if (hi < wlo) continue;
-      const present = this.#outbox.present(Math.max(wlo - off, 1), hi - off);
-      // Held: rows present, and rows acknowledged meanwhile (a later ack said so); the rest
-      // of the range is gone (dropped by the cap, or numbers of an older copy of the database).
-      const held = toRanges(present.map((l) => l + off));
-      held.push([-Infinity, this.#acked.upto + off], ...this.#acked.ranges().map(([a, b]): Range => [a + off, b + off]));
-      gone.push(...subtract([wlo, hi], held));
+      if (budget <= 0) break;
+      const present = this.#outbox.present(Math.max(wlo - off, 1), hi - off, budget);
+      budget -= present.length;
+      // A range wider than the budget is answered up to the last row read; the hub asks again.
+      const upper = budget <= 0 && present.length > 0 ? present[present.length - 1] + off : hi;
+      // Held: rows present only. The rest of the range is gone: dropped by the cap, numbers of
+      // an older copy of the database (at or below the offset), or acknowledged and deleted
+      // already (a stale request: reporting those gone changes nothing at the hub).
+      gone.push(...subtract([wlo, upper], toRanges(present.map((l) => l + off))));
       for (const local of present) {
         if (this.#acked.has(local)) continue;
         const at = this.#sent.get(local);
@@ -530,9 +581,13 @@ export class UplinkPublisher {
       const now = Date.now();
       this.#paceAt = Math.max(this.#paceAt, now) + (rows.length * 1000) / this.#rate;
       const sentAt = this.#o.clock.now();
+      // The ack timeout runs from the oldest unacknowledged publish: after a quiet moment,
+      // not from the last progress long ago (which resent every first publish at once).
+      if (this.#sent.size === 0) this.#lastProgress = sentAt;
       const published = rows.map((row) => {
         this.#sent.set(row.seq, sentAt);
         if (row.seq > this.#cursor) this.#cursor = row.seq;
+        if (row.seq > this.#highestPublished) this.#highestPublished = row.seq;
         const wire = `{"seq":${row.seq + this.#offset},${row.payload.slice(1)}`;
         return client.publishAsync(this.#topic(row.kind), wire, { qos: 1 });
       });

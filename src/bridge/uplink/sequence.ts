@@ -31,3 +31,10 @@ export function subtract([lo, hi]: Range, minus: Range[]): Range[] {
   if (next <= hi) out.push([next, hi]);
   return out;
 }
+
+/** The ranges cut off above max (issue 15 review: acks applied only up to what was published). */
+export function clampTo(ranges: Range[], max: number): Range[] {
+  const out: Range[] = [];
+  for (const [lo, hi] of ranges) if (lo <= max) out.push([lo, Math.min(hi, max)]);
+  return out;
+}

@@ -8,7 +8,7 @@ import type { Counter, MetricsRegistry } from '../../lib/metrics.ts';
 import { brokerUrlProblem } from '../config/sections.ts';
 import type { ConfigService } from '../config/service.ts';
 import { UplinkOutbox } from './outbox.ts';
-import { type UplinkConfig, UplinkPublisher } from './publisher.ts';
+import { UPLINK_STATES, type UplinkConfig, UplinkPublisher } from './publisher.ts';
 
 // Decides whether the bridge reports to a hub and with which settings (docs/design.md sections 4
 // and 8): the `hub` config section, overridden at start by SERVICE_HUB_MQTT_URL and
@@ -54,8 +54,11 @@ export class UplinkService {
       // Issue 15 item 2: the outbox's depth, age and losses.
       this.#counters = {
         dropped: m.counter('fieldbridge_uplink_outbox_dropped_total', 'Uplink events dropped from a full outbox (the oldest telemetry and position events go first).'),
-        refused: m.counter('fieldbridge_uplink_outbox_refused_total', 'Uplink events not written because the outbox was full of messages and deliveries, by kind.'),
+        refused: m.counter('fieldbridge_uplink_outbox_refused_total', 'Uplink events not written because the outbox was full of messages and deliveries, or because the event was larger than the hub takes (256 KiB), by kind.'),
       };
+      // Issue 15 review: a bridge whose hub never answers (waiting_for_hub) is visible.
+      m.gauge('fieldbridge_uplink_state', 'The hub uplink\'s state: 1 for the current one ("waiting_for_hub": connected to the broker, no hub has answered yet, nothing is published), 0 for the others; none while the uplink is off.', () =>
+        this.#publisher ? UPLINK_STATES.map((state) => ({ labels: { state }, value: this.#publisher?.state() === state ? 1 : 0 })) : []);
       m.gauge('fieldbridge_uplink_outbox_rows', 'Events waiting for the hub\'s acknowledgement.', () => [{ labels: {}, value: this.outbox().rows }]);
       m.gauge('fieldbridge_uplink_outbox_bytes', 'Size of the events waiting for the hub\'s acknowledgement, as counted against hub.outbox_max_mb.', () => [{ labels: {}, value: this.outbox().bytes }]);
       m.gauge('fieldbridge_uplink_outbox_oldest_age_seconds', 'Age of the oldest event waiting for the hub\'s acknowledgement (0 when none).', () => [{ labels: {}, value: this.outbox().oldest_age_s }]);

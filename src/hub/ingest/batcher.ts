@@ -1,6 +1,6 @@
 import type { Clock } from '../../lib/clock.ts';
 import type { Counter } from '../../lib/metrics.ts';
-import { parseUplinkTopic, type UplinkKind } from '../../lib/topics.ts';
+import { ACK_KIND, EVENT_KINDS, leadingSeq, parseUplinkTopic, type UplinkKind } from '../../lib/topics.ts';
 import { decodeForIngest } from './decode.ts';
 import type { AckState, BatchOp, BatchOutcome, HubStore } from '../store/store.ts';
 import { EVENT_TABLES } from '../store/store.ts';
@@ -24,6 +24,12 @@ import { EVENT_TABLES } from '../store/store.ts';
 // and acknowledged, so it does not come back forever. Any other failure (database down, busy,
 // disk full) is the database's, not an event's: nothing of the batch is acknowledged and the
 // error goes to `done`; the subscriber drops the connection and the broker sends it all again.
+//
+// An event refused before the database (too_large, bad_json, bad_payload) whose payload starts
+// as a bridge writes it (`{"seq":N,`) has its number recorded as done, like a `gone` report
+// (issue 15 review): otherwise the hub would ask the bridge for it forever, and enough such
+// gaps would stall the bridge's window. The hub's own acks, heard through the wildcard, are
+// skipped by topic before any decoding.
 
 /** Messages written in one transaction at most. */
 export const MAX_BATCH = 500;
@@ -123,8 +129,9 @@ export class IngestBatcher {
     const { store, clock } = this.#o;
     const at = new Date(clock.now()).toISOString();
     const ops: BatchOp[] = [];
-    const kinds: UplinkKind[] = [];
-    const candidates: Array<{ tenant: string; kind: UplinkKind; op: BatchOp }> = [];
+    const kinds: Array<UplinkKind | null> = [];
+    // kind null: not counted in the ingest tally (a refused event's number, counted as rejected).
+    const candidates: Array<{ tenant: string; kind: UplinkKind | null; op: BatchOp }> = [];
     const tally = new Map<string, { kind: string; result: string; n: number }>();
     const count = (kind: string, result: string) => {
       const key = kind + ' ' + result;
@@ -138,14 +145,21 @@ export class IngestBatcher {
         this.#o.reject(t.reason, { topic });
         continue;
       }
+      // The hub's own acknowledgements (and other replicas'), heard through the wildcard:
+      // skipped before decoding (no JSON parse, no schema walk for each of them).
+      if (t.kind === ACK_KIND) continue;
       const decoded = decodeForIngest(t.kind, payload);
       if (!decoded.ok) {
         if (decoded.reason === 'empty') count(t.kind, 'cleared');
-        else this.#o.reject(decoded.reason, { topic, detail: decoded.detail });
+        else {
+          this.#o.reject(decoded.reason, { topic, detail: decoded.detail });
+          // Its sequence number, if it has one, counts as done (gone): never asked for again.
+          const seq = (EVENT_KINDS as readonly string[]).includes(t.kind) ? leadingSeq(payload) : null;
+          if (seq !== null) candidates.push({ tenant: t.tenant, kind: null, op: { op: 'gone', tenantId: t.tenant, bridgeId: t.bridgeId, ranges: [[seq, seq]], at } });
+        }
         continue;
       }
       let op: BatchOp;
-      // The hub's own acknowledgements (and other replicas'), heard through the wildcard.
       if (decoded.kind === 'ack') continue;
       if (decoded.kind === 'gone') {
         op = { op: 'gone', tenantId: t.tenant, bridgeId: t.bridgeId, ranges: decoded.value.ranges, at };
@@ -177,7 +191,7 @@ export class IngestBatcher {
     if (ops.length > 0) {
       const acks: AckState[] = [];
       const outcomes = await this.#isolating(ops, acks);
-      for (let i = 0; i < ops.length; i++) if (outcomes[i] !== 'failed') count(kinds[i], outcomes[i]);
+      for (let i = 0; i < ops.length; i++) if (outcomes[i] !== 'failed' && kinds[i] !== null) count(kinds[i]!, outcomes[i] as string);
       if (acks.length > 0) this.#o.acknowledge?.(latestPerBridge(acks));
     }
     for (const t of tally.values()) this.#o.stored.inc({ kind: t.kind, result: t.result }, t.n);
@@ -196,8 +210,16 @@ export class IngestBatcher {
       // Dropped and acknowledged (as its PUBACK): its sequence number counts as done, or the
       // hub would ask the bridge for it forever.
       if (op.op === 'event' && op.seq !== undefined) {
-        const done = await this.#o.store.ingestBatch([{ op: 'gone', tenantId: op.event.tenant_id, bridgeId: op.event.bridge_id, ranges: [[op.seq, op.seq]], at: op.event.received_at }]);
-        if (done.acks) acks.push(...done.acks);
+        try {
+          const done = await this.#o.store.ingestBatch([{ op: 'gone', tenantId: op.event.tenant_id, bridgeId: op.event.bridge_id, ranges: [[op.seq, op.seq]], at: op.event.received_at }]);
+          if (done.acks) acks.push(...done.acks);
+        } catch (e) {
+          // The number itself refused (its values again): the event stays dropped and
+          // acknowledged, and the rest of the batch, stored already, is not failed for it.
+          // The database's state (down, busy) fails the batch: it all comes again.
+          if (!this.#o.store.isRowError(e)) throw e;
+          this.#o.reject('seq_failed', { tenant: op.event.tenant_id, bridge: op.event.bridge_id, seq: op.seq, error: (e as Error).message });
+        }
       }
     }
     return outcomes;

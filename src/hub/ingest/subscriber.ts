@@ -90,6 +90,8 @@ export class HubIngest {
   readonly #lastWarn = new Map<string, number>();
   readonly #batcher: IngestBatcher;
   #client: MqttClient | undefined;
+  /** close() began: no message is taken any more, but acks still go out on #client. */
+  #closing = false;
   #subscribed = false;
   #failedStream: unknown;
   #acks: number[] = [];
@@ -148,7 +150,7 @@ export class HubIngest {
     // after a reconnect anyway).
     client.handleMessage = (packet: IPublishPacket, callback: (error?: Error) => void) => {
       // Closing: not taken, not acknowledged; the broker keeps it for the next start.
-      if (this.#client !== client) return callback(ACK_LATER);
+      if (this.#client !== client || this.#closing) return callback(ACK_LATER);
       const stream = client.stream;
       const { messageId, qos } = packet;
       this.#batcher.take(packet.topic, packet.payload as Buffer, (error) => {
@@ -189,15 +191,17 @@ export class HubIngest {
 
   async close(): Promise<void> {
     const client = this.#client;
-    if (!client) return;
-    this.#client = undefined;
-    // What has arrived is written and acknowledged before the connection ends.
+    if (!client || this.#closing) return;
+    this.#closing = true;
+    // What has arrived is written and acknowledged before the connection ends: the client is
+    // kept until then, so the acks of the last batches go out (to the bridges too).
     await this.#batcher.drain();
     for (const [key, slot] of this.#seqAcks) {
       clearTimeout(slot.timer);
       if (slot.pending) this.#sendAck(client, slot);
       this.#seqAcks.delete(key);
     }
+    this.#client = undefined;
     await new Promise<void>((resolve) => client.end(false, {}, () => resolve()));
   }
 

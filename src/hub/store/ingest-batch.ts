@@ -97,7 +97,8 @@ const SEP = '\u0000';
  * True when the database refused a statement because of the values in it, so writing the
  * same rows again would fail again. PostgreSQL: 22P05 and 22021 (a NUL character, or one
  * the encoding lacks, in text: JSON's "\u0000" decodes to one), 22001 (value too long),
- * 54000 (program limit, e.g. an index row too big) and class 23 (integrity constraint).
+ * 22003 (numeric value out of range: a number too big for its column), 54000 (program
+ * limit, e.g. an index row too big) and class 23 (integrity constraint).
  * SQLite: SQLITE_TOOBIG (18), SQLITE_CONSTRAINT (19), SQLITE_MISMATCH (20). Anything else
  * (connection lost, deadlock, disk full, busy, read-only, a bad statement) is the database's
  * state or ours, not the event's: the batch comes again through a redelivery, never dropped.
@@ -105,7 +106,7 @@ const SEP = '\u0000';
 export function isRowError(dialect: 'sqlite' | 'postgres', error: unknown): boolean {
   if (dialect === 'postgres') {
     const code = (error as { code?: unknown })?.code;
-    return typeof code === 'string' && (/^23[0-9A-Z]{3}$/.test(code) || ['22P05', '22021', '22001', '54000'].includes(code));
+    return typeof code === 'string' && (/^23[0-9A-Z]{3}$/.test(code) || ['22P05', '22021', '22001', '22003', '54000'].includes(code));
   }
   const errcode = (error as { errcode?: unknown })?.errcode;
   return typeof errcode === 'number' && [18, 19, 20].includes(errcode & 0xff);

@@ -6,10 +6,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { connect, type MqttClient } from 'mqtt';
 import { uplinkMigrationSql } from '../../../src/bridge/uplink/schema.ts';
-import { UplinkPublisher } from '../../../src/bridge/uplink/publisher.ts';
+import { UplinkPublisher, type UplinkPublisherOptions } from '../../../src/bridge/uplink/publisher.ts';
 import { openSqlite, transaction } from '../../../src/db/sqlite.ts';
 import { systemClock } from '../../../src/lib/clock.ts';
-import { silentLogger } from '../../../src/lib/log.ts';
+import { createLogger, silentLogger } from '../../../src/lib/log.ts';
 import { openSqlDriver } from '../../../src/hub/store/store.ts';
 import { startTestHub, type TestHub } from '../../hub/helper.ts';
 import { eventually, type PrivateBroker, privateBroker } from '../../hub/mosquitto.ts';
@@ -48,10 +48,10 @@ function bridgeDb(name: string): DatabaseSync {
   return db;
 }
 
-function publisher(db: DatabaseSync, bridgeId: string, outboxMaxBytes?: number): UplinkPublisher {
+function publisher(db: DatabaseSync, bridgeId: string, outboxMaxBytes?: number, extra: Partial<UplinkPublisherOptions> = {}): UplinkPublisher {
   const p = new UplinkPublisher({
     db, log: silentLogger, clock: systemClock, config: { mqtt_url: broker.url, tenant, bridge_id: bridgeId }, version: '1.0.0', interfaces: () => [],
-    backoff: { baseMs: 100, maxMs: 400 }, ackTimeoutMs: 1000, outboxMaxBytes,
+    backoff: { baseMs: 100, maxMs: 400 }, ackTimeoutMs: 1000, outboxMaxBytes, ...extra,
   });
   open.push({ p, db });
   return p;
@@ -100,8 +100,9 @@ test('a hub that does not answer (a tenant it does not know): the row is held, t
   const db = bridgeDb('b.db');
   // A tenant the hub does not know: the broker takes every publish, the hub stores nothing
   // and acknowledges nothing.
+  const logs: string[] = [];
   const q = new UplinkPublisher({
-    db, log: silentLogger, clock: systemClock, config: { mqtt_url: broker.url, tenant: 'nobody', bridge_id: 'brg-nohub' }, version: '1.0.0', interfaces: () => [],
+    db, log: createLogger({ level: 'info', format: 'json', write: (l) => logs.push(l) }), clock: systemClock, config: { mqtt_url: broker.url, tenant: 'nobody', bridge_id: 'brg-nohub' }, version: '1.0.0', interfaces: () => [],
     backoff: { baseMs: 100, maxMs: 400 }, ackTimeoutMs: 1000,
   });
   open.push({ p: q, db });
@@ -110,6 +111,11 @@ test('a hub that does not answer (a tenant it does not know): the row is held, t
   await new Promise((r) => setTimeout(r, 1500));
   assert.is(q.pending(), 1, 'still held');
   assert.is(q.numbered, false, 'and not even published: no hub has answered');
+  // Issue 15 review item 6: visible as such, and said once in the log.
+  assert.is(q.state(), 'waiting_for_hub', 'not "connected": the hub has not answered');
+  await eventually(() => logs.some((l) => l.includes('uplink_waiting_for_hub')), 'one warning');
+  await new Promise((r) => setTimeout(r, 2500));
+  assert.is(logs.filter((l) => l.includes('uplink_waiting_for_hub')).length, 1, 'once, not at every ask');
 });
 
 test('a database restored from a backup, with events written before it reaches the hub: numbered past the hub\'s highest, all stored once', async () => {
@@ -183,6 +189,54 @@ test('the hub asks for a gap; the bridge answers with the event, or "gone" for o
   } finally {
     await client.endAsync();
   }
+});
+
+// Issue 15 review item 3: numbers at or below the offset (an older copy's) were counted as
+// held, so the bridge never answered them gone and the hub asked for them forever.
+test('a new database for a bridge id whose old copy left a gap: the gap is answered gone', async () => {
+  const old: MqttClient = connect(broker.url, { clientId: 'old-copy', reconnectPeriod: 0 });
+  await new Promise((r) => old.once('connect', r));
+  try {
+    // The old copy sent 1..10, 5 lost on the way.
+    for (const s of [1, 2, 3, 4, 6, 7, 8, 9, 10]) await old.publishAsync(`fieldbridge/v1/${tenant}/brg-oldgap/message`, JSON.stringify({ seq: s, event_id: `old${s}`, ts: '2026-01-01T00:00:00.000Z' }), { qos: 1 });
+    await eventually(async () => (await seqState('brg-oldgap')).ranges === '[[6,10]]', 'the hub saw 10');
+  } finally {
+    await old.endAsync();
+  }
+  const db = bridgeDb('oldgap.db');
+  const p = publisher(db, 'brg-oldgap');
+  send(db, p, 3, []);
+  p.start();
+  await eventually(() => p.pending() === 0, 'the 3 acknowledged (as 11..13)');
+  await eventually(async () => (await seqState('brg-oldgap')).upto === 13, '5 answered gone: nothing asked for any more');
+});
+
+// Issue 15 review item 4: an ack for numbers this bridge never published (another bridge with
+// its bridge_id, or forged) deleted rows the hub never had and kept later rows from being sent.
+test('an ack beyond what was published deletes nothing unpublished: every event still reaches the hub', async () => {
+  const db = bridgeDb('forge.db');
+  const logs: string[] = [];
+  const p = publisher(db, 'brg-forge', undefined, { window: 2, batch: 1, log: createLogger({ level: 'info', format: 'json', write: (l) => logs.push(l) }) });
+  const ids: string[] = [];
+  p.start();
+  await eventually(() => p.numbered, 'numbered');
+  send(db, p, 20, ids);
+  const forger: MqttClient = connect(broker.url, { clientId: 'forger', reconnectPeriod: 0 });
+  await new Promise((r) => forger.once('connect', r));
+  try {
+    await forger.publishAsync(`fieldbridge/v1/${tenant}/brg-forge/ack`, JSON.stringify({ upto: 1000, high: 1000, missing: [], ts: new Date().toISOString() }), { qos: 1 });
+    // Out of order gaps would claim numbers between them as stored: refused as a whole.
+    await forger.publishAsync(`fieldbridge/v1/${tenant}/brg-forge/ack`, JSON.stringify({ upto: 0, high: 2000, missing: [[30, 2000], [1, 29]], ts: new Date().toISOString() }), { qos: 1 });
+  } finally {
+    await forger.endAsync();
+  }
+  await eventually(() => logs.some((l) => l.includes('uplink_ack_beyond_sent')), 'warned');
+  send(db, p, 5, ids);
+  await eventually(() => p.pending() === 0, 'all acknowledged');
+  assert.equal(await storedIds('brg-forge'), [...ids].sort(), 'all 25 stored at the hub');
+  assert.equal(await seqState('brg-forge'), { upto: 25, ranges: '[]' });
+  assert.is(logs.filter((l) => l.includes('uplink_ack_beyond_sent')).length, 1, 'warned once');
+  assert.ok(logs.some((l) => l.includes('uplink_bad_ack')), 'the unsorted one refused');
 });
 
 test.run();

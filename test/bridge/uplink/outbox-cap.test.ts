@@ -5,6 +5,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { uplinkMigrationSql } from '../../../src/bridge/uplink/schema.ts';
 import { UplinkPublisher } from '../../../src/bridge/uplink/publisher.ts';
+import { UplinkOutbox } from '../../../src/bridge/uplink/outbox.ts';
+import { MAX_PAYLOAD_BYTES } from '../../../src/lib/topics.ts';
 import { openSqlite, transaction } from '../../../src/db/sqlite.ts';
 import { systemClock } from '../../../src/lib/clock.ts';
 import { createLogger } from '../../../src/lib/log.ts';
@@ -63,6 +65,42 @@ test('full: oldest telemetry and position go first, then new events are refused;
   }
 });
 
+// Issue 15 review items 2 and 8.
+test('an event larger than the hub takes is refused at enqueue and counted; sizes are bytes; a record\'s own seq is dropped', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fb-'));
+  const db = openSqlite(join(dir, 'bridge.db'));
+  db.exec(uplinkMigrationSql);
+  const logs: string[] = [];
+  const counters = { dropped: new Counter(), refused: new Counter() };
+  const p = new UplinkPublisher({
+    db, log: createLogger({ level: 'debug', format: 'json', write: (l) => logs.push(l) }), clock: systemClock,
+    config: { mqtt_url: `mqtt://127.0.0.1:${await freePort()}`, tenant: 'acme', bridge_id: 'brg-big' }, version: '1', interfaces: () => [],
+    backoff: { baseMs: 1000, maxMs: 1000 }, counters,
+  });
+  try {
+    // 65,536 control characters: 64 KiB of text, six times that as JSON.
+    assert.is(transaction(db, () => p.enqueue('message', { text: '\u0001'.repeat(65536) })), null, 'refused');
+    assert.is(transaction(db, () => p.enqueue('message', { text: 'x'.repeat(MAX_PAYLOAD_BYTES) })), null, 'refused at the limit with its seq');
+    assert.is(counters.refused.get({ kind: 'message' }), 2);
+    assert.is(p.pending(), 0, 'nothing written');
+    assert.is(logs.filter((l) => l.includes('uplink_event_too_large')).length, 1, 'logged once a minute');
+    // Multi-byte text: counted in bytes when admitted and when counted again.
+    for (let i = 0; i < 10; i++) transaction(db, () => p.enqueue('message', { text: '\u00e9\u4e2d\ud83d\ude00'.repeat(100), i }));
+    const admitted = p.outboxSize().bytes;
+    const counted = new UplinkOutbox(db).size().bytes;
+    assert.is(counted, admitted, 'the same units');
+    // A record with a top-level seq of its own: dropped, or it would win over the one spliced in.
+    transaction(db, () => p.enqueue('telemetry', { seq: 999, battery: 80 }));
+    const row = db.prepare("SELECT payload FROM uplink_outbox WHERE kind = 'telemetry'").get() as { payload: string };
+    assert.not.ok('seq' in JSON.parse(row.payload), row.payload);
+    assert.is(JSON.parse(row.payload).battery, 80);
+  } finally {
+    await p.close();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('health and /metrics report the outbox; DELETE /api/messages leaves it alone', async () => {
   const t = await startTestBridge();
   try {
@@ -88,6 +126,7 @@ test('health and /metrics report the outbox; DELETE /api/messages leaves it alon
     const metrics = (await t.call('GET', '/metrics')).text;
     assert.match(metrics, new RegExp(`fieldbridge_uplink_outbox_rows ${before}\\b`));
     assert.match(metrics, /fieldbridge_uplink_outbox_oldest_age_seconds \d+/);
+    assert.match(metrics, /fieldbridge_uplink_state\{state="(connecting|backoff)"\} 1/, 'the uplink\'s state (issue 15 review item 6)');
     const cleared = await t.call('DELETE', '/api/messages');
     assert.is(cleared.status, 200, cleared.text);
     assert.ok(cleared.body.deleted >= 5);

@@ -107,6 +107,37 @@ test('whenBelow holds a caller until the queue has room (back-pressure on the MQ
   assert.is(now, true, 'at once when there is room');
 });
 
+// Issue 15 review items 1, 2 and 7.
+test('a refused event\'s sequence number is recorded as done (gone); the hub\'s own acks are skipped before decoding', async () => {
+  const seen: BatchOp[] = [];
+  const store = fakeStore((ops) => void seen.push(...ops));
+  const { b, stored, rejected } = batcher(store);
+  const take = (t: string, payload: string | Uint8Array) => new Promise<Error | undefined>((resolve) => b.take(t, typeof payload === 'string' ? new TextEncoder().encode(payload) : payload, resolve));
+  const results = await Promise.all([
+    take('fieldbridge/v1/t/brg-1/message', `{"seq":7,"event_id":"big","ts":"2026-01-01T00:00:00Z","text":"${'x'.repeat(300 * 1024)}"}`),
+    take('fieldbridge/v1/t/brg-1/message', '{"seq":8,"event_id":"cut'),
+    take('fieldbridge/v1/t/brg-1/telemetry', '{"seq":9,"event_id":"","ts":"2026-01-01T00:00:00Z"}'),
+    take('fieldbridge/v1/t/brg-1/message', '{"event_id":"noseq'),
+    take('fieldbridge/v1/t/brg-1/status', '{"seq":10,"state":"sideways"}'),
+    take('fieldbridge/v1/t/brg-1/ack', 'not even json'),
+    take('fieldbridge/v1/t/brg-1/ack', '{"upto":1,"high":1,"missing":[],"ts":"2026-01-01T00:00:00Z"}'),
+  ]);
+  assert.ok(results.every((r) => r === undefined), 'all done (PUBACKed)');
+  assert.equal(seen.map((o) => (o.op === 'gone' ? [o.bridgeId, o.ranges] : o.op)), [['brg-1', [[7, 7]]], ['brg-1', [[8, 8]]], ['brg-1', [[9, 9]]]]);
+  assert.equal(rejected.map((r) => r.reason), ['too_large', 'bad_json', 'bad_payload', 'bad_json', 'bad_payload'], 'still counted as rejected; acks not at all');
+  assert.is(stored.get({ kind: 'message', result: 'stored' }), 0, 'a refused event is not counted as stored');
+});
+
+test('a poison event whose number cannot be recorded either: the rest of the batch is still done', async () => {
+  const withSeq = (id: string, seq: number) => new TextEncoder().encode(JSON.stringify({ seq, event_id: id, ts: '2026-01-01T00:00:00Z' }));
+  const store = fakeStore((ops) => (ops.some((o) => (o.op === 'event' && o.event.event_id === 'bad') || o.op === 'gone') ? rowError() : undefined));
+  const { b, stored, rejected } = batcher(store);
+  const results = await Promise.all(['a', 'bad', 'c', 'd'].map((id, i) => new Promise<Error | undefined>((resolve) => b.take(topic(id), withSeq(id, i + 1), resolve))));
+  assert.equal(results, [undefined, undefined, undefined, undefined]);
+  assert.is(stored.get({ kind: 'telemetry', result: 'stored' }), 3);
+  assert.equal(rejected.map((r) => r.reason), ['store_failed', 'seq_failed']);
+});
+
 test('PUBACK bytes: 0x40, length 2, packet id (MQTT 3.1.1 and 5 section 3.4)', () => {
   assert.equal([...pubacks([1, 0x1234])], [0x40, 2, 0, 1, 0x40, 2, 0x12, 0x34]);
 });

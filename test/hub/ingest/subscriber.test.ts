@@ -95,4 +95,29 @@ test('a tenant marked for deletion takes no new data', async () => {
   assert.is(await hub.hub.store.countEvents(t, 'message'), 0);
 });
 
+// Issue 15 review item 8: close() let go of the client before the last batch was written, so
+// that batch's acks never went out (the bridge sent it all again after the timeout).
+test('closing writes what has arrived and still sends its acks', async () => {
+  const t = `cls${run}`;
+  const closing = await startTestHub({ mqtt: { url: MQTT_URL, shared: false, clientId: `hub-close-${run}`, sessionExpiryS: 0, flushDelayMs: 400 } });
+  const acks: Array<{ upto: number }> = [];
+  const listener = connect(mqttClientOptions(parseMqttUrl(MQTT_URL), { clientId: `acks-${run}`, reconnectPeriod: 0 }));
+  try {
+    await closing.hub.store.ensureTenant(t, new Date().toISOString());
+    await eventually(() => closing.hub.ingest!.state() === 'connected', 'second hub subscribed');
+    await new Promise((r) => listener.once('connect', r));
+    await listener.subscribeAsync(topic('ack', 'brg-c', t), { qos: 1 });
+    listener.on('message', (_t, payload) => acks.push(JSON.parse(payload.toString())));
+    await publish(topic('message', 'brg-c', t), JSON.stringify({ seq: 1, event_id: 'evt_c1', ts: '2026-01-01T00:00:00Z' }));
+    // Taken, and waiting the flush delay when the hub closes.
+    await new Promise((r) => setTimeout(r, 100));
+    await closing.hub.ingest!.close();
+    assert.is(await closing.hub.store.countEvents(t, 'message'), 1, 'written before closing');
+    await eventually(() => acks.some((a) => a.upto === 1), 'its ack went out');
+  } finally {
+    await listener.endAsync();
+    await closing.stop();
+  }
+});
+
 test.run();

@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type BatchOp, openHubStore } from '../../../src/hub/store/store.ts';
+import { isRowError } from '../../../src/hub/store/ingest-batch.ts';
 import { ackCovers, ackView, addRanges, MAX_RANGES, toRanges } from '../../../src/lib/topics.ts';
 import { postgresHarness, sqliteHarness } from '../store-harness.ts';
 
@@ -57,5 +58,33 @@ for (const make of [sqliteHarness, postgresHarness]) {
     }
   });
 }
+
+for (const make of [sqliteHarness, postgresHarness]) {
+  // Issue 15 review item 1: seq goes up to 2^53; bridge_seqs.upto and seen were INTEGER, 32 bits
+  // on PostgreSQL, and one number past 2^31 failed the whole batch (22003) over and over.
+  test(`${make().name}: sequence numbers past 2^31, up to 2^53 - 1, are stored and acknowledged`, async () => {
+    const harness = make();
+    const store = await openHubStore(await harness.freshLocation());
+    try {
+      await store.ensureTenant('t', '2026-01-01T00:00:00.000Z');
+      const ev = (seq: number): BatchOp => ({ op: 'event', seq, event: { table: 'telemetry', tenant_id: 't', event_id: `e${seq}`, bridge_id: 'brg-big', ts: '2026-01-01T00:00:00.000Z', body: '{}', received_at: '2026-01-01T00:00:01.000Z' } });
+      const big = 3_000_000_000;
+      const first = await store.ingestBatch([ev(big), ev(big + 2)]);
+      assert.equal(first.acks, [{ tenantId: 't', bridgeId: 'brg-big', upto: 0, ranges: [[big, big], [big + 2, big + 2]], seen: big + 2 }]);
+      const top = Number.MAX_SAFE_INTEGER;
+      const last = await store.ingestBatch([{ op: 'gone', tenantId: 't', bridgeId: 'brg-big', ranges: [[1, big - 1], [big + 1, big + 1]], at: '2026-01-01T00:00:02.000Z' }, ev(top)]);
+      assert.equal(last.acks, [{ tenantId: 't', bridgeId: 'brg-big', upto: big + 2, ranges: [[top, top]], seen: top }]);
+      assert.is(await store.countEvents('t', 'telemetry'), 3);
+    } finally {
+      await store.close();
+      await harness.cleanup();
+    }
+  });
+}
+
+test('22003 (a number out of its column\'s range) is a row error: the batch is halved, not wedged', () => {
+  assert.ok(isRowError('postgres', { code: '22003' }));
+  assert.not.ok(isRowError('postgres', { code: '40P01' }), 'a deadlock is not');
+});
 
 test.run();
