@@ -284,7 +284,7 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   const config = new ConfigService(new ConfigStore(db), clock, log);
   const interfaceStore = new InterfaceStore(db);
   const ruleStore = new RuleStore(db);
-  const books = (other: () => BookService<unknown>) => ({ rulesReferring: (k: RuleRef['kind'], id: string) => ruleStore.rulesReferring(k, id), nameUsedElsewhere: (n: string) => !!other().store.find(n) });
+  const books = (other: () => BookService<unknown>) => ({ rulesReferring: (k: RuleRef['kind'], id: string) => ruleStore.rulesReferring(k, id), nameUsedElsewhere: (n: string) => !!other().store.find(n), policyReferring: (n: string) => core.pipeline.senders.referring(n) });
   const contacts: BookService<Record<string, string>> = new BookService<Record<string, string>>(new BookStore(db, 'contacts', 'addresses'), {
     what: 'contact', refKind: 'contact', prefix: 'ctc', expand: (v) => Object.values(v as Record<string, string>),
   }, clock, books(() => groups));
@@ -308,7 +308,7 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   lockWaitMetrics(metrics, core);
   interfaceMetrics(metrics, interfaces);
   const audit = new AuditStore(db, log, () => config.section('bridge').audit);
-  const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, deliveries, clock, log });
+  const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, deliveries, clock, log, senderPolicyNames: () => pipeline.senders.names() });
   return {
     db, keys, metrics, interfaces, core, host, nodes: core.nodes, rules, contacts, groups, messages, deliveries, writeBehind, dispatcher, pipeline, fallbacks: core.fallbacks, audit, config, configFiles, clock, uplink,
     sendLimiter: new SendRateLimiter(clock, () => config.section('routing').rate_limit),

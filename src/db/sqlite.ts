@@ -177,6 +177,30 @@ export function leaveRide(db: DatabaseSync, rider: CommitRider): void {
   riders.get(db)?.delete(rider);
 }
 
+/** Work for after the current transaction commits (in-memory counters, issue 17 review): a
+ *  /metrics counter bumped inside a transaction that then rolls back, and is replayed, would
+ *  count twice. Outside a transaction it runs at once. Dropped when the transaction, or the
+ *  savepoint it was queued in (a rider, a nested transaction()), rolls back. */
+const afterCommits = new WeakMap<DatabaseSync, Array<() => void>>();
+export function afterCommit(db: DatabaseSync, fn: () => void): void {
+  const list = db.isTransaction ? afterCommits.get(db) : undefined;
+  if (list) list.push(fn);
+  else fn();
+}
+function dropAfterCommits(db: DatabaseSync, mark: number): void {
+  const list = afterCommits.get(db);
+  if (list) list.length = Math.min(list.length, mark);
+}
+function runAfterCommits(list: Array<() => void>): void {
+  for (const fn of list) {
+    try {
+      fn();
+    } catch {
+      // A counter that throws must not undo a commit that happened.
+    }
+  }
+}
+
 /** Commits made by transaction() on each connection: scripts/bench-writes.ts counts them. */
 const commits = new WeakMap<DatabaseSync, number>();
 export function commitCount(db: DatabaseSync): number {
@@ -196,6 +220,8 @@ export function transaction<T>(db: DatabaseSync, fn: () => T): T {
     throw error;
   }
   const aboard: CommitRider[] = [];
+  const after: Array<() => void> = [];
+  afterCommits.set(db, after);
   let result: T;
   try {
     result = fn();
@@ -205,11 +231,13 @@ export function transaction<T>(db: DatabaseSync, fn: () => T): T {
       waiting.clear();
       for (const rider of list) {
         db.exec('SAVEPOINT rider');
+        const mark = after.length;
         try {
           rider.ride();
           db.exec('RELEASE rider');
           aboard.push(rider);
         } catch (error) {
+          dropAfterCommits(db, mark);
           if (db.isTransaction) {
             db.exec('ROLLBACK TO rider');
             db.exec('RELEASE rider');
@@ -226,21 +254,26 @@ export function transaction<T>(db: DatabaseSync, fn: () => T): T {
   } catch (error) {
     // SQLITE_FULL (and a few other errors) may have rolled the transaction back already.
     if (db.isTransaction) db.exec('ROLLBACK');
+    afterCommits.delete(db);
     noteOutcome(db, error);
     for (const rider of aboard) rider.failed(error);
     throw error;
   }
+  afterCommits.delete(db);
   for (const rider of aboard) rider.committed();
+  runAfterCommits(after);
   return result;
 }
 
 function savepoint<T>(db: DatabaseSync, fn: () => T): T {
   db.exec('SAVEPOINT nested');
+  const mark = afterCommits.get(db)?.length ?? 0;
   try {
     const result = fn();
     db.exec('RELEASE nested');
     return result;
   } catch (error) {
+    dropAfterCommits(db, mark);
     if (db.isTransaction) {
       db.exec('ROLLBACK TO nested');
       db.exec('RELEASE nested');

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { transaction } from '../../db/sqlite.ts';
 import { formatPath } from '../../lib/validation.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { badRequest, type FieldError } from '../../lib/errors.ts';
+import { badRequest, conflict, type FieldError } from '../../lib/errors.ts';
 import { silentLogger, type Logger } from '../../lib/log.ts';
 import type { BookService } from '../contacts/service.ts';
 import { driverFor, type InterfaceKind } from '../../bearers/drivers.ts';
@@ -189,6 +189,8 @@ export interface ConfigFileDeps {
   deliveries?: { flush(): void };
   clock: Clock;
   log?: Logger;
+  /** The @names the senders policy uses (it is not part of the file): an import must keep them. */
+  senderPolicyNames?: () => string[];
 }
 
 export interface ImportResult {
@@ -227,6 +229,13 @@ export class ConfigFileService {
     const changes = this.#changes(checked);
     const { config, interfaces, rules, groups, contacts } = this.#d;
     const { parts } = checked;
+    // The senders policy is not in the file but names groups and contacts: an import that
+    // removed one would leave it naming nothing (issue 17 review), so it is refused.
+    const kept = new Set([...parts.groups.map((g) => g.name.toLowerCase()), ...parts.contacts.map((c) => c.name.toLowerCase())]);
+    const dangling = (this.#d.senderPolicyNames?.() ?? []).filter((n) => !kept.has(n.toLowerCase()));
+    if (dangling.length > 0) {
+      throw conflict('ERR_IN_USE', `the senders policy refers to ${dangling.map((n) => `@${n}`).join(', ')}, which the file does not have; add ${dangling.length > 1 ? 'them' : 'it'} to the file or change the policy first (PUT /api/senders/policy)`);
+    }
     let announce: Array<[ChangeTarget, unknown]> = [];
     let replaced: ReplacedInterfaces = { ids: new Map(), removed: [] };
     this.#d.deliveries?.flush();

@@ -222,7 +222,7 @@ export function configExportRoutes(files: ConfigFileService): Route[] {
         'The whole file is checked first and every error listed with its path; then sections, interfaces, access rules, ' +
         'object groups and contacts are replaced in one transaction (on any error nothing changes). Messages, deliveries, ' +
         'dead letters, audit entries and keys are kept; a same-named interface keeps its id, so its deliveries in flight ' +
-        'stay attached. "<redacted>" keeps the stored secret. Body up to 8 MiB.',
+        'stay attached. "<redacted>" keeps the stored secret. 409 in-use when the senders policy (not part of the file) names a group or contact the file does not have. Body up to 8 MiB.',
       tags,
       roles: ADMIN,
       body: ConfigFileBody,
@@ -230,6 +230,7 @@ export function configExportRoutes(files: ConfigFileService): Route[] {
       bodyLimit: CONFIG_FILE_BODY_LIMIT,
       response: z.object({ applied: z.literal(true), changes: Changes }),
       responseName: 'ConfigImported',
+      errors: [409],
       handler: ({ body }) => files.import(body),
     }),
     route({

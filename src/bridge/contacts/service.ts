@@ -21,6 +21,8 @@ export interface ReferenceCheck {
   rulesReferring(kind: RuleRef['kind'], id: string): Array<{ id: string; name: string }>;
   /** True when the other book already uses the name ("@name" must mean one thing). */
   nameUsedElsewhere(name: string): boolean;
+  /** Where the senders policy names "@name" (e.g. ['blocklist']); empty when it does not. */
+  policyReferring?(name: string): string[];
 }
 
 /** CRUD for a book (contacts or object groups), refusing changes that would break rules. */
@@ -57,6 +59,7 @@ export class BookService<V> {
     if (name !== row.name) {
       const users = this.#refs.rulesReferring(this.options.refKind, row.id) ?? [];
       if (users.length > 0) throw conflict('ERR_IN_USE', `${this.options.what} '${row.name}' cannot be renamed while rules refer to it as @${row.name}: ${names(users)}`);
+      this.#checkPolicy(row.name, 'renamed');
       this.#checkName(name, row.id);
     }
     const next = { ...row, name, value, updated_at: new Date(this.#clock.now()).toISOString() };
@@ -69,6 +72,7 @@ export class BookService<V> {
     if (users.length > 0) {
       throw new AppError('ERR_IN_USE', 409, `${this.options.what} '${row.name}' is used by rules ${names(users)}; change or delete them first`);
     }
+    this.#checkPolicy(row.name, 'deleted');
     this.store.delete(row.id);
   }
   /**
@@ -91,6 +95,14 @@ export class BookService<V> {
   expand(name: string): string[] | null {
     const row = this.store.find(name);
     return row ? this.options.expand(row.value) : null;
+  }
+  /** The senders policy names books like rules do (issue 17 review): renaming or deleting one
+   *  it names would silently change who is blocked or allowed, so it is refused. */
+  #checkPolicy(name: string, verb: 'renamed' | 'deleted'): void {
+    const lists = this.#refs.policyReferring?.(name) ?? [];
+    if (lists.length > 0) {
+      throw conflict('ERR_IN_USE', `${this.options.what} '${name}' cannot be ${verb} while the senders policy refers to it as @${name} in its ${lists.join(' and ')}; change the policy first (PUT /api/senders/policy)`);
+    }
   }
   #checkName(name: string, exceptId = ''): void {
     const existing = this.store.find(name);

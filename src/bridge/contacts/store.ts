@@ -1,5 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { StatementCache } from '../../db/statement-cache.ts';
+import { afterCommit } from '../../db/sqlite.ts';
 import { fromJson, toJson } from '../../lib/json.ts';
 
 // Contacts and object groups are the same shape of thing: a named value that rules refer to
@@ -19,10 +20,23 @@ export class BookStore<V> {
   readonly #table: 'contacts' | 'object_groups';
   readonly #column: 'addresses' | 'members';
 
+  readonly #raw: DatabaseSync;
+  #version = 0;
+
   constructor(db: DatabaseSync, table: 'contacts' | 'object_groups', column: 'addresses' | 'members') {
     this.#db = new StatementCache(db);
+    this.#raw = db;
     this.#table = table;
     this.#column = column;
+  }
+  /** Moves on every write (and again when its transaction commits): caches of what the book
+   *  holds (the senders policy's @name expansions) compare it to know they are stale. */
+  get version(): number {
+    return this.#version;
+  }
+  #changed(): void {
+    this.#version++;
+    afterCommit(this.#raw, () => this.#version++);
   }
   list(): BookRow<V>[] {
     return (this.#db.prepare(`SELECT id, name, ${this.#column} AS value, created_at, updated_at FROM ${this.#table} ORDER BY name`).all() as unknown as Array<BookRow<string>>).map(
@@ -39,11 +53,14 @@ export class BookStore<V> {
     this.#db
       .prepare(`INSERT INTO ${this.#table} (id, name, ${this.#column}, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`)
       .run(row.id, row.name, toJson(row.value), row.created_at, row.updated_at);
+    this.#changed();
   }
   update(row: BookRow<V>): void {
     this.#db.prepare(`UPDATE ${this.#table} SET name = ?, ${this.#column} = ?, updated_at = ? WHERE id = ?`).run(row.name, toJson(row.value), row.updated_at, row.id);
+    this.#changed();
   }
   delete(id: string): void {
     this.#db.prepare(`DELETE FROM ${this.#table} WHERE id = ?`).run(id);
+    this.#changed();
   }
 }

@@ -280,6 +280,18 @@ export class FallbackService {
     this.#arm();
   }
 
+  /** Which members plan() would start now, read only (the senders policy charges only those,
+   *  issue 17 review): `all` every usable one; the others the first that can take it now, else
+   *  the first usable one (held), as #startNext does. Queue caps are not asked here. */
+  wouldStart(strategy: PlannedList['strategy'], members: readonly FallbackMemberRow[]): number[] {
+    const usable = (m: FallbackMemberRow) => !m.unusable && m.to !== null && this.#d.interfaces.find(m.interface_id) !== undefined;
+    if (strategy === 'all') return members.flatMap((m, i) => (usable(m) ? [i] : []));
+    const now = members.findIndex((m) => usable(m) && this.#d.canTake(m.interface_id) === null);
+    if (now >= 0) return [now];
+    const held = members.findIndex(usable);
+    return held >= 0 ? [held] : [];
+  }
+
   /** Starts the first member from `from` on that can take the message now; when none can, the
    *  first usable one anyway (its dispatcher holds it until its interface returns). Mutates
    *  `list` (position, trace, state). */

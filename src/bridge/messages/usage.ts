@@ -1,4 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
+import { afterCommit } from '../../db/sqlite.ts';
 import { StatementCache } from '../../db/statement-cache.ts';
 import type { EventStream } from '../../lib/events.ts';
 import type { MetricsRegistry } from '../../lib/metrics.ts';
@@ -13,7 +14,7 @@ import type { RouterEvent } from '../router/events.ts';
 // GET /api/messages/stats `usage`, and /metrics): frames and bytes handed to the bearer, SMS
 // parts and Iridium credits. Counted when a delivery becomes delivered, inside the transaction
 // that writes that state (the event is emitted there), so the count exists exactly when the
-// delivered state does, with no commit of its own. The frames are the delivery after its
+// delivered state does, with no commit of its own; the /metrics counters after that commit. The frames are the delivery after its
 // interface's outbound transforms, as the dispatcher sent it; parts and credits are measured by
 // the drivers' own codecs (the estimate hooks the preview uses).
 
@@ -32,8 +33,14 @@ export interface UsageRow extends UsageCounts {
 
 export class UsageStore {
   readonly #db: StatementCache;
+  readonly #raw: DatabaseSync;
   constructor(db: DatabaseSync) {
     this.#db = new StatementCache(db);
+    this.#raw = db;
+  }
+  /** Runs `fn` once the transaction the row was written in commits (at once outside one). */
+  afterCommit(fn: () => void): void {
+    afterCommit(this.#raw, fn);
   }
   add(interfaceId: string, day: string, c: UsageCounts): void {
     this.#db
@@ -79,10 +86,14 @@ export function followUsage(events: EventStream<RouterEvent>, store: UsageStore,
     const c = usageOf(d, row, clock);
     if (!c) return;
     const labels = { interface: row.name, interface_id: row.id };
-    frames.inc(labels, c.frames);
-    bytes.inc(labels, c.bytes);
-    if (row.kind === 'sms') parts.inc(labels, c.sms_parts);
-    if (row.kind === 'iridium') credits.inc(labels, c.iridium_credits);
     store.add(d.interface_id, (d.finished_at ?? d.updated_at).slice(0, 10), c);
+    // The row rides the transaction; the in-memory counters wait for its commit, so a write
+    // rolled back and replayed (the write-behind's) is counted once.
+    store.afterCommit(() => {
+      frames.inc(labels, c.frames);
+      bytes.inc(labels, c.bytes);
+      if (row.kind === 'sms') parts.inc(labels, c.sms_parts);
+      if (row.kind === 'iridium') credits.inc(labels, c.iridium_credits);
+    });
   });
 }

@@ -127,6 +127,7 @@ export class Pipeline {
     this.senders = new SenderService(deps.db, deps.clock, {
       expand: (ref) => groups.expand(ref.slice(1)) ?? contacts.expand(ref.slice(1)),
       exists: (name) => groups.store.find(name) !== undefined || contacts.store.find(name) !== undefined,
+      version: () => groups.store.version + contacts.store.version,
     });
   }
 
@@ -238,13 +239,15 @@ export class Pipeline {
     }
     let sender: SenderVerdict | null = null;
     if (heard) {
-      // Limits count forwards to interfaces of their kinds: the kinds this plan would use.
+      // Limits count forwards to interfaces of their kinds: the kinds this plan would use. Of a
+      // fallback list, only the member(s) starting now: a later one is charged if it starts
+      // (never, today: escalations are not the sender's doing).
       const kinds = new Set<string>();
       for (const step of steps) {
         if (step.type === 'plain') {
           if (step.iface && step.addresses.length > 0) kinds.add(step.iface.kind);
         } else {
-          for (const member of step.members) if (member.to !== null) kinds.add(this.#d.interfaces.find(member.interface_id)?.kind ?? '');
+          for (const i of this.#d.fallbacks.wouldStart(step.strategy, step.members)) kinds.add(this.#d.interfaces.find(step.members[i].interface_id)?.kind ?? '');
         }
       }
       sender = kinds.size > 0 ? this.senders.verdict(m.from, kinds, now, pending) : { address: m.from, blocked, over: null, takes: [], limits: [] };
@@ -257,7 +260,10 @@ export class Pipeline {
     const precedence = precedenceRank(m.precedence ?? decision.precedence ?? DEFAULT_PRECEDENCE);
     const payload = m.payload ?? (m.text !== null ? Buffer.from(m.text, 'utf8') : null);
     const message: MessageRow = {
-      id: newId('msg', now),
+      // The id always carries the clock's time: a preview's `at` (perhaps years ahead) is for
+      // rules, schedules and buckets only. newId() never goes back in time, so an id minted at
+      // `at` would stamp every later message with it (issue 17 review).
+      id: newId('msg', this.#d.clock.now()),
       direction: m.direction,
       interface_id: m.interfaceId,
       from: m.from,
@@ -321,7 +327,12 @@ export class Pipeline {
     }
     this.#d.messages.insert(message);
     // The sender's counters and tokens ride the message's own transaction (docs/senders.md).
-    if (plan.sender) this.senders.record(plan.sender, message.action === 'forward', now);
+    // Only what was queued counts: a forward whose every delivery a full queue refused is not
+    // one, and a limit takes a token only when a delivery of one of its kinds was inserted.
+    if (plan.sender) {
+      const queued = new Set(deliveries.map((d) => this.#d.interfaces.find(d.interface_id)?.kind ?? ''));
+      this.senders.record(plan.sender, message.action === 'forward' && deliveries.length > 0, now, queued);
+    }
     // In the same transaction: the key exists exactly when the message does.
     if (m.dedupeKey !== undefined && m.interfaceId !== null) this.#d.seen.remember(m.dedupeKey, m.interfaceId, now);
     this.#d.events.emit({ type: 'message', message, deliveries });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { senderKey, senderKeys } from './address.ts';
 
 // The senders policy (issue 17, docs/senders.md): who may have messages forwarded, and how
 // often. Pure: the schema, and the verdicts for one sender given the policy, a resolver for
@@ -8,8 +9,10 @@ import { z } from 'zod';
 // - It applies to messages heard on an interface (inbound), by their sender address as the
 //   bearer wrote it. Messages sent through the API are the operator's own and are limited by
 //   routing.rate_limit instead.
-// - Addresses compare as whole strings ignoring ASCII case, like rule filters; an @name is
-//   every address of that group or contact.
+// - Addresses compare in one canonical form (address.ts): a Meshtastic node in any spelling
+//   (`!beef`, `0xBEEF`, `!0000beef`, `48879`) is one sender, a phone number in any spelling
+//   (`+49 151 …`, `0049151…`) is one; others compare ignoring ASCII case. An @name is every
+//   address of that group or contact, each compared the same way.
 // - A blocked sender's messages are stored with action drop and the reason; no rule is asked.
 // - A limit counts forwarded messages (not deliveries) per sender, per limit: a message whose
 //   deliveries would use an interface of one of the limit's kinds takes one token from the
@@ -46,17 +49,25 @@ export type Expand = (reference: string) => string[] | null;
 
 /** The entry of `entries` the address matches (a literal, or an @name standing for it), or null. */
 export function matchEntry(entries: readonly string[], address: string, expand: Expand): string | null {
-  const wanted = address.toLowerCase();
+  const wanted = senderKey(address);
+  const is = (a: string) => senderKeys(a).includes(wanted);
   for (const entry of entries) {
-    if (entry.startsWith('@') ? (expand(entry) ?? []).some((a) => a.toLowerCase() === wanted) : entry.toLowerCase() === wanted) return entry;
+    if (entry.startsWith('@') ? (expand(entry) ?? []).some(is) : is(entry)) return entry;
   }
   return null;
+}
+
+/** Whether a literal entry stands for the address (in any spelling of either). */
+export function sameSender(entry: string, address: string): boolean {
+  if (entry.startsWith('@')) return false;
+  const keys = senderKeys(address);
+  return senderKeys(entry).some((k) => keys.includes(k));
 }
 
 /** Why the sender is blocked, or null. */
 export function blockedBecause(policy: SenderPolicy, address: string, expand: Expand): string | null {
   const hit = matchEntry(policy.blocklist, address, expand);
-  if (hit !== null) return hit.toLowerCase() === address.toLowerCase() ? `sender ${address} is on the blocklist` : `sender ${address} is on the blocklist (through ${hit})`;
+  if (hit !== null) return !hit.startsWith('@') ? `sender ${address} is on the blocklist` : `sender ${address} is on the blocklist (through ${hit})`;
   if (policy.allowlist !== null && matchEntry(policy.allowlist, address, expand) === null) return `sender ${address} is not on the allowlist`;
   return null;
 }

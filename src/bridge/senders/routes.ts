@@ -3,6 +3,7 @@ import { PageQuery } from '../../http/paging.ts';
 import { ADMIN, ANY_KEY, Reply, route, type Route } from '../../http/route.ts';
 import { strictQuery } from '../../http/query.ts';
 import { badRequest, notFound } from '../../lib/errors.ts';
+import { senderKey } from './address.ts';
 import { SenderPolicy } from './policy.ts';
 import type { SenderService } from './service.ts';
 
@@ -10,7 +11,7 @@ import type { SenderService } from './service.ts';
 // unblock and reset of one sender.
 
 const Sender = z.object({
-  address: z.string().describe('As heard, lower-cased'),
+  address: z.string().describe('Canonical: a Meshtastic node as !%08x, a phone number in E.164, others lower-cased'),
   messages_in: z.number().int().describe('Messages heard from it'),
   forwards: z.number().int().describe('Of those, forwarded'),
   limited: z.number().int().describe('Stored, not forwarded: over a limit'),
@@ -75,7 +76,7 @@ export function senderRoutes(senders: SenderService): Route[] {
     route({
       method: 'POST', path: '/api/senders/{address}/reset', summary: 'Refill every limit of the sender: its next messages may be forwarded at once', tags, roles: ADMIN,
       params: Address, response: z.object({ address: z.string(), buckets_reset: z.number().int() }), responseName: 'SenderReset',
-      handler: ({ params }) => ({ address: params.address.toLowerCase(), buckets_reset: senders.reset(params.address) }),
+      handler: ({ params }) => ({ address: senderKey(params.address), buckets_reset: senders.reset(params.address) }),
     }),
   ];
 }

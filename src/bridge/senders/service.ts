@@ -1,7 +1,8 @@
 import type { DatabaseSync } from 'node:sqlite';
 import type { Clock } from '../../lib/clock.ts';
 import { badRequest, conflict, type FieldError } from '../../lib/errors.ts';
-import { blockedBecause, type Bucket, describeLimit, EMPTY_POLICY, type Expand, limitKey, matchEntry, type SenderPolicy, tokensNow } from './policy.ts';
+import { senderKey } from './address.ts';
+import { blockedBecause, sameSender, type Bucket, describeLimit, EMPTY_POLICY, type Expand, limitKey, matchEntry, type SenderPolicy, tokensNow } from './policy.ts';
 import { type SenderRow, SenderStore } from './store.ts';
 
 // Per-sender limits and blocking (issue 17, docs/senders.md). The pipeline asks verdict()
@@ -17,7 +18,7 @@ export interface SenderVerdict {
   /** Why the message is over a limit; null when not (or when nothing limited applies). */
   over: string | null;
   /** Buckets the message takes a token from when it is forwarded. */
-  takes: Array<{ key: string; tokens: number }>;
+  takes: Array<{ key: string; kinds: string[]; tokens: number }>;
   /** Each limit that applied, with the tokens left before this message. */
   limits: Array<{ kinds: string[]; per_hour: number; burst: number; tokens: number }>;
 }
@@ -25,7 +26,7 @@ export interface SenderVerdict {
 /** A preview of a message in several parts: the buckets as the earlier parts, once stored,
  *  would have left them (keyed by pendingKey). */
 export type PendingTakes = Map<string, Bucket>;
-export const pendingKey = (address: string, key: string) => `${address.toLowerCase()}\n${key}`;
+export const pendingKey = (address: string, key: string) => `${senderKey(address)}\n${key}`;
 
 /** What storing a forwarded message with this verdict does to its buckets, for `pending`. */
 export function applyTakes(pending: PendingTakes, v: SenderVerdict, nowMs: number): void {
@@ -37,6 +38,8 @@ export interface SenderBooks {
   expand: Expand;
   /** Whether an @name exists, for validating a policy. */
   exists(name: string): boolean;
+  /** Moves whenever a contact or group changes: expansions are cached until it does. */
+  version(): number;
 }
 
 export class SenderService {
@@ -44,11 +47,27 @@ export class SenderService {
   readonly #clock: Clock;
   readonly #books: SenderBooks;
   #policy: SenderPolicy | undefined;
+  /** @name -> its addresses, for the policy's names (issue 17 review: was 1-2 SELECTs per
+   *  entry per heard message). Cleared when the policy or any contact or group changes. */
+  readonly #expansions = new Map<string, string[] | null>();
+  #expansionsVersion = -1;
+  readonly #expand: Expand;
 
   constructor(db: DatabaseSync, clock: Clock, books: SenderBooks) {
     this.store = new SenderStore(db);
     this.#clock = clock;
     this.#books = books;
+    this.#expand = (ref) => {
+      const version = this.#books.version();
+      if (version !== this.#expansionsVersion) {
+        this.#expansions.clear();
+        this.#expansionsVersion = version;
+      }
+      if (this.#expansions.has(ref)) return this.#expansions.get(ref)!;
+      const addresses = this.#books.expand(ref);
+      this.#expansions.set(ref, addresses);
+      return addresses;
+    };
   }
 
   policy(): SenderPolicy {
@@ -66,14 +85,29 @@ export class SenderService {
     if (errors.length > 0) throw badRequest(`invalid references: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, errors);
     this.store.setPolicy(policy, new Date(this.#clock.now()).toISOString());
     this.#policy = policy;
+    this.#expansions.clear();
     return policy;
+  }
+
+  /** The lists of the policy that name "@name" (ASCII case ignored), for the books' in-use check. */
+  referring(name: string): string[] {
+    const policy = this.policy();
+    const at = `@${name}`.toLowerCase();
+    const names = (l: readonly string[] | null) => (l ?? []).some((e) => e.toLowerCase() === at);
+    return [...(names(policy.blocklist) ? ['blocklist'] : []), ...(names(policy.allowlist) ? ['allowlist'] : [])];
+  }
+
+  /** Every @name the policy uses, without the @. */
+  names(): string[] {
+    const policy = this.policy();
+    return [...new Set([...policy.blocklist, ...(policy.allowlist ?? [])].filter((e) => e.startsWith('@')).map((e) => e.slice(1)))];
   }
 
   /** Before the rules: why this sender's messages are not forwarded at all, or null. */
   blocked(address: string): string | null {
     const policy = this.policy();
     if (policy.blocklist.length === 0 && policy.allowlist === null) return null;
-    return blockedBecause(policy, address, this.#books.expand);
+    return blockedBecause(policy, address, this.#expand);
   }
 
   /** After the rules chose interfaces of `kinds`: the limits that apply and whether the sender
@@ -89,32 +123,33 @@ export class SenderService {
         const waitS = Math.max(1, Math.ceil(((1 - tokens) * 3_600) / limit.per_hour - 1e-6));
         out.over = `sender ${address} is over its limit of ${describeLimit(limit)}; the next forward is allowed in ${waitS} s`;
       }
-      out.takes.push({ key, tokens });
+      out.takes.push({ key, kinds: limit.kinds, tokens });
     }
     return out;
   }
 
-  /** Inside the message's transaction: counts it, and takes its tokens when forwarded. */
-  record(v: SenderVerdict, forwarded: boolean, nowMs: number): void {
-    if (forwarded) for (const t of v.takes) this.store.setBucket(v.address, t.key, { tokens: t.tokens - 1, at_ms: nowMs });
+  /** Inside the message's transaction: counts it, and takes a token from each limit one of
+   *  whose kinds got a delivery (`queued`: the kinds of the deliveries inserted) when forwarded. */
+  record(v: SenderVerdict, forwarded: boolean, nowMs: number, queued: ReadonlySet<string>): void {
+    if (forwarded) for (const t of v.takes) if (t.kinds.some((k) => queued.has(k))) this.store.setBucket(v.address, t.key, { tokens: t.tokens - 1, at_ms: nowMs });
     this.store.record(v.address, { forwarded, limited: v.over !== null, blocked: v.blocked !== null }, new Date(nowMs).toISOString());
   }
 
   /** POST /api/senders/{address}/block: the address joins the blocklist. */
   block(address: string): SenderPolicy {
     const policy = this.policy();
-    if (policy.blocklist.some((e) => e.toLowerCase() === address.toLowerCase())) return policy;
-    return this.setPolicy({ ...policy, blocklist: [...policy.blocklist, address] });
+    if (policy.blocklist.some((e) => sameSender(e, address))) return policy;
+    return this.setPolicy({ ...policy, blocklist: [...policy.blocklist, address.trim()] });
   }
 
   /** POST /api/senders/{address}/unblock: its own blocklist entries go; 409 when it stays
    *  blocked through a group or the allowlist (the policy is left as it was). */
   unblock(address: string): SenderPolicy {
     const policy = this.policy();
-    const next = { ...policy, blocklist: policy.blocklist.filter((e) => e.toLowerCase() !== address.toLowerCase()) };
-    const still = blockedBecause(next, address, this.#books.expand);
+    const next = { ...policy, blocklist: policy.blocklist.filter((e) => !sameSender(e, address)) };
+    const still = blockedBecause(next, address, this.#expand);
     if (still !== null) {
-      const via = matchEntry(next.blocklist, address, this.#books.expand);
+      const via = matchEntry(next.blocklist, address, this.#expand);
       throw conflict('ERR_SENDER_STILL_BLOCKED', `${still}: ${via ? `remove it from ${via} or remove ${via} from the blocklist` : 'add it to the allowlist'} (PUT /api/senders/policy)`);
     }
     return next.blocklist.length === policy.blocklist.length ? policy : this.setPolicy(next);

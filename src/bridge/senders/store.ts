@@ -1,10 +1,11 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { StatementCache } from '../../db/statement-cache.ts';
 import { fromJson, toJson } from '../../lib/json.ts';
+import { senderKey, senderKeys } from './address.ts';
 import type { Bucket, SenderPolicy } from './policy.ts';
 
 // SQL for the senders policy, the per-sender counters and token buckets (migration 12,
-// docs/data-model.md). Addresses are stored lower-cased: they compare ignoring ASCII case.
+// docs/data-model.md). Addresses are stored in their canonical form (address.ts, senderKey).
 // record() and take() run inside the pipeline's transaction for the message (group commit:
 // no commit of their own).
 
@@ -43,25 +44,34 @@ export class SenderStore {
         'INSERT INTO senders (address, messages_in, forwards, limited, blocked, first_seen_at, last_seen_at) VALUES (?, 1, ?, ?, ?, ?, ?) ' +
           'ON CONFLICT (address) DO UPDATE SET messages_in = messages_in + 1, forwards = forwards + excluded.forwards, limited = limited + excluded.limited, blocked = blocked + excluded.blocked, last_seen_at = excluded.last_seen_at',
       )
-      .run(address.toLowerCase(), f, l, b, at, at);
+      .run(senderKey(address), f, l, b, at, at);
   }
 
   bucket(address: string, key: string): Bucket | undefined {
-    return this.#db.prepare('SELECT tokens, at_ms FROM sender_buckets WHERE address = ? AND limit_key = ?').get(address.toLowerCase(), key) as Bucket | undefined;
+    return this.#db.prepare('SELECT tokens, at_ms FROM sender_buckets WHERE address = ? AND limit_key = ?').get(senderKey(address), key) as Bucket | undefined;
   }
 
   setBucket(address: string, key: string, bucket: Bucket): void {
     this.#db.prepare('INSERT INTO sender_buckets (address, limit_key, tokens, at_ms) VALUES (?, ?, ?, ?) ON CONFLICT (address, limit_key) DO UPDATE SET tokens = excluded.tokens, at_ms = excluded.at_ms')
-      .run(address.toLowerCase(), key, bucket.tokens, bucket.at_ms);
+      .run(senderKey(address), key, bucket.tokens, bucket.at_ms);
   }
 
   /** Every bucket of a sender goes: its limits start full again. */
+  /** Every bucket of a sender goes (any spelling of it: a bare decimal is a node number or a
+   *  short code): its limits start full again. */
   resetBuckets(address: string): number {
-    return Number(this.#db.prepare('DELETE FROM sender_buckets WHERE address = ?').run(address.toLowerCase()).changes);
+    let n = 0;
+    for (const key of senderKeys(address)) n += Number(this.#db.prepare('DELETE FROM sender_buckets WHERE address = ?').run(key).changes);
+    return n;
   }
 
+  /** A sender by any spelling of its address. */
   get(address: string): SenderRow | undefined {
-    return this.#db.prepare('SELECT * FROM senders WHERE address = ?').get(address.toLowerCase()) as SenderRow | undefined;
+    for (const key of senderKeys(address)) {
+      const row = this.#db.prepare('SELECT * FROM senders WHERE address = ?').get(key) as SenderRow | undefined;
+      if (row) return row;
+    }
+    return undefined;
   }
 
   /** By address, after `after` (keyset); `limit` rows at most. */
@@ -74,7 +84,7 @@ export class SenderStore {
     }
     if (q !== undefined) {
       where.push("address LIKE ? ESCAPE '\\'");
-      args.push(`%${q.toLowerCase().replace(/[\\%_]/g, (c) => '\\' + c)}%`);
+      args.push(`%${q.trim().toLowerCase().replace(/[\\%_]/g, (c) => '\\' + c)}%`);
     }
     return this.#db.prepare(`SELECT * FROM senders ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY address LIMIT ?`).all(...args, limit) as unknown as SenderRow[];
   }

@@ -76,4 +76,31 @@ test('SMS parts and Iridium credits per day, and the same counters in /metrics',
   assert.match(metrics, /fieldbridge_sent_frames_total\{interface="sim-a",interface_id="[^"]+"\} 3/);
 });
 
+test('a write rolled back and replayed counts once, in the table and in /metrics', async () => {
+  const sms = await ok('POST', '/api/interfaces', { name: 'sms-replay', kind: 'sms', settings: {} });
+  const d: DeliveryRow = {
+    id: 'dlv_replay', message_id: 'msg_test', interface_id: sms.id, to: '+4915112345678', channel: null, kind: 'text', text: 'x'.repeat(200), payload: null, from: '!a1b2c3d4',
+    state: 'delivered', precedence: 4, attempts: 1, max_attempts: 5, next_attempt_ms: 0, front_ms: null, expires_ms: 0, last_error: null,
+    created_at: '2026-11-27T11:00:00.000Z', updated_at: '2026-11-27T11:00:00.000Z', finished_at: '2026-11-27T11:00:00.000Z',
+  };
+  const { db, core } = t.bridge.services;
+  // The first try rolls back after the event (as a write-behind flush that fails), the second commits.
+  assert.throws(() => transaction(db, () => {
+    core.events.emit({ type: 'delivery', delivery: d, failedAttempt: false });
+    throw new Error('rolled back');
+  }), /rolled back/);
+  // Inside a savepoint that rolls back (a rider, a nested transaction) too.
+  transaction(db, () => {
+    assert.throws(() => transaction(db, () => {
+      core.events.emit({ type: 'delivery', delivery: d, failedAttempt: false });
+      throw new Error('savepoint rolled back');
+    }));
+  });
+  transaction(db, () => core.events.emit({ type: 'delivery', delivery: d, failedAttempt: false }));
+  const row = (await ok('GET', '/api/messages/stats')).usage.find((u: any) => u.interface === 'sms-replay');
+  assert.equal([row.deliveries, row.sms_parts], [1, 2]);
+  const metrics = (await t.call('GET', '/metrics')).text;
+  assert.match(metrics, new RegExp(`fieldbridge_sms_parts_total\\{interface="sms-replay",interface_id="${sms.id}"\\} 2\n`));
+});
+
 test.run();
