@@ -40,6 +40,13 @@ export async function expectStatus(call: Call, status: number, method: string, p
 }
 
 /** Polls until check returns a value other than undefined/false, or throws after timeoutMs. */
+/** Calls and asserts a 2xx, naming the call and the answer when it is not; returns the body. */
+export async function expectOk(call: Call, method: string, path: string, body?: unknown): Promise<any> {
+  const r = await call(method, path, body === undefined ? {} : { body });
+  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.text}`);
+  return r.body;
+}
+
 export async function waitUntil<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 15_000, everyMs = 25): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;

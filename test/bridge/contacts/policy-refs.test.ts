@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FakeClock } from '../../../src/lib/clock.ts';
+import { expectOk } from '../../helpers/api.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { assertProblem } from '../../helpers/routing.ts';
 
@@ -16,11 +17,7 @@ test.after(async () => {
   await t.stop();
 });
 
-const ok = async (method: string, path: string, body?: unknown) => {
-  const r = await t.call(method, path, body === undefined ? {} : { body });
-  assert.ok(r.status < 300, `${method} ${path}: ${r.status} ${r.text}`);
-  return r.body;
-};
+const ok = (method: string, path: string, body?: unknown) => expectOk(t.call, method, path, body);
 
 test('a group on the blocklist and a contact on the allowlist cannot be renamed or deleted', async () => {
   await ok('POST', '/api/object-groups', { name: 'pranks', members: ['!0000bad2'] });

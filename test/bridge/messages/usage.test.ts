@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { transaction } from '../../../src/db/sqlite.ts';
 import type { DeliveryRow } from '../../../src/bridge/deliveries/store.ts';
 import { FakeClock } from '../../../src/lib/clock.ts';
+import { expectOk } from '../../helpers/api.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { createSim, settle } from '../../helpers/routing.ts';
 
@@ -19,11 +20,7 @@ test.after(async () => {
   await t.stop();
 });
 
-const ok = async (method: string, path: string, body?: unknown) => {
-  const r = await t.call(method, path, body === undefined ? {} : { body });
-  assert.ok(r.status < 300, `${method} ${path}: ${r.status} ${r.text}`);
-  return r.body;
-};
+const ok = (method: string, path: string, body?: unknown) => expectOk(t.call, method, path, body);
 
 /** A delivery of `text` on the interface becomes delivered, as the dispatcher records it: its
  *  event inside the transaction that writes the state. */

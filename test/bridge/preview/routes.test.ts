@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FakeClock } from '../../../src/lib/clock.ts';
+import { expectOk } from '../../helpers/api.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { assertProblem, createSim } from '../../helpers/routing.ts';
 
@@ -20,11 +21,7 @@ test.after(async () => {
   await t.stop();
 });
 
-const ok = async (method: string, path: string, body?: unknown) => {
-  const r = await t.call(method, path, body === undefined ? {} : { body });
-  assert.ok(r.status < 300, `${method} ${path}: ${r.status} ${r.text}`);
-  return r.body;
-};
+const ok = (method: string, path: string, body?: unknown) => expectOk(t.call, method, path, body);
 
 /** Everything a preview must leave alone. */
 async function snapshot() {

@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FakeClock } from '../../../src/lib/clock.ts';
+import { expectOk } from '../../helpers/api.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { assertProblem, createSim } from '../../helpers/routing.ts';
 
@@ -17,11 +18,7 @@ test.after(async () => {
   await t.stop();
 });
 
-const ok = async (method: string, path: string, body?: unknown) => {
-  const r = await t.call(method, path, body === undefined ? {} : { body });
-  assert.ok(r.status < 300, `${method} ${path}: ${r.status} ${r.text}`);
-  return r.body;
-};
+const ok = (method: string, path: string, body?: unknown) => expectOk(t.call, method, path, body);
 const heard = (from: string, text = 'hello') => ok('POST', '/api/messages/simulate-mesh-rx', { interface: 'mesh-0', from, text });
 const fired = async () => (await ok('GET', '/api/access-rules/relay/stats')).fired;
 

@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FakeClock } from '../../../src/lib/clock.ts';
+import { expectOk } from '../../helpers/api.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { createSim } from '../../helpers/routing.ts';
 
@@ -18,11 +19,7 @@ test.after(async () => {
   await t.stop();
 });
 
-const ok = async (method: string, path: string, body?: unknown) => {
-  const r = await t.call(method, path, body === undefined ? {} : { body });
-  assert.ok(r.status < 300, `${method} ${path}: ${r.status} ${r.text}`);
-  return r.body;
-};
+const ok = (method: string, path: string, body?: unknown) => expectOk(t.call, method, path, body);
 const meshHeard = async (from: string) => (await ok('POST', '/api/messages/simulate-mesh-rx', { interface: 'mesh-0', from, text: 'hi' })).message;
 const smsHeard = (from: string) => {
   const [r] = t.bridge.services.pipeline.ingest({ direction: 'inbound', interfaceId: smsId, from, to: 'modem', channel: null, kind: 'text', text: 'hi', payload: null });
