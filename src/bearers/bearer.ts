@@ -22,6 +22,10 @@ export interface OutboundFrame {
   payload: Uint8Array;
 }
 
+/** One frame as the dispatcher would hand it to a bearer, for a driver's estimate of what
+ *  sending it would take (a preview: sms/estimate.ts, iridium/estimate.ts). */
+export type EstimateFrame = Pick<OutboundFrame, 'to' | 'text' | 'payload'> & { kind: string };
+
 export interface InboundFrame {
   from: string;
   to: string | null;

@@ -1,5 +1,5 @@
 import type { Clock } from '../../lib/clock.ts';
-import type { DriverState } from '../bearer.ts';
+import type { DriverState, EstimateFrame } from '../bearer.ts';
 import { CreditLedger } from './credits.ts';
 import { rockblockPrefix, SBD_MAX_MO_BYTES, sessionCredits } from './sbd.ts';
 import { IridiumSettings } from './settings.ts';
@@ -8,14 +8,6 @@ import { IridiumSettings } from './settings.ts';
 // same MO payload (a RockBLOCK destination's 9-byte prefix), the same credits per started
 // 50 bytes (sbd.ts sessionCredits) and the same credit ledger check (credits.ts allows) the
 // driver makes before a session.
-
-/** One frame as the dispatcher would hand it to the bearer (after the outbound transforms). */
-export interface EstimateFrame {
-  to: string;
-  kind: string;
-  text: string | null;
-  payload: Uint8Array;
-}
 
 export interface EstimateContext {
   /** The interface's stored driver state (the credit ledger), read only. */

@@ -1,17 +1,10 @@
+import type { EstimateFrame } from '../bearer.ts';
 import { LIMITS, normalizeNumber, planData, planMessage } from './codec/index.ts';
 import { SmsSettings } from './settings.ts';
 
 // What sending would take on an sms interface, without sending (a preview, issue 17): the
 // same address normalisation, encoding choice and part splitting the driver uses
 // (driver.ts send(), codec/split.ts), and the driver's daily part budget.
-
-/** One frame as the dispatcher would hand it to the bearer (after the outbound transforms). */
-export interface EstimateFrame {
-  to: string;
-  kind: string;
-  text: string | null;
-  payload: Uint8Array;
-}
 
 export interface EstimateContext {
   /** What the interface reports now (its stats view; {} when no bearer runs). */
