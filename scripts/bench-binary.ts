@@ -146,6 +146,8 @@ export interface LoadSample {
   startRssMiB: number;
   rssMiB: number;
   peakRssMiB: number;
+  /** User + system CPU of the executable over the load, per message (HTTP request included). */
+  cpuMsPerMessage: number;
 }
 
 /**
@@ -170,6 +172,7 @@ export async function measureLoad(command: string, args: string[], messages: num
     await call('POST', '/api/interfaces', { name: 'bench-out', kind: 'sim', device: 'sim://bench-out', settings: {} });
     await call('POST', '/api/access-rules', { name: 'bench-forward', match: { direction: 'inbound' }, schedule: null, action: 'forward', destinations: [{ interface: 'bench-out', to: '{from}' }] });
     const started = performance.now();
+    const cpuBefore = procCpuMs(p.pid);
     let next = 0;
     await Promise.all(
       Array.from({ length: LOAD_CONCURRENCY }, async () => {
@@ -185,7 +188,8 @@ export async function measureLoad(command: string, args: string[], messages: num
       await new Promise((r) => setTimeout(r, 200));
     }
     const seconds = (performance.now() - started) / 1000;
-    return { messages, seconds, startRssMiB, rssMiB: procStatus(p.pid, 'VmRSS'), peakRssMiB: procStatus(p.pid, 'VmHWM') };
+    const cpuMsPerMessage = (procCpuMs(p.pid) - cpuBefore) / messages;
+    return { messages, seconds, startRssMiB, rssMiB: procStatus(p.pid, 'VmRSS'), peakRssMiB: procStatus(p.pid, 'VmHWM'), cpuMsPerMessage };
   } finally {
     await p.stop();
   }
@@ -321,7 +325,7 @@ export async function main(): Promise<number> {
 
   if (MESSAGES > 0) {
     const load = await measureLoad(binary, [], MESSAGES);
-    out(`binary load     executable, ${load.messages} messages routed (sim to sim, ${(load.messages / load.seconds).toFixed(0)} msg/s): RSS ${load.startRssMiB.toFixed(0)} -> ${load.rssMiB.toFixed(0)} MiB, peak ${load.peakRssMiB.toFixed(0)} MiB`);
+    out(`binary load     executable, ${load.messages} messages routed (sim to sim, ${(load.messages / load.seconds).toFixed(0)} msg/s, CPU ${load.cpuMsPerMessage.toFixed(2)} ms/message): RSS ${load.startRssMiB.toFixed(0)} -> ${load.rssMiB.toFixed(0)} MiB, peak ${load.peakRssMiB.toFixed(0)} MiB`);
     const loadMet = load.peakRssMiB <= TARGET_LOADED_MIB;
     out(`target: executable RSS after ${load.messages} messages at most ${TARGET_LOADED_MIB} MiB: ${loadMet ? 'MET' : 'NOT MET'} (peak ${load.peakRssMiB.toFixed(0)} MiB, now ${load.rssMiB.toFixed(0)})`);
     met &&= loadMet;

@@ -174,6 +174,8 @@ export async function usage(): Promise<string> {
 }
 
 async function runBridge(env: NodeJS.ProcessEnv): Promise<number> {
+  // First, before the bridge's modules load (src/lib/v8-flags.ts: memory on small boards).
+  (await import('./lib/v8-flags.ts')).applyBridgeV8Flags(process.execArgv, env.NODE_OPTIONS ?? '');
   const [{ startBridge }, { checkRNodeSeed }, { uplinkEnv }, { envInt, envListen, envLogLevel, envString }, { createLogger, pickLogFormat }, { serveUntilSignal, systemdNotifier }] =
     await Promise.all([
       import('./bridge/app.ts'),

@@ -83,8 +83,12 @@ export interface BearerState {
 export interface BearerEvents {
   /** A frame heard. Answers false when it could not be stored (the database failed): a
    *  driver that can keep the frame on its device (an SMS on the SIM) keeps it and offers it
-   *  again; true (or nothing, from test contexts) once it is stored or was a duplicate. */
-  receive(frame: InboundFrame): boolean | void;
+   *  again; true (or nothing, from test contexts) once it is stored or was a duplicate. The
+   *  answer may be a promise-like: the bridge commits frames that come quickly together
+   *  (issue 22) and answers once the frame is on disk. A driver that acts on the answer
+   *  (deletes from the SIM, proves receipt) awaits it; one that does not ignores it, which
+   *  does not hold up the commit (it never rejects). */
+  receive(frame: InboundFrame): boolean | void | PromiseLike<boolean>;
   state(state: BearerState): void;
   /** Nodes the radio heard or reported; kept in the bridge's node database. */
   nodes(reports: NodeReport[]): void;

@@ -2,7 +2,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { DRIVERS } from '../bearers/drivers.ts';
 import { migrate } from '../db/migrate.ts';
 import { BUSY_SLICE_MS, retryWhileBusy } from '../db/busy.ts';
-import { databaseOpenError, type OpenOptions, openSqlite, setSynchronous } from '../db/sqlite.ts';
+import { commitGroup, commitMark, committed, databaseOpenError, enableGroupCommit, type OpenOptions, openSqlite, setSynchronous } from '../db/sqlite.ts';
 import { httpMetrics } from '../http/metrics.ts';
 import { buildOpenApi } from '../http/openapi.ts';
 import type { Route } from '../http/route.ts';
@@ -82,6 +82,8 @@ export interface BridgeOptions {
   /** What benchmarks compare (page size, checkpoints): over BRIDGE_DB. The sync level is the
    *  configuration's (bridge.storage.sync). */
   db?: OpenOptions;
+  /** Group commit window of ingests (benchmarks compare); default INGEST_GROUP_MS, 0: off. */
+  ingestGroupMs?: number;
 }
 
 /**
@@ -90,6 +92,14 @@ export interface BridgeOptions {
  * database made by this release; an existing one keeps its own.
  */
 export const BRIDGE_DB: OpenOptions = { pageSize: 1024, walAutocheckpoint: 1000, tempStore: 'memory' };
+
+/**
+ * Ingests (heard frames, API sends) that come within this long of the last commit share the
+ * next one, at most one commit per window (group commit, db/transaction.ts; issue 22): their
+ * acknowledgements wait for it. Chosen by measurement with scripts/bench-writes.ts
+ * (docs/decisions.md "Issue 22: a write path made for flash").
+ */
+export const INGEST_GROUP_MS = 300;
 
 export interface BridgeServices {
   db: DatabaseSync;
@@ -222,10 +232,19 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       if (e.path !== PREVIEW_PATH) services.audit.insert({ at: new Date(clock.now()).toISOString(), key_id: e.keyId, method: e.method, path: e.path, status: e.status, request_id: e.requestId });
     },
     metrics: httpMetrics(metrics, 'fieldbridge'),
-    runHandler: (work, how) => retryWhileBusy(db, work, how),
+    // A change is answered once it is committed: an ingest may wait in an open group (issue 22).
+    // A failed group COMMIT rejects here and is answered like the write's own error (507, ...).
+    runHandler: async (work, how) => {
+      const mark = commitMark(db);
+      const result = await retryWhileBusy(db, work, how);
+      if (how.gate) await committed(db, mark);
+      return result;
+    },
     checkResponses: options.checkResponses,
   });
-  const retention = new RetentionWorker({ db, messages: services.messages, deliveries: services.deliveries, seen: services.core.seen, clock, log, days: options.retentionDays ?? 30 });
+  const retention = new RetentionWorker({
+    db, messages: services.messages, deliveries: services.deliveries, seen: services.core.seen, senders: services.senders.store, usage: services.usage, clock, log, days: options.retentionDays ?? 30,
+  });
   const auditRetention = new AuditRetention({ store: services.audit, clock, log, limits: () => services.config.section('bridge').audit });
   let server: RunningServer;
   try {
@@ -250,6 +269,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   // on a timer instead, so the event loop keeps serving (db/busy.ts, issue 14 item 7). Start-up
   // (recovery, the uplink's session) kept SQLite's full wait: nothing else runs yet.
   db.exec(`PRAGMA busy_timeout = ${BUSY_SLICE_MS}`);
+  enableGroupCommit(db, options.ingestGroupMs ?? INGEST_GROUP_MS);
   log.info('bridge_listening', { url: server.url, db: options.dbPath, version: VERSION });
 
   let closing: Promise<void> | undefined;
@@ -268,6 +288,11 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
         await services.core.stop(graceMs);
         await services.uplink.close();
         services.audit.flush();
+        try {
+          commitGroup(db);
+        } catch (error) {
+          log.error('final_commit_failed', { error: (error as Error).message });
+        }
         clearInterval(keepAlive);
         // A clean close checkpoints the WAL, so no journal is left behind.
         db.close();

@@ -2,12 +2,19 @@ import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { StartupError } from '../lib/errors.ts';
+import { primaryCode, SQLITE_BUSY } from './errors.ts';
+import { commitGroup } from './transaction.ts';
+
+// Transactions, riders, afterCommit and group commit live in transaction.ts, what an error
+// means in errors.ts; every store imports them from here.
+export { isBusyError, isLockHeldError, isReadOnlyError, isStorageFullError } from './errors.ts';
+export {
+  afterCommit, type CommitRider, commitCount, commitGroup, commitMark, committed, enableGroupCommit, inTransaction, lastWriteTrouble, leaveRide, onGroupFailed,
+  pendingCommit, rideNextCommit, transaction, type WriteTrouble,
+} from './transaction.ts';
 
 // docs/api.md section 8: the bridge waits up to 5000 ms for a busy database before giving up.
 export const BUSY_TIMEOUT_MS = 5000;
-
-/** SQLite's "database is locked": another connection holds the write lock. */
-const SQLITE_BUSY = 5;
 
 /** How hard a commit waits for the disk: NORMAL (the default) or FULL (an fsync per commit). */
 export type SyncLevel = 'normal' | 'full';
@@ -131,157 +138,6 @@ const OPEN_SQLITE: Record<number, string> = {
   26: 'the file is not a SQLite database (SQLITE_NOTADB)',
 };
 
-/** The last transaction() on a connection that failed for want of room or of write access
- *  (SQLITE_FULL, SQLITE_READONLY), and when; forgotten at the next commit. DbHealth reads it. */
-export interface WriteTrouble {
-  error: unknown;
-  atMs: number;
-}
-const troubles = new WeakMap<DatabaseSync, WriteTrouble>();
-
-export function lastWriteTrouble(db: DatabaseSync): WriteTrouble | undefined {
-  return troubles.get(db);
-}
-
-function noteOutcome(db: DatabaseSync, error: unknown): void {
-  if (error === null) troubles.delete(db);
-  else if (isStorageFullError(error) || isReadOnlyError(error)) troubles.set(db, { error, atMs: Date.now() });
-}
-
-/**
- * Writes that wait for a commit that happens anyway (group commit, issue 22): the delivery
- * write-behind and the audit log register here, and the next transaction() on the connection
- * carries their writes, after its own work and before its COMMIT. Each rider runs inside a
- * savepoint, so a rider that fails is rolled back alone and never costs the host its commit.
- */
-export interface CommitRider {
-  /** Runs the rider's writes inside the host transaction. */
-  ride(): void;
-  /** The host transaction committed them. */
-  committed(): void;
-  /** They were rolled back (the rider threw, or the host failed): keep them for later. */
-  failed(error: unknown): void;
-}
-
-const riders = new WeakMap<DatabaseSync, Set<CommitRider>>();
-
-/** The rider's writes go with the next transaction() on this connection (once). */
-export function rideNextCommit(db: DatabaseSync, rider: CommitRider): void {
-  let set = riders.get(db);
-  if (!set) riders.set(db, (set = new Set()));
-  set.add(rider);
-}
-
-/** The rider commits on its own after all (or has nothing left to write). */
-export function leaveRide(db: DatabaseSync, rider: CommitRider): void {
-  riders.get(db)?.delete(rider);
-}
-
-/** Work for after the current transaction commits (in-memory counters, issue 17 review): a
- *  /metrics counter bumped inside a transaction that then rolls back, and is replayed, would
- *  count twice. Outside a transaction it runs at once. Dropped when the transaction, or the
- *  savepoint it was queued in (a rider, a nested transaction()), rolls back. */
-const afterCommits = new WeakMap<DatabaseSync, Array<() => void>>();
-export function afterCommit(db: DatabaseSync, fn: () => void): void {
-  const list = db.isTransaction ? afterCommits.get(db) : undefined;
-  if (list) list.push(fn);
-  else fn();
-}
-function dropAfterCommits(db: DatabaseSync, mark: number): void {
-  const list = afterCommits.get(db);
-  if (list) list.length = Math.min(list.length, mark);
-}
-function runAfterCommits(list: Array<() => void>): void {
-  for (const fn of list) {
-    try {
-      fn();
-    } catch {
-      // A counter that throws must not undo a commit that happened.
-    }
-  }
-}
-
-/** Commits made by transaction() on each connection: scripts/bench-writes.ts counts them. */
-const commits = new WeakMap<DatabaseSync, number>();
-export function commitCount(db: DatabaseSync): number {
-  return commits.get(db) ?? 0;
-}
-
-/** Runs fn inside BEGIN IMMEDIATE ... COMMIT, rolling back on any throw. The writes of the
- *  riders waiting for a commit (rideNextCommit) go with it. Inside another transaction it is
- *  a savepoint of that one: its work commits with the outer transaction, or not at all (a
- *  frame split into parts is stored whole or not at all, router/held-frames.ts). */
-export function transaction<T>(db: DatabaseSync, fn: () => T): T {
-  if (db.isTransaction) return savepoint(db, fn);
-  try {
-    db.exec('BEGIN IMMEDIATE');
-  } catch (error) {
-    noteOutcome(db, error);
-    throw error;
-  }
-  const aboard: CommitRider[] = [];
-  const after: Array<() => void> = [];
-  afterCommits.set(db, after);
-  let result: T;
-  try {
-    result = fn();
-    const waiting = riders.get(db);
-    if (waiting && waiting.size > 0) {
-      const list = [...waiting];
-      waiting.clear();
-      for (const rider of list) {
-        db.exec('SAVEPOINT rider');
-        const mark = after.length;
-        try {
-          rider.ride();
-          db.exec('RELEASE rider');
-          aboard.push(rider);
-        } catch (error) {
-          dropAfterCommits(db, mark);
-          if (db.isTransaction) {
-            db.exec('ROLLBACK TO rider');
-            db.exec('RELEASE rider');
-          }
-          rider.failed(error);
-          // The error took the whole transaction with it (SQLITE_FULL can): the host fails too.
-          if (!db.isTransaction) throw error;
-        }
-      }
-    }
-    db.exec('COMMIT');
-    commits.set(db, commitCount(db) + 1);
-    noteOutcome(db, null);
-  } catch (error) {
-    // SQLITE_FULL (and a few other errors) may have rolled the transaction back already.
-    if (db.isTransaction) db.exec('ROLLBACK');
-    afterCommits.delete(db);
-    noteOutcome(db, error);
-    for (const rider of aboard) rider.failed(error);
-    throw error;
-  }
-  afterCommits.delete(db);
-  for (const rider of aboard) rider.committed();
-  runAfterCommits(after);
-  return result;
-}
-
-function savepoint<T>(db: DatabaseSync, fn: () => T): T {
-  db.exec('SAVEPOINT nested');
-  const mark = afterCommits.get(db)?.length ?? 0;
-  try {
-    const result = fn();
-    db.exec('RELEASE nested');
-    return result;
-  } catch (error) {
-    dropAfterCommits(db, mark);
-    if (db.isTransaction) {
-      db.exec('ROLLBACK TO nested');
-      db.exec('RELEASE nested');
-    }
-    throw error;
-  }
-}
-
 // The write-behinds run this once per turn of the event loop: the statement is compiled once.
 const busyTimeoutOf = new WeakMap<DatabaseSync, StatementSync>();
 
@@ -292,6 +148,10 @@ const busyTimeoutOf = new WeakMap<DatabaseSync, StatementSync>();
  * write-behinds' own flushes, a key's last_used_at. The connection's wait is restored after.
  */
 export function withoutBusyWait<T>(db: DatabaseSync, fn: () => T): T {
+  // Background writes made here (credentials, driver state, a sequence offset) are often single
+  // statements outside transaction(): inside an open group they would not be committed when
+  // they return, and would go with a failed group (issue 22 review). The group commits first.
+  commitGroup(db);
   let read = busyTimeoutOf.get(db);
   if (!read) busyTimeoutOf.set(db, (read = db.prepare('PRAGMA busy_timeout')));
   const before = (read.get() as { timeout: number }).timeout;
@@ -301,43 +161,4 @@ export function withoutBusyWait<T>(db: DatabaseSync, fn: () => T): T {
   } finally {
     db.exec(`PRAGMA busy_timeout = ${Number(before)}`);
   }
-}
-
-/** The primary result code of a node:sqlite error (the low byte of the extended code), or undefined. */
-function primaryCode(error: unknown): number | undefined {
-  const errcode = (error as { errcode?: unknown })?.errcode;
-  return typeof errcode === 'number' ? errcode & 0xff : undefined;
-}
-
-/** True for SQLITE_FULL: the disk (or the database's max_page_count) has no room for the
- *  write. The API answers 507 (docs/errors.md, storage-full). */
-export function isStorageFullError(error: unknown): boolean {
-  const code = primaryCode(error);
-  if (code !== undefined) return code === 13;
-  return /database or disk is full/i.test((error as Error)?.message ?? '');
-}
-
-/** True for SQLITE_READONLY: the file became read-only under the bridge (a file system
- *  remounted read-only after errors, a changed mode). The API answers 503. */
-export function isReadOnlyError(error: unknown): boolean {
-  const code = primaryCode(error);
-  if (code !== undefined) return code === 8;
-  return /readonly database/i.test((error as Error)?.message ?? '');
-}
-
-/** True for SQLITE_BUSY alone: another connection holds the lock, and waiting may help
- *  (db/busy.ts waits and tries again only for this; SQLITE_LOCKED is a conflict inside this
- *  process that waiting does not end). */
-export function isLockHeldError(error: unknown): boolean {
-  const code = primaryCode(error);
-  if (code !== undefined) return code === SQLITE_BUSY;
-  return /database is locked/i.test((error as Error)?.message ?? '');
-}
-
-/** True for SQLite's "database is locked/busy" errors, which the API answers with 503. */
-export function isBusyError(error: unknown): boolean {
-  const e = error as { errcode?: number; code?: string; message?: string };
-  // errcode is the extended result code; its low byte 5 is SQLITE_BUSY, 6 SQLITE_LOCKED.
-  if (typeof e?.errcode === 'number') return (e.errcode & 0xff) === 5 || (e.errcode & 0xff) === 6;
-  return /database is (locked|busy)/i.test(e?.message ?? '');
 }

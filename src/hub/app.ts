@@ -7,6 +7,8 @@ import { type Clock, systemClock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import { maskUrlCredentials } from '../lib/mask-url.ts';
 import { VERSION } from '../lib/version.ts';
+import { bridgeRoutes } from './bridges/routes.ts';
+import { BridgeEnrollments } from './bridges/service.ts';
 import { deviceRoutes } from './devices/routes.ts';
 import { HubIngest } from './ingest/subscriber.ts';
 import { hubKeyRoutes } from './keys/routes.ts';
@@ -28,7 +30,7 @@ export interface HubOptions {
   log: Logger;
   clock?: Clock;
   /** Omit to run without MQTT (tests of the HTTP side). */
-  mqtt?: { url: string; shared: boolean; clientId: string; reconnectMs?: number; sessionExpiryS?: number; receiveMaximum?: number; maxBatch?: number; flushDelayMs?: number };
+  mqtt?: { url: string; shared: boolean; clientId: string; reconnectMs?: number; sessionExpiryS?: number; receiveMaximum?: number; maxBatch?: number; flushDelayMs?: number; acceptUnenrolled?: boolean };
   checkResponses?: boolean;
 }
 
@@ -38,6 +40,7 @@ export interface RunningHub {
   store: HubStore;
   keys: HubKeyService;
   tenants: TenantService;
+  enrollments: BridgeEnrollments;
   purgeJob: TenantPurgeJob;
   ingest: HubIngest | undefined;
   metrics: MetricsRegistry;
@@ -73,6 +76,7 @@ export async function startHub(options: HubOptions): Promise<RunningHub> {
     const metrics = new MetricsRegistry();
     const keys = new HubKeyService(store, clock);
     const tenants = new TenantService(store, clock, log);
+    const enrollments = new BridgeEnrollments(store, clock);
     const purgeJob = new TenantPurgeJob(tenants, clock, log);
     purgeJob.start();
     closers.push(() => purgeJob.stop());
@@ -84,7 +88,8 @@ export async function startHub(options: HubOptions): Promise<RunningHub> {
 
     let ingest: HubIngest | undefined;
     if (options.mqtt) {
-      ingest = new HubIngest({ store, log, clock, metrics, ...options.mqtt });
+      ingest = new HubIngest({ store, log, clock, metrics, enrollments, ...options.mqtt });
+      if (options.mqtt.acceptUnenrolled) log.warn('hub_accepting_unenrolled', { note: 'HUB_ACCEPT_UNENROLLED=1: bridge ids never enrolled may publish unsigned events into any tenant; enroll every bridge (POST /api/bridges) and turn this off' });
       closers.push(() => ingest!.close());
       // Not awaited: the API serves while the broker is still unreachable; /api/health says so.
       ingest.start().catch(() => {});
@@ -102,6 +107,7 @@ export async function startHub(options: HubOptions): Promise<RunningHub> {
       }),
       ...hubKeyRoutes(keys),
       ...deviceRoutes(store),
+      ...bridgeRoutes(enrollments),
       ...tenantRoutes({ tenants, store, clock }),
       ...webRoutes(keys),
     );
@@ -122,6 +128,7 @@ export async function startHub(options: HubOptions): Promise<RunningHub> {
       store,
       keys,
       tenants,
+      enrollments,
       purgeJob,
       ingest,
       metrics,

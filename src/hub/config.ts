@@ -13,7 +13,7 @@ export const DEFAULT_HUB_SQLITE_PATH = '/data/hub.db';
 export interface HubConfig {
   listen: ListenAddress;
   store: HubStoreLocation;
-  mqtt: { url: string; shared: boolean; clientId: string };
+  mqtt: { url: string; shared: boolean; clientId: string; acceptUnenrolled: boolean };
   logLevel: LogLevel;
 }
 
@@ -34,5 +34,9 @@ export function readHubConfig(env: NodeJS.ProcessEnv): HubConfig {
   // queued session; the host name is both in a container deployment.
   const clientId = envString(env, 'HUB_MQTT_CLIENT_ID', `fieldbridge-hub-${hostname()}`);
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(clientId)) throw invalid('HUB_MQTT_CLIENT_ID', 'up to 64 letters, digits, "_", "." or "-"', clientId);
-  return { listen, store, mqtt: { url: mqttUrl, shared: sharedRaw === '1', clientId }, logLevel: envLogLevel(env, 'HUB_LOG_LEVEL') };
+  // Issue 15 item 3: only enrolled bridges' signed events are stored; 1 lets bridge ids that
+  // were never enrolled publish unsigned, for the move of an existing fleet to enrollment.
+  const unenrolledRaw = envString(env, 'HUB_ACCEPT_UNENROLLED', '0');
+  if (unenrolledRaw !== '0' && unenrolledRaw !== '1') throw invalid('HUB_ACCEPT_UNENROLLED', '1 (bridges never enrolled may publish unsigned) or 0', unenrolledRaw);
+  return { listen, store, mqtt: { url: mqttUrl, shared: sharedRaw === '1', clientId, acceptUnenrolled: unenrolledRaw === '1' }, logLevel: envLogLevel(env, 'HUB_LOG_LEVEL') };
 }

@@ -124,4 +124,33 @@ export const hubMigrations: Migration[] = [
       ALTER TABLE bridges ADD COLUMN old_conns TEXT NOT NULL DEFAULT '[]';
     `,
   },
+  {
+    version: 5,
+    name: 'bridge_enrollments',
+    sql: `
+      -- Issue 15 item 3: bridges enrolled with their own credentials (docs/hub.md, "Enrollment").
+      -- id: the bridge id in topics, unique across tenants so an event's bridge id alone finds
+      -- its credentials (and a topic naming another tenant is told apart: wrong_tenant).
+      -- token_lookup/token_hash: the one-time enrollment token, as API keys keep theirs.
+      -- secret: the bridge's HMAC key (base64url), set by the exchange, wiped by revocation;
+      -- withheld from exports by its name (src/hub/store/catalogue.ts).
+      -- verified_at: the first event signed with the secret arrived; the token stops working.
+      -- request_ts: the time in the newest request that made a secret (only a newer request
+      -- makes another: a redelivered, doubled or replayed one gets the same secret again).
+      CREATE TABLE enrolled_bridges (
+        id           TEXT PRIMARY KEY,
+        tenant_id    TEXT NOT NULL,
+        name         TEXT NOT NULL,
+        token_lookup TEXT NOT NULL UNIQUE,
+        token_hash   TEXT NOT NULL,
+        secret       TEXT,
+        created_at   TEXT NOT NULL,
+        enrolled_at  TEXT,
+        verified_at  TEXT,
+        revoked_at   TEXT,
+        request_ts   TEXT
+      );
+      CREATE INDEX enrolled_bridges_by_tenant ON enrolled_bridges (tenant_id, id);
+    `,
+  },
 ];

@@ -255,14 +255,16 @@ test('memory overflow is reported in every episode of the lock, and counted in /
 test('a link that flaps under the lock is retried once a second, not once per flap, and reads of the delivery store do not stall', async () => {
   const t = await startTestBridge();
   try {
-    const id = await simInterface(t, 'radio', 'busy-flap');
+    // The bearer takes 300 ms, longer than the message's own group of ingests waits to commit
+    // (INGEST_GROUP_MS), so its delivered state does not ride that commit.
+    const id = await simInterface(t, 'radio', 'busy-flap', { settings: { latency_ms: 300 } });
     // A delivered message leaves its final state waiting for the group commit (up to 1 s);
     // the lock is taken while it waits, so reads find a write-behind that cannot flush.
     await createRule(t.call, 'out', { match: { direction: 'outbound' }, action: 'forward', destinations: [{ interface: 'radio', to: '{to}' }] });
     const sent = await t.call('POST', '/api/messages/send', { body: { to: '!0000beef', text: 'before the lock' } });
     assert.is(sent.status, 202, sent.text);
     const { writeBehind } = t.bridge.services.core;
-    for (let i = 0; i < 100 && writeBehind.dirtyIds().length === 0; i++) await sleep(5);
+    for (let i = 0; i < 200 && writeBehind.dirtyIds().length === 0; i++) await sleep(5);
     const lock = await holdLock(t.dbPath);
     assert.ok(writeBehind.dirtyIds().length > 0, 'a delivery state waits in memory under the lock');
     const bearer = simChannels.running(id)!;

@@ -39,12 +39,13 @@ test('kill -9 with 200 escalation deadlines pending, restarted after they passed
       destinations: [{ strategy: 'ordered', fallback: [{ interface: `fb-mute-${k}`, to: '{to}', ack_within_s: ACK_WITHIN_S }, { interface: 'fb-ok', to: '{to}' }] }],
     });
   }
-  const messages: string[] = [];
-  for (let i = 0; i < MESSAGES; i++) {
+  // Sent all at once: one at a time, each would wait for its group's commit (INGEST_GROUP_MS),
+  // and the first deadlines would pass before the last message is in.
+  const messages: string[] = await Promise.all(Array.from({ length: MESSAGES }, async (_, i) => {
     const r = await expectStatus(bridge.call, 202, 'POST', '/api/messages/send', { to: `!fb${String(i % SILENT).padStart(6, '0')}`, text: `escalate ${i}` });
     assert.is(r.deliveries.length, 1, 'one member at a time');
-    messages.push(r.message.id);
-  }
+    return r.message.id as string;
+  }));
   // Every first member on the air, its deadline stored.
   await waitUntil('every first member on the air', async () => {
     const s = await expectStatus(bridge.call, 200, 'GET', '/api/deliveries/stats');

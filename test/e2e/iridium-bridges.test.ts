@@ -179,7 +179,12 @@ for (const kind of ['pty', 'tcp'] as const) {
       ['Sturmwarnung Nord, 9 Bft', 'text', 'gateway'],
     ]);
     assert.is(modem.counters.rings - rings, 1);
-    const after = await stats();
+    // The API shows a message as soon as it is written; the driver counts it once it is told
+    // the message is committed (a group of ingests commits shortly after: issue 22).
+    const after = await waitUntil('both counted', async () => {
+      const s = await stats();
+      return s.received - before.received >= 2 && s;
+    });
     assert.equal(
       [after.ring_alerts - before.ring_alerts, after.mailbox_checks - before.mailbox_checks, after.received - before.received, after.mt_queued, after.mt_bad_checksum],
       [1, 2, 2, 0, 0],

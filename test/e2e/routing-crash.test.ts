@@ -47,12 +47,14 @@ test('kill -9 with 1,000 deliveries pending: after a restart every one reaches a
     destinations: [{ interface: 'crash-a', to: '@four' }, { interface: 'crash-b', to: '@three-b' }, { interface: 'crash-c', to: '@three-c' }],
   });
 
+  // Sent all at once: one at a time, each would wait for its group's commit (INGEST_GROUP_MS),
+  // and most deliveries would be out before the last message is in.
   const given = new Map<string, string[]>();
-  for (let i = 0; i < MESSAGES; i++) {
+  await Promise.all(Array.from({ length: MESSAGES }, async (_, i) => {
     const r = await expectStatus(bridge.call, 202, 'POST', '/api/messages/send', { to: '!crash000', text: `crash ${i}` });
     assert.is(r.deliveries.length, PER_MESSAGE, `message ${i} fans out to ${PER_MESSAGE}`);
     given.set(r.message.id, r.deliveries.map((d: any) => d.id));
-  }
+  }));
   const allIds = [...given.values()].flat();
   assert.is(new Set(allIds).size, TOTAL, '1,000 distinct deliveries created');
 

@@ -8,7 +8,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { uplinkMigrationSql } from '../../src/bridge/uplink/schema.ts';
 import { UplinkPublisher } from '../../src/bridge/uplink/publisher.ts';
-import { openSqlDriver, type HubStoreLocation } from '../../src/hub/store/store.ts';
+import { BridgeEnrollments } from '../../src/hub/bridges/service.ts';
+import { openHubStore, openSqlDriver, type HubStoreLocation } from '../../src/hub/store/store.ts';
 import { openSqlite, transaction } from '../../src/db/sqlite.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import { createLogger, silentLogger } from '../../src/lib/log.ts';
@@ -22,7 +23,8 @@ import { type BridgeProcess, startProcess } from '../helpers/process.ts';
 // (a restart forgets every session and everything queued) and the stock queue limit
 // (max_queued_messages 1000 per offline client). 100 events, the broker restarted, 100 while it
 // is down, 100 after; then the hub stopped while 1,500 more are sent, and started again: all
-// 1,800 stored exactly once, and the outbox empty.
+// 1,800 stored exactly once, and the outbox empty. The bridge is enrolled (issue 15 item 3):
+// it trades its token over the same broker and every event is signed, as in the field.
 
 interface PlainBroker {
   url: string;
@@ -64,14 +66,14 @@ async function plainBroker(): Promise<PlainBroker> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function bridge(db: DatabaseSync, url: string, tenant: string, bridgeId: string, window?: number): UplinkPublisher {
+function bridge(db: DatabaseSync, url: string, token: string, window?: number): UplinkPublisher {
   return new UplinkPublisher({
     window,
     db,
     // DEBUG_UPLINK=1 shows the bridge's log (acks, resends) on stderr.
     log: process.env.DEBUG_UPLINK ? createLogger({ level: 'debug', format: 'json', write: (l) => process.stderr.write(l + '\n') }) : silentLogger,
     clock: systemClock,
-    config: { mqtt_url: url, tenant, bridge_id: bridgeId },
+    config: { mqtt_url: url, tenant: '', bridge_id: 'unused', enrollment_token: token },
     version: '1.0.0',
     interfaces: () => [],
     backoff: { baseMs: 100, maxMs: 400 },
@@ -103,15 +105,16 @@ test('plain mosquitto restarted, hub stopped for 1,500 events: all 1,800 stored 
   const tenant = 'acme';
   const hubOptions = { store: location, mqtt: { url: broker.url, shared: false, clientId: 'hub-acceptance', reconnectMs: 200 } };
   let hub: TestHub | undefined = await startTestHub(hubOptions);
+  await hub.hub.store.ensureTenant(tenant, new Date().toISOString());
+  const { token } = await hub.hub.enrollments.create(tenant, 'acceptance');
   const db = openSqlite(join(dir, 'bridge.db'));
   db.exec(uplinkMigrationSql);
   // A window of 2,000 unacknowledged events (the default is 500) lets the bridge put all 1,500
   // into the broker's queue for the stopped hub, so the broker drops what passes 1,000, as in the
   // issue; the acknowledgements must find them.
-  const p = bridge(db, broker.url, tenant, 'brg-1', 2000);
+  const p = bridge(db, broker.url, token, 2000);
   const ids: string[] = [];
   try {
-    await hub.hub.store.ensureTenant(tenant, new Date().toISOString());
     await eventually(() => hub!.hub.ingest!.state() === 'connected', 'hub subscribed');
     p.start();
     send(db, p, 100, ids);
@@ -151,36 +154,42 @@ test('the same with two hub replicas on a shared subscription (PostgreSQL), one 
   const replicas: BridgeProcess[] = [];
   const db = openSqlite(join(dir, 'bridge.db'));
   db.exec(uplinkMigrationSql);
-  const p = bridge(db, broker.url, tenant, 'brg-2');
+  let p: UplinkPublisher | undefined;
   const ids: string[] = [];
   const driver = openSqlDriver(location);
   const count = async () => Number((await driver.query('SELECT CAST(count(*) AS INTEGER) AS n FROM telemetry WHERE tenant_id = $1', [tenant]))[0].n);
   try {
     // Both replicas are up (hub_listening comes after the store is migrated).
     replicas.push(await replica('a'), await replica('b'));
-    await driver.run('INSERT INTO tenants (id, created_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [tenant, new Date().toISOString()]);
-    await sleep(1500); // the subscriptions, and the tenant cache (1 s)
+    // The operator enrolls the bridge (as POST /api/bridges does); it trades the token through
+    // the shared subscription, with whichever replica gets the request.
+    const store = await openHubStore(location);
+    await store.ensureTenant(tenant, new Date().toISOString());
+    const { token } = await new BridgeEnrollments(store, systemClock).create(tenant, 'replicas');
+    await store.close();
+    await sleep(1500); // the subscriptions, and the tenant and bridge caches (1 s)
+    p = bridge(db, broker.url, token);
     p.start();
-    send(db, p, 100, ids);
+    send(db, p!, 100, ids);
     await sleep(200);
     await broker.stop();
-    send(db, p, 100, ids);
+    send(db, p!, 100, ids);
     await broker.start();
-    send(db, p, 100, ids);
+    send(db, p!, 100, ids);
     await eventually(async () => (await count()) >= 150, 'half of the first 300 stored', 20_000);
     // Replica a dies without a word: what it held unacknowledged stays in its session.
     replicas[0].child.kill('SIGKILL');
     await replicas[0].exited;
-    send(db, p, 1500, ids);
+    send(db, p!, 1500, ids);
     await eventually(async () => (await count()) === 1800, '1,800 stored', 40_000);
-    await eventually(() => p.pending() === 0, 'the outbox is empty', 10_000).catch(async (e) => {
+    await eventually(() => p!.pending() === 0, 'the outbox is empty', 10_000).catch(async (e) => {
       // What is left on either side, to tell a slow convergence from a stuck one.
       console.error('outbox left:', JSON.stringify(db.prepare('SELECT seq FROM uplink_outbox').all()), 'hub:', JSON.stringify(await driver.query('SELECT * FROM bridge_seqs')));
       throw e;
     });
     await exactlyOnce(location, tenant, ids);
   } finally {
-    await p.close();
+    await p?.close();
     db.close();
     await driver.close();
     for (const r of replicas) if (r.child.exitCode === null && r.child.signalCode === null) {

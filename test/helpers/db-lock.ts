@@ -10,11 +10,13 @@ export interface HeldLock {
 }
 
 /** Another process opens `dbPath`, takes its write lock (BEGIN EXCLUSIVE: in WAL mode the lock
- *  is taken at once, readers still read) and holds it until release(), or for `holdMs`. */
+ *  is taken at once, readers still read) and holds it until release(), or for `holdMs`. It waits
+ *  up to 5 s for the lock, as a second `fieldbridge` command does: the bridge holds it while a
+ *  group of ingests waits for its commit (up to INGEST_GROUP_MS, issue 22). */
 export async function holdLock(dbPath: string, holdMs?: number): Promise<HeldLock> {
   const code = `
     const { DatabaseSync } = require('node:sqlite');
-    const db = new DatabaseSync(process.argv[1]);
+    const db = new DatabaseSync(process.argv[1], { timeout: 5000 });
     db.exec('BEGIN EXCLUSIVE');
     process.stdout.write('locked\\n');
     const end = () => { db.exec('ROLLBACK'); db.close(); process.exit(0); };

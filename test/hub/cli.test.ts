@@ -80,7 +80,7 @@ test('bad arguments exit 2 and say what is wrong', () => {
 });
 
 test('a bad environment value stops the start with one line naming the variable', () => {
-  for (const [name, value] of [['HUB_LISTEN', 'nowhere'], ['HUB_MQTT_URL', 'http://broker'], ['HUB_MQTT_SHARED', 'yes'], ['HUB_LOG_LEVEL', 'loud'], ['HUB_LOG_FORMAT', 'xml'], ['HUB_DATABASE_URL', 'mysql://x']]) {
+  for (const [name, value] of [['HUB_LISTEN', 'nowhere'], ['HUB_MQTT_URL', 'http://broker'], ['HUB_MQTT_SHARED', 'yes'], ['HUB_ACCEPT_UNENROLLED', 'true'], ['HUB_LOG_LEVEL', 'loud'], ['HUB_LOG_FORMAT', 'xml'], ['HUB_DATABASE_URL', 'mysql://x']]) {
     const r = run([], { [name]: value });
     assert.is(r.status, 1, name);
     assert.is(r.stderr.trim().split('\n').length, 1, r.stderr);

@@ -172,6 +172,45 @@ export function registerStoreConformance(test: Test, harness: StoreHarness): voi
     assert.equal(await s.listBridges('other'), []);
   });
 
+  test(`[${harness.name}] enrollments: one secret however often asked, verified only with it, revoked once, found in one query`, async () => {
+    const s = await fresh();
+    const row = (id: string, tenant: string, lookup: string) => ({ id, tenant_id: tenant, name: `bridge ${id}`, token_lookup: lookup, token_hash: 'ab'.repeat(32), secret: null, created_at: later(0), enrolled_at: null, verified_at: null, revoked_at: null });
+    await s.insertEnrollment(row('brg_A', 't', 'aaaaaaaaaaaa'));
+    await s.insertEnrollment(row('brg_B', 't', 'bbbbbbbbbbbb'));
+    await s.insertEnrollment(row('brg_C', 'u', 'cccccccccccc'));
+    assert.is((await s.enrollmentByLookup('bbbbbbbbbbbb'))?.id, 'brg_B');
+    assert.is(await s.enrollmentByLookup('zzzzzzzzzzzz'), undefined);
+    // Two replicas answering one request (same time in it) at the same moment: one secret.
+    const [x, y] = await Promise.all([s.enrollmentSecret('brg_A', 'first', later(10), later(1)), s.enrollmentSecret('brg_A', 'second', later(10), later(1))]);
+    assert.ok(x === y && (x === 'first' || x === 'second'), `${x} / ${y}`);
+    // An older request (handled late, or replayed) keeps it; a newer one makes another.
+    assert.is(await s.enrollmentSecret('brg_A', 'older', later(9), later(2)), x);
+    assert.is(await s.enrollmentSecret('brg_A', 'newer', later(11), later(2)), 'newer');
+    assert.is(await s.enrollmentSecret('brg_A', 'same', later(11), later(2)), 'newer');
+    const held = 'newer';
+    // Verified only by the secret it holds.
+    await s.markEnrollmentVerified('brg_A', 'not-the-secret', later(3));
+    let auth = (await s.ingestBridges(['brg_A'])).get('brg_A')!;
+    assert.equal({ verified: auth.verified, secret: auth.secretText, tenant: auth.tenantId }, { verified: false, secret: held, tenant: 't' });
+    await s.markEnrollmentVerified('brg_A', held, later(3));
+    auth = (await s.ingestBridges(['brg_A'])).get('brg_A')!;
+    assert.is(auth.verified, true);
+    assert.is(await s.enrollmentSecret('brg_A', 'fourth', later(12), later(4)), null, 'spent: no more exchanges');
+    // Many ids in one call, unknown ones included.
+    const many = await s.ingestBridges(['brg_A', 'brg_B', 'brg_C', 'nope', ...Array.from({ length: 600 }, (_, i) => `forged-${i}`)]);
+    assert.equal([many.get('brg_B')?.secret, many.get('brg_C')?.tenantId, many.has('nope'), many.get('nope')], [null, 'u', true, undefined]);
+    assert.is(many.size, 604);
+    // Revocation: once; another tenant's id is missing; the secret is wiped.
+    assert.is(await s.revokeEnrollment('u', 'brg_A', later(5)), 'missing');
+    assert.is(await s.revokeEnrollment('t', 'brg_A', later(5)), 'revoked');
+    assert.is(await s.revokeEnrollment('t', 'brg_A', later(6)), 'already');
+    auth = (await s.ingestBridges(['brg_A'])).get('brg_A')!;
+    assert.equal({ revoked: auth.revoked, secret: auth.secret }, { revoked: true, secret: null });
+    // Paging by id within the tenant.
+    assert.equal((await s.listEnrollments('t', { limit: 1 })).map((r) => r.id), ['brg_A']);
+    assert.equal((await s.listEnrollments('t', { afterId: 'brg_A', limit: 5 })).map((r) => r.id), ['brg_B']);
+  });
+
   test(`[${harness.name}] events are stored once per tenant and event_id`, async () => {
     const s = await fresh();
     assert.is(await s.insertEvent('message', event('t', 'evt_1')), true);

@@ -314,7 +314,8 @@ export class IridiumBearer implements Bearer {
         this.#mtUnstored = null;
         return;
       }
-      const stored = this.#ctx.events.receive(mtFrame(r.binary.payload, { imei: this.#identity.imei, mtmsn }));
+      // The MT buffer is cleared only once the message is on disk (BearerEvents.receive).
+      const stored = await this.#ctx.events.receive(mtFrame(r.binary.payload, { imei: this.#identity.imei, mtmsn }));
       if (stored === false) {
         this.#counters.store_failures++;
         this.#mtUnstored = mtmsn ?? 0;

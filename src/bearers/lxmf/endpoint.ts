@@ -278,9 +278,15 @@ export class LxmfEndpoint {
       // The sender repeats a message until our proof reaches it: each copy is one message.
       dedupeKey: `lxmf:${toHex(message.hash)}`,
     });
-    if (stored === false) return; // not stored: no proof, so the sender tries again
-    this.counters.messages_in++;
-    this.#prove(p);
+    // The proof tells the sender to stop repeating: it goes out once the message is on disk
+    // (the bridge may answer after its group's commit: BearerEvents.receive).
+    const answered = (ok: boolean | void) => {
+      if (ok === false) return; // not stored: no proof, so the sender tries again
+      this.counters.messages_in++;
+      this.#prove(p);
+    };
+    if (typeof stored === 'object') void stored.then(answered);
+    else answered(stored);
   }
 
   /** An explicit proof (packet hash and our signature of it) for a packet we accepted. */

@@ -302,11 +302,16 @@ export class MeshCoreBearer implements Bearer {
         continue;
       }
       this.#counters.received++;
-      // Taken off the radio already: a store failure loses it (the radio cannot take it back).
-      if (this.#ctx.events.receive(frame) === false) {
+      // Taken off the radio already: a store failure loses it (the radio cannot take it back),
+      // so the next message is not held up waiting for this one's commit (BearerEvents.receive).
+      const lost = (stored: boolean | void) => {
+        if (stored !== false) return;
         this.#counters.store_failures++;
         this.#ctx.log.error('meshcore.message_lost', { from: frame.from, reason: 'the message could not be stored after the radio handed it over' });
-      }
+      };
+      const stored = this.#ctx.events.receive(frame);
+      if (typeof stored === 'object') void stored.then(lost);
+      else lost(stored);
     }
   }
 

@@ -364,7 +364,8 @@ export class SmsBearer implements Bearer {
 
   /** Through the pipeline; deleted from the SIM only once stored (or a known duplicate). */
   async #store(at: AtSession, ready: ReadyMessage): Promise<void> {
-    const stored = this.#ctx.events.receive(ready.frame);
+    // Deleted only once it is on disk: the answer may wait for the commit (BearerEvents.receive).
+    const stored = await this.#ctx.events.receive(ready.frame);
     if (stored === false) {
       // The database failed: the SMS stays on the SIM and is read again at the next listing.
       this.#counters.store_failures++;

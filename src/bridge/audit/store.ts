@@ -69,18 +69,21 @@ export class AuditStore {
     this.#statements = new StatementCache(db);
     this.#log = log;
     this.#limits = limits;
-    let entries: Array<Omit<AuditEntry, 'id'>> = [];
+    // The entries of each ride: a group of ingests may carry them several times before its
+    // COMMIT (db/transaction.ts, CommitRider).
+    const aboard: Array<Array<Omit<AuditEntry, 'id'>>> = [];
     this.#rider = {
       ride: () => {
         this.#cancel();
-        entries = this.#queue.splice(0);
+        const entries = this.#queue.splice(0);
+        aboard.push(entries);
         this.#write(entries);
       },
-      committed: () => this.#written(),
-      failed: (error) => {
-        this.#failed(entries, error);
-        entries = [];
+      committed: () => {
+        aboard.shift();
+        this.#written();
       },
+      failed: (error) => this.#failed(aboard.pop() ?? [], error),
     };
   }
 

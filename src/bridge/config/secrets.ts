@@ -8,7 +8,7 @@ export const REDACTION_MARKER = '<redacted>';
 
 /** Top-level fields holding secrets, per section. A null secret is shown as null (not set). */
 export const SECRET_FIELDS: Readonly<Record<string, readonly string[]>> = {
-  hub: ['password'],
+  hub: ['password', 'enrollment_token'],
 };
 
 type Fields = Record<string, unknown>;

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { enrollmentTokenLookup } from '../../lib/uplink-auth.ts';
+import { REDACTION_MARKER } from './secrets.ts';
 import { maskUrlsIn } from '../../lib/mask-url.ts';
 import { parseMqttUrl } from '../../lib/mqtt-options.ts';
 import { TOPIC_SEGMENT } from '../../lib/topics.ts';
@@ -82,20 +84,24 @@ export const HubSettings = z.strictObject({
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   }).nullable().default(null)
     .describe('Broker address, mqtt://host[:port] or mqtts://host[:port] (default ports 1883, 8883); no user:password@ (use username and password)'),
-  tenant: TopicLevel.nullable().default(null).describe('Tenant id the hub issued'),
+  tenant: TopicLevel.nullable().default(null).describe('Tenant id the hub issued; not needed with an enrollment token (the hub names the tenant)'),
   bridge_id: TopicLevel.nullable().default(null).describe('This bridge\'s id at the hub; null: a stable id made at first start'),
   username: z.string().min(1).max(256).nullable().default(null).describe('MQTT user name'),
   password: z.string().min(1).max(1024).nullable().default(null)
     .describe('MQTT password. A secret: reads show "<redacted>"; writing "<redacted>" back (or leaving it out) keeps the stored one, ' +
       'unless the same write moves mqtt_url to another broker (host, port, or from mqtts to mqtt): then it is cleared unless given again'),
+  // Issue 15 item 3: traded once over MQTT for this bridge's id and secret (src/lib/uplink-auth.ts).
+  // Reads carry the redaction marker in its place (secrets.ts), so the schema of answers takes it.
+  enrollment_token: z.string().refine((t) => t === REDACTION_MARKER || enrollmentTokenLookup(t) !== null, 'must be an enrollment token as the hub gave it (fbe_...)').nullable().default(null)
+    .describe('One-time enrollment token from the hub (POST /api/bridges). A secret: reads show "<redacted>". The bridge trades it once for its tenant, bridge id and signing secret, kept in its database; a different token makes a new exchange'),
   // Issue 15 item 2: the outbox keeps what the hub has not acknowledged, up to this size.
   outbox_max_mb: z.number().int().min(1).max(4096).default(64)
     .describe('Largest size of the uplink outbox (events the hub has not acknowledged yet) in MiB; when full, the oldest telemetry and position events are dropped first, then new events are refused (never routing)'),
 }).superRefine((hub, ctx) => {
   if (!hub.enabled) return;
-  for (const field of ['mqtt_url', 'tenant'] as const) {
-    if (hub[field] === null) ctx.addIssue({ code: 'custom', path: [field], message: `is required when the hub uplink is enabled` });
-  }
+  // tenant is not required: an enrolled bridge has its tenant from the hub, in its database,
+  // which this check cannot see (the uplink says so in its log when it has none at all).
+  if (hub.mqtt_url === null) ctx.addIssue({ code: 'custom', path: ['mqtt_url'], message: 'is required when the hub uplink is enabled' });
 });
 
 // Meshtastic Config.LoRaConfig.RegionCode names (config.proto), UNSET = 0 ... BR_902 = 26.

@@ -1,5 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
-import { transaction } from '../../db/sqlite.ts';
+import { inTransaction, transaction } from '../../db/sqlite.ts';
 
 // SQL for the config_sections table (bridge migration 3), nothing else. One row per section (bridge, routing, hub,
 // radio, owner, modules) holding its JSON value; a section never written has no row and reads
@@ -25,9 +25,10 @@ export class ConfigStore {
   }
   /** Counts writes, so a reader can cache what it parsed until the next one. */
   version = 0;
-  /** True inside a transaction that might still roll back: nothing read there may be cached. */
+  /** True inside a transaction that might still roll back: nothing read there may be cached.
+   *  Between the units of an open group of ingests it is false: ingests do not write sections. */
   get inTransaction(): boolean {
-    return this.#db.isTransaction;
+    return inTransaction(this.#db);
   }
   put(section: string, valueJson: string, updatedAt: string): void {
     this.version++;
@@ -40,7 +41,7 @@ export class ConfigStore {
   }
   /** Runs fn in a transaction of its own, or inside the caller's when one is open (an import). */
   atomically<T>(fn: () => T): { result: T; ownTransaction: boolean } {
-    if (this.#db.isTransaction) return { result: fn(), ownTransaction: false };
+    if (inTransaction(this.#db)) return { result: fn(), ownTransaction: false };
     return { result: transaction(this.#db, fn), ownTransaction: true };
   }
 }

@@ -1,6 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { writeLockFree } from '../../db/busy.ts';
-import { type CommitRider, leaveRide, rideNextCommit, transaction, withoutBusyWait } from '../../db/sqlite.ts';
+import { type CommitRider, commitGroup, inTransaction, leaveRide, pendingCommit, rideNextCommit, transaction, withoutBusyWait } from '../../db/sqlite.ts';
 import { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';
 
@@ -57,17 +57,23 @@ export class WriteBehind {
     this.#db = db;
     this.#log = log;
     this.#groupCommitMs = options.groupCommitMs ?? GROUP_COMMIT_MS;
-    let batch: Batch | undefined;
+    // One batch per ride: a group of ingests carries the writes at each of its units and
+    // commits (or loses) them all at once (db/transaction.ts, CommitRider).
+    const aboard: Batch[] = [];
     this.#rider = {
       ride: () => {
         this.#cancelSchedule();
-        batch = this.#take();
+        const batch = this.#take();
+        aboard.push(batch);
         this.#apply(batch);
       },
-      committed: () => this.#done(batch!),
+      committed: () => {
+        const batch = aboard.shift();
+        if (batch) this.#done(batch);
+      },
       failed: (error) => {
+        const batch = aboard.pop();
         if (batch) this.#restore(batch, error);
-        batch = undefined;
       },
     };
   }
@@ -136,6 +142,19 @@ export class WriteBehind {
       this.#cancelSchedule();
       leaveRide(this.#db, this.#rider);
       return;
+    }
+    if (options.wait !== false && pendingCommit(this.#db) && !inTransaction(this.#db)) {
+      // Between the units of an open group of ingests (db/transaction.ts): a caller that needs
+      // the writes committed (DeliveryStore, before its reads and writes) commits the group
+      // now, and they ride it. The write-behind's own timer (wait: false) lets them ride the
+      // group's COMMIT when it comes, below.
+      if (!this.#failing) rideNextCommit(this.#db, this.#rider);
+      try {
+        commitGroup(this.#db);
+      } catch {
+        return; // the rider was told (#restore), and the group's failure its listeners
+      }
+      if (this.#deferred.length === 0) return;
     }
     if (this.#db.isTransaction) {
       // Inside transaction() the rider goes with its commit (which cancels this timer); a

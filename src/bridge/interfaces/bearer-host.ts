@@ -36,6 +36,24 @@ export interface FrameSink {
   /** Stores a heard frame: 'duplicate' for a repeat, false when it was not taken (the database
    *  is locked and `deviceKeeps`: the driver offers it again). Throws when storing failed. */
   receive(interfaceId: string, frame: InboundFrame, deviceKeeps: boolean): unknown;
+  /** True when what receive() stored waits for a group's commit (issue 22)... */
+  pending?(): boolean;
+  /** ...and how to wait for it: the function settles with it (rejected: the COMMIT failed and
+   *  the frame is gone, also when asked after the failure). */
+  whenCommitted?(): () => Promise<void>;
+}
+
+/**
+ * The answer to a driver for a frame whose group has not committed yet: a promise of the commit,
+ * made only when the driver looks at it (awaits it, calls then). A radio that cannot take a frame
+ * back ignores the answer, and must not count among the acknowledgements that make a group
+ * commit early (db/transaction.ts, MAX_WAITING).
+ */
+function answerOnCommit(commit: () => Promise<boolean>): PromiseLike<boolean> {
+  let answer: Promise<boolean> | undefined;
+  return {
+    then: (onAnswer, onError) => (answer ??= commit()).then(onAnswer, onError),
+  };
 }
 
 /** Where reported mesh nodes go: the node database. */
@@ -147,15 +165,26 @@ export class BearerHost {
           const rt = this.runtime(row.id);
           rt.counters.received++;
           rt.last_rx_at = new Date(this.#clock.now()).toISOString();
-          try {
-            const taken = this.#d.sink.receive(row.id, frame, driver.keepsUnstoredFrames === true);
-            if (taken === false) return false;
-            if (taken === 'duplicate') rt.counters.duplicates++;
-            return true;
-          } catch (error) {
+          const failed = (error: unknown) => {
             this.#log.error('receive_failed', { interface_id: row.id, error: (error as Error).message });
             return false;
+          };
+          let taken: unknown;
+          try {
+            taken = this.#d.sink.receive(row.id, frame, driver.keepsUnstoredFrames === true);
+          } catch (error) {
+            return failed(error);
           }
+          if (taken === false) return false;
+          if (taken === 'duplicate') rt.counters.duplicates++;
+          // Stored in a group that commits shortly (issue 22): "stored" once it is on disk, "not
+          // stored" if the commit fails.
+          const sink = this.#d.sink;
+          if (sink.pending?.() && sink.whenCommitted) {
+            const wait = sink.whenCommitted();
+            return answerOnCommit(() => wait().then(() => true, failed));
+          }
+          return true;
         },
         nodes: (reports) => {
           if (this.#running.get(row.id)?.bearer !== bearer) return;

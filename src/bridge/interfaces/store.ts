@@ -1,4 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
+import { inTransaction } from '../../db/sqlite.ts';
 import { StatementCache } from '../../db/statement-cache.ts';
 import { fromJson, toJson } from '../../lib/json.ts';
 
@@ -58,7 +59,9 @@ export class InterfaceStore {
     const r = this.#db.prepare('SELECT * FROM interfaces WHERE id = ? OR name = ?').get(ref, ref) as unknown as Raw | undefined;
     if (!r) return undefined;
     const row = decode(r);
-    if (!this.#raw.isTransaction) this.#rows.set(row.id, row).set(row.name, row);
+    // Not inside a transaction that may roll back; between the units of an open group of ingests
+    // it may (ingests do not write interfaces).
+    if (!inTransaction(this.#raw)) this.#rows.set(row.id, row).set(row.name, row);
     return row;
   }
   nameTaken(name: string, exceptId = ''): boolean {

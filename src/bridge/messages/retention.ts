@@ -3,6 +3,9 @@ import { isBusyError, withoutBusyWait } from '../../db/sqlite.ts';
 import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { DeliveryStore } from '../deliveries/store.ts';
+import { EMPTY_POLICY, refillMs } from '../senders/policy.ts';
+import type { SenderStore } from '../senders/store.ts';
+import type { UsageStore } from './usage.ts';
 import type { SeenFrameStore } from '../router/seen-frames.ts';
 import { DEDUPE_WINDOW_MS } from '../router/seen-frames.ts';
 import type { MessageStore } from './store.ts';
@@ -12,8 +15,15 @@ import type { MessageStore } from './store.ts';
 // expired, cancelled). Dead letters stay until an operator retries or cancels them;
 // configuration, contacts and keys are never pruned. 0 days keeps everything. Audit entries
 // have their own bounds (bridge.audit.retention_days, max_rows: src/bridge/audit/retention.ts).
+// The senders view (issue 17) goes the same way: a sender not heard within the retention is
+// forgotten with its counters. Whatever the retention, a sender's token bucket is deleted once
+// it has refilled under the current policy (a missing bucket starts full: nothing changes), and
+// the cost view's days (usage_daily, one row per interface and day) are kept USAGE_KEEP_DAYS.
 
 export const DAY_MS = 86_400_000;
+
+/** Days of the cost view kept: a year and a month, for month-on-month and year-on-year sums. */
+export const USAGE_KEEP_DAYS = 400;
 
 /** A run that met a lock or an error is tried again after this long. */
 const RETRY_MS = 60_000;
@@ -23,16 +33,20 @@ export class RetentionWorker {
   readonly #messages: MessageStore;
   readonly #deliveries: DeliveryStore;
   readonly #seen: SeenFrameStore;
+  readonly #senders: SenderStore | undefined;
+  readonly #usage: UsageStore | undefined;
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #days: number;
   #timer: TimerHandle | undefined;
 
-  constructor(deps: { db: DatabaseSync; messages: MessageStore; deliveries: DeliveryStore; seen: SeenFrameStore; clock: Clock; log: Logger; days: number }) {
+  constructor(deps: { db: DatabaseSync; messages: MessageStore; deliveries: DeliveryStore; seen: SeenFrameStore; senders?: SenderStore; usage?: UsageStore; clock: Clock; log: Logger; days: number }) {
     this.#db = deps.db;
     this.#messages = deps.messages;
     this.#deliveries = deps.deliveries;
     this.#seen = deps.seen;
+    this.#senders = deps.senders;
+    this.#usage = deps.usage;
     this.#clock = deps.clock;
     this.#log = deps.log;
     this.#days = deps.days;
@@ -63,13 +77,25 @@ export class RetentionWorker {
     if (this.#timer) this.#clock.clearTimeout(this.#timer);
   }
 
-  runOnce(): { messages: number; deliveries: number } {
-    this.#seen.deleteOlderThan(this.#clock.now() - DEDUPE_WINDOW_MS);
-    if (this.#days === 0) return { messages: 0, deliveries: 0 };
-    const cutoff = new Date(this.#clock.now() - this.#days * DAY_MS).toISOString();
-    const messages = this.#messages.deleteOlderThan(cutoff);
-    const deliveries = this.#deliveries.deleteResolvedOlderThan(cutoff);
-    if (messages + deliveries > 0) this.#log.info('retention_pruned', { messages, deliveries, older_than: cutoff });
-    return { messages, deliveries };
+  runOnce(): { messages: number; deliveries: number; senders: number; buckets: number; usage_days: number } {
+    const now = this.#clock.now();
+    this.#seen.deleteOlderThan(now - DEDUPE_WINDOW_MS);
+    const cutoff = this.#days === 0 ? null : new Date(now - this.#days * DAY_MS).toISOString();
+    const pruned = { messages: 0, deliveries: 0, senders: 0, buckets: 0, usage_days: 0 };
+    if (cutoff) {
+      pruned.messages = this.#messages.deleteOlderThan(cutoff);
+      pruned.deliveries = this.#deliveries.deleteResolvedOlderThan(cutoff);
+    }
+    if (this.#senders) {
+      const policy = this.#senders.policy() ?? EMPTY_POLICY;
+      // Without limits no bucket is read any more: all go.
+      const bucketsBefore = policy.limits.length === 0 ? Number.MAX_SAFE_INTEGER : now - refillMs(policy);
+      const { senders, buckets } = this.#senders.prune(cutoff, bucketsBefore);
+      pruned.senders = senders;
+      pruned.buckets = buckets;
+    }
+    if (this.#usage) pruned.usage_days = this.#usage.deleteBefore(new Date(now - USAGE_KEEP_DAYS * DAY_MS).toISOString().slice(0, 10));
+    if (Object.values(pruned).some((n) => n > 0)) this.#log.info('retention_pruned', { ...pruned, older_than: cutoff ?? undefined });
+    return pruned;
   }
 }

@@ -51,6 +51,10 @@ export class UsageStore {
       )
       .run(interfaceId, day, c.deliveries, c.frames, c.bytes, c.sms_parts, c.iridium_credits);
   }
+  /** Retention: days before `day` (YYYY-MM-DD, UTC) go. */
+  deleteBefore(day: string): number {
+    return Number(this.#db.prepare('DELETE FROM usage_daily WHERE day < ?').run(day).changes);
+  }
   /** Newest day first, then by interface id. */
   list(): UsageRow[] {
     return this.#db.prepare('SELECT * FROM usage_daily ORDER BY day DESC, interface_id').all() as unknown as UsageRow[];

@@ -20,6 +20,7 @@ import { SeenFrameStore } from './seen-frames.ts';
 import { NodeStore } from '../nodes/store.ts';
 import { DriverStateStore } from '../interfaces/driver-state.ts';
 import { DeferredWrites, writeLockFree } from '../../db/busy.ts';
+import { onGroupFailed } from '../../db/sqlite.ts';
 import type { NodeReport } from '../../bearers/bearer.ts';
 import { HeldFrames } from './held-frames.ts';
 
@@ -92,6 +93,16 @@ export class RoutingCore {
     this.dispatcher = new Dispatcher({
       store: this.deliveries, writeBehind: this.writeBehind, host: this.host, events, interfaces: d.interfaceStore, clock, log, random: d.random, fallbacks: this.fallbacks,
       lockFree: () => writeLockFree(db),
+    });
+    // A group of ingests whose COMMIT failed (a full disk, an I/O error; db/transaction.ts) took
+    // its messages and deliveries with it, and every acknowledgement waiting for it was refused
+    // (an HTTP 5xx, a bearer told "not stored": the sender repeats them). The due deliveries the
+    // dispatcher read from it are read again from the file; a send already on the air goes out
+    // once more when its sender repeats the message (at least once), and its outcome, written
+    // later, finds no row.
+    onGroupFailed(db, (error) => {
+      this.deliveries.generation++;
+      log.error('group_commit_failed', { error: (error as Error)?.message, note: 'the messages of the last group were not stored; their senders were told so and send them again' });
     });
   }
 

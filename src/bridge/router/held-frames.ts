@@ -1,7 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import type { InboundFrame } from '../../bearers/bearer.ts';
 import { LOCK_POLL_MS, withBusyWait } from '../../db/busy.ts';
-import { isLockHeldError, transaction, withoutBusyWait } from '../../db/sqlite.ts';
+import { commitMark, committed, isLockHeldError, pendingCommit, transaction, withoutBusyWait } from '../../db/sqlite.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Pipeline } from './pipeline.ts';
 
@@ -48,11 +48,27 @@ export class HeldFrames {
     return this.#waiting.length;
   }
 
+  /** True while what receive() stored waits in an open group for its commit (db/transaction.ts). */
+  pending(): boolean {
+    return pendingCommit(this.#db);
+  }
+
+  /** How to wait for what receive() just stored: the returned function settles once it is
+   *  committed, and rejects if its group's COMMIT failed, even when it is called after that
+   *  (a group lost since this call counts). Asking costs nothing until the function is called. */
+  whenCommitted(): () => Promise<void> {
+    const mark = commitMark(this.#db);
+    return () => committed(this.#db, mark);
+  }
+
   /**
    * Stores a heard frame now, or keeps it until the lock is free. Answers 'duplicate' for a
    * repeat, 'held' when it waits, false when it was not taken (the device keeps it, or too many
    * wait); other errors are thrown, as before. A device that keeps its frames is tried at once
-   * even while radio frames wait: their order does not concern it.
+   * even while radio frames wait: their order does not concern it. A frame stored in a group
+   * that has not committed yet (group commit, issue 22) is not on disk until its commit
+   * (pending() says so; whenCommitted()): the bearer host answers the driver then. A duplicate
+   * too: the copy it repeats may be in that group.
    */
   receive(interfaceId: string, frame: InboundFrame, deviceKeeps = false): unknown {
     if (this.#waiting.length === 0 || deviceKeeps) {
@@ -75,7 +91,7 @@ export class HeldFrames {
   /** One transaction for the whole frame, begun without waiting: the lock is ours for all its
    *  parts, or the frame waits (LOCKED) with nothing of it stored. */
   #store(interfaceId: string, frame: InboundFrame, wait = false): unknown {
-    const store = () => transaction(this.#db, () => this.#pipeline.receive(interfaceId, frame));
+    const store = () => transaction(this.#db, () => this.#pipeline.receive(interfaceId, frame), { group: true });
     try {
       return wait ? withBusyWait(this.#db, store) : withoutBusyWait(this.#db, store);
     } catch (error) {

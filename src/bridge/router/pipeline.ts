@@ -210,9 +210,10 @@ export class Pipeline {
 
   // One transaction per message: the rule's fired count, the message, its deliveries and the
   // uplink record are written together, and committed once (a commit costs more than the rows
-  // it carries: npm run bench).
+  // it carries: npm run bench). Messages that come quickly share a commit (group commit, issue
+  // 22): whoever acknowledges one awaits committed(db) first (the HTTP layer, held-frames.ts).
   #route(m: IngressMessage, sourceName: string | null, dropReason: string | null): IngestResult {
-    return transaction(this.#d.db, () => this.#store(this.#plan(m, sourceName, dropReason, this.#d.clock.now(), (msg) => this.#d.rules.decide(msg))));
+    return transaction(this.#d.db, () => this.#store(this.#plan(m, sourceName, dropReason, this.#d.clock.now(), (msg) => this.#d.rules.decide(msg))), { group: true });
   }
 
   /**

@@ -89,6 +89,12 @@ export function tokensNow(limit: SenderLimit, bucket: Bucket | undefined, nowMs:
   return Math.min(limit.burst, bucket.tokens + (Math.max(0, nowMs - bucket.at_ms) * limit.per_hour) / 3_600_000);
 }
 
+/** How long after its last write any bucket of this policy is full again (a deleted bucket
+ *  starts full, so one older than this can go: retention). */
+export function refillMs(policy: SenderPolicy): number {
+  return Math.max(0, ...policy.limits.map((l) => (l.burst / l.per_hour) * 3_600_000));
+}
+
 export function describeLimit(limit: SenderLimit): string {
   return `${limit.per_hour} forwards per hour to ${limit.kinds.join(', ')} (burst ${limit.burst})`;
 }

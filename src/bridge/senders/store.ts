@@ -56,13 +56,20 @@ export class SenderStore {
       .run(senderKey(address), key, bucket.tokens, bucket.at_ms);
   }
 
-  /** Every bucket of a sender goes: its limits start full again. */
   /** Every bucket of a sender goes (any spelling of it: a bare decimal is a node number or a
    *  short code): its limits start full again. */
   resetBuckets(address: string): number {
     let n = 0;
     for (const key of senderKeys(address)) n += Number(this.#db.prepare('DELETE FROM sender_buckets WHERE address = ?').run(key).changes);
     return n;
+  }
+
+  /** Retention: senders not heard since `lastSeenBefore` (ISO time; null keeps them all) and
+   *  buckets last written before `bucketsBeforeMs`, which have refilled (RetentionWorker). */
+  prune(lastSeenBefore: string | null, bucketsBeforeMs: number): { senders: number; buckets: number } {
+    const senders = lastSeenBefore === null ? 0 : Number(this.#db.prepare('DELETE FROM senders WHERE last_seen_at < ?').run(lastSeenBefore).changes);
+    const buckets = Number(this.#db.prepare('DELETE FROM sender_buckets WHERE at_ms < ?').run(bucketsBeforeMs).changes);
+    return { senders, buckets };
   }
 
   /** A sender by any spelling of its address. */

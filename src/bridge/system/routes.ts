@@ -17,7 +17,8 @@ export interface SystemDeps {
 }
 
 const UplinkHealth = z.object({
-  state: z.string().describe('"off", "idle", "connecting", "waiting_for_hub" (connected to the broker, but no hub has answered this start\'s online yet, so nothing is published: an older hub, a tenant the hub does not know, a hub that is down), "connected" (the hub has answered), "backoff" or "stopped"'),
+  state: z.string().describe('"off", "idle", "enrolling" (trading hub.enrollment_token for this bridge\'s credentials), "connecting", "waiting_for_hub" (connected to the broker, but no hub has answered this start\'s online yet, so nothing is published: an older hub, a bridge not enrolled, a tenant the hub does not know, a hub that is down), "connected" (the hub has answered), "backoff" or "stopped"'),
+  enrolled: z.boolean().describe('The bridge publishes signed, under the tenant and bridge id its enrollment gave (docs/hub.md, "Enrollment"); which ones is in the log line uplink_enrolled, not here: health needs no key'),
   outbox: z.object({
     rows: z.number().int().describe('Events waiting for the hub\'s acknowledgement'),
     bytes: z.number().int().describe('Their size as counted against hub.outbox_max_mb'),
@@ -42,7 +43,7 @@ export function systemRoutes(deps: SystemDeps): Route[] {
             const u = deps.uplink!;
             // Reading the outbox needs the database; a closed one reports through db already.
             try {
-              return { uplink: { state: u.state(), outbox: u.outbox() } };
+              return { uplink: { state: u.state(), enrolled: u.identity()?.enrolled ?? false, outbox: u.outbox() } };
             } catch {
               return {};
             }

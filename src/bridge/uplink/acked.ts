@@ -38,6 +38,7 @@ export class AckedRows {
       committed: () => this.#committed(),
       failed: () => {
         this.#taken = undefined;
+        this.#removed = { rows: 0, bytes: 0 };
         this.#schedule(RETRY_MS);
       },
     };
@@ -113,14 +114,17 @@ export class AckedRows {
       this.#committed();
     } catch (error) {
       this.#taken = undefined;
+      this.#removed = { rows: 0, bytes: 0 };
       if (!isBusyError(error)) this.#log.warn('uplink_ack_delete_failed', { error: (error as Error).message, next: `tried again in ${RETRY_MS} ms` });
       this.#schedule(RETRY_MS);
     }
   }
 
+  // A group of ingests may carry this several times before its COMMIT (db/transaction.ts,
+  // CommitRider): each ride deletes what is acknowledged by then (deleting a row twice deletes
+  // nothing), the removed rows add up until the commit, which is told once for them all.
   #apply(): void {
     const taken: SeqState = { upto: this.#acked.upto, ranges: this.#acked.ranges.map((r): Range => [r[0], r[1]]) };
-    this.#removed = { rows: 0, bytes: 0 };
     const del = (lo: number, hi: number) => {
       const r = this.#outbox.deleteRange(lo, hi);
       this.#removed.rows += r.rows;
@@ -139,5 +143,6 @@ export class AckedRows {
     // Ranges deleted are forgotten: their rows are no longer read from the table.
     this.#acked = { upto: this.#acked.upto, ranges: this.#acked.ranges.filter(([lo, hi]) => !taken.ranges.some(([a, b]) => lo >= a && hi <= b)) };
     this.onDeleted(this.#removed.rows, this.#removed.bytes);
+    this.#removed = { rows: 0, bytes: 0 };
   }
 }

@@ -4,6 +4,31 @@ import type { UplinkEventKind } from '../../lib/topics.ts';
 
 // SQL for the uplink tables, nothing else (schema.ts).
 
+/** What an enrollment exchange gave this bridge (issue 15 item 3), kept in uplink_state. */
+export interface StoredCredentials {
+  /** SHA-256 (hex) of the token it was given for: a new token in the config means a new exchange. */
+  token_sha256: string;
+  tenant: string;
+  bridge_id: string;
+  /** The HMAC key, base64url. Never logged, never in a config export. */
+  secret: string;
+  enrolled_at: string;
+}
+
+/** Whom the rows in the outbox were queued for: the tenant and the broker's host. */
+export interface QueuedFor {
+  tenant: string;
+  host: string;
+}
+
+/** Written when a new enrollment token first appears: the rows up to `through` were queued for
+ *  `from`; the enrollment drops them when it names another tenant or broker. */
+export interface Handover {
+  token_sha256: string;
+  through: number;
+  from: QueuedFor | null;
+}
+
 export interface OutboxRow {
   seq: number;
   event_id: string;
@@ -36,6 +61,10 @@ export class UplinkOutbox {
   /** Local seqs present in [lo, hi], the first `limit` of them. */
   present(lo: number, hi: number, limit: number): number[] {
     return (this.#db.prepare('SELECT seq FROM uplink_outbox WHERE seq BETWEEN ? AND ? ORDER BY seq LIMIT ?').all(lo, hi, limit) as Array<{ seq: number }>).map((r) => r.seq);
+  }
+  /** Deletes every row up to a local seq; returns rows and payload bytes removed. */
+  deleteThrough(seq: number): { rows: number; bytes: number } {
+    return this.deleteRange(1, seq);
   }
   /** Deletes [lo, hi]; returns rows and payload bytes removed. */
   deleteRange(lo: number, hi: number): { rows: number; bytes: number } {
@@ -90,5 +119,45 @@ export class UplinkOutbox {
   }
   setSeqOffset(offset: number): void {
     this.#db.prepare("INSERT INTO uplink_state (name, value) VALUES ('seq_offset', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value").run(String(offset));
+  }
+  #stateJson<T>(name: string): T | null {
+    const row = this.#db.prepare('SELECT value FROM uplink_state WHERE name = ?').get(name) as { value: string } | undefined;
+    if (!row) return null;
+    try {
+      return JSON.parse(row.value) as T;
+    } catch {
+      return null;
+    }
+  }
+  #setStateJson(name: string, value: unknown): void {
+    this.#db.prepare('INSERT INTO uplink_state (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value').run(name, JSON.stringify(value));
+  }
+  queuedFor(): QueuedFor | null {
+    return this.#stateJson<QueuedFor>('queued_for');
+  }
+  setQueuedFor(v: QueuedFor): void {
+    this.#setStateJson('queued_for', v);
+  }
+  handover(): Handover | null {
+    return this.#stateJson<Handover>('handover');
+  }
+  setHandover(v: Handover): void {
+    this.#setStateJson('handover', v);
+  }
+  clearHandover(): void {
+    this.#db.prepare("DELETE FROM uplink_state WHERE name = 'handover'").run();
+  }
+  credentials(): StoredCredentials | null {
+    const row = this.#db.prepare("SELECT value FROM uplink_state WHERE name = 'credentials'").get() as { value: string } | undefined;
+    if (!row) return null;
+    try {
+      const c = JSON.parse(row.value) as StoredCredentials;
+      return typeof c.secret === 'string' && typeof c.tenant === 'string' && typeof c.bridge_id === 'string' && typeof c.token_sha256 === 'string' ? c : null;
+    } catch {
+      return null;
+    }
+  }
+  setCredentials(c: StoredCredentials): void {
+    this.#db.prepare("INSERT INTO uplink_state (name, value) VALUES ('credentials', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value").run(JSON.stringify(c));
   }
 }

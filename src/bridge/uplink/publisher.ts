@@ -1,7 +1,8 @@
-import { randomBytes } from 'node:crypto';
+import { type KeyObject, randomBytes } from 'node:crypto';
+import { hashKey } from '../../auth/secrets.ts';
 import type { DatabaseSync } from 'node:sqlite';
 import type { IClientOptions, MqttClient } from 'mqtt';
-import { isBusyError, withoutBusyWait } from '../../db/sqlite.ts';
+import { commitGroup, committed, inTransaction, isBusyError, pendingCommit, withoutBusyWait } from '../../db/sqlite.ts';
 import { mqttClientOptions, parseMqttUrl } from '../../lib/mqtt-options.ts';
 import { type AckMessage, decodeUplinkPayload, EVENT_KINDS, MAX_PAYLOAD_BYTES, MAX_RANGES, type Range, SEQ_PREFIX_MAX_BYTES, TOPIC_SEGMENT, toRanges, type UplinkEventKind, type UplinkKind, uplinkTopic } from '../../lib/topics.ts';
 import type { Clock, TimerHandle } from '../../lib/clock.ts';
@@ -9,9 +10,10 @@ import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/log.ts';
 import { Counter } from '../../lib/metrics.ts';
+import { type EnrollRequest, enrollTopic, makeEnrollRequest, openEnrollReply, SIG_SUFFIX_BYTES, signingKey, signPayload, verifyPayload } from '../../lib/uplink-auth.ts';
 import { AckedRows } from './acked.ts';
 import { OutboxCap } from './cap.ts';
-import { UplinkOutbox } from './outbox.ts';
+import { type StoredCredentials, UplinkOutbox } from './outbox.ts';
 import { clampTo, storedLocal, subtract } from './sequence.ts';
 
 // The bridge's link to the hub (docs/design.md section 8, issue 7 item 7, issue 15; the wire
@@ -45,11 +47,25 @@ import { clampTo, storedLocal, subtract } from './sequence.ts';
 // Each connection has a random id (conn) in its status: the last will is status offline with
 // it; after the ack subscription, hello and status online are published retained. close()
 // publishes the offline status itself before a clean disconnect, which suppresses the will.
+//
+// Enrollment (issue 15 item 3; docs/hub.md, "Enrollment"): given an enrollment token
+// (hub.enrollment_token or SERVICE_HUB_ENROLL_TOKEN) and no credentials from it yet, the first
+// connection only trades the token for the bridge's tenant, id and secret (state `enrolling`;
+// src/lib/uplink-auth.ts), stores them in uplink_state, and connects again as that bridge.
+// Credentials once stored are used whether or not the token stays in the configuration; a
+// different token makes a new exchange. An enrolled bridge signs everything it publishes (its
+// last will included) and takes only acks signed by the hub with the same secret. Without a
+// token and credentials the bridge publishes unsigned under hub.tenant and its bridge id, which
+// a hub takes only with HUB_ACCEPT_UNENROLLED=1.
 
 export interface UplinkConfig {
   mqtt_url: string;
+  /** hub.tenant; unused once enrolled (the hub names the tenant). */
   tenant: string;
+  /** The bridge's own id; unused once enrolled (the hub names the bridge). */
   bridge_id: string;
+  /** A one-time enrollment token (fbe_...) to trade for credentials (issue 15 item 3). */
+  enrollment_token?: string | null;
   username?: string | null;
   password?: string | null;
 }
@@ -79,8 +95,8 @@ export interface UplinkPublisherOptions {
 
 /** waiting_for_hub: connected to the broker, but no hub has answered this boot's online yet
  *  (nothing is published until one does). */
-export type UplinkState = 'idle' | 'connecting' | 'connected' | 'waiting_for_hub' | 'backoff' | 'stopped';
-export const UPLINK_STATES: readonly UplinkState[] = ['idle', 'connecting', 'connected', 'waiting_for_hub', 'backoff', 'stopped'];
+export type UplinkState = 'idle' | 'enrolling' | 'connecting' | 'connected' | 'waiting_for_hub' | 'backoff' | 'stopped';
+export const UPLINK_STATES: readonly UplinkState[] = ['idle', 'enrolling', 'connecting', 'connected', 'waiting_for_hub', 'backoff', 'stopped'];
 
 const CONNECT_TIMEOUT_MS = 10_000;
 const OFFLINE_PUBLISH_TIMEOUT_MS = 3000;
@@ -95,6 +111,24 @@ const RECOUNT_EVERY_MS = 300_000;
  *  the hub asks again for what is left). */
 const GAP_ROWS_MAX = 1000;
 export const DEFAULT_OUTBOX_MAX_BYTES = 64 * 1024 * 1024;
+/** How long an enrollment request waits for the hub's reply before it is asked again. */
+const ENROLL_REPLY_TIMEOUT_MS = 30_000;
+/** ... doubling while no reply comes, up to this: a hub far behind (a backlog after an outage)
+ *  answers each request late, and every new request would make the one before it stale. */
+const ENROLL_REPLY_TIMEOUT_MAX_MS = 600_000;
+/** After a refusal only a new token can cure (unknown, revoked, spent), the next ask waits this
+ *  long: a bridge with a dead token must not hammer the broker and the hub. */
+const ENROLL_REFUSED_RETRY_MS = 300_000;
+
+/** Which credentials the bridge publishes with: stored ones, or none yet (enroll), or the
+ *  configuration's tenant and id, unsigned (a bridge that was never given a token). */
+export function pickIdentity(config: UplinkConfig, stored: StoredCredentials | null): { tenant: string; bridgeId: string; secret?: KeyObject } | 'enroll' {
+  const token = config.enrollment_token ?? null;
+  if (stored && (token === null || stored.token_sha256 === hashKey(token))) return { tenant: stored.tenant, bridgeId: stored.bridge_id, secret: signingKey(Buffer.from(stored.secret, 'base64url')) };
+  if (token !== null) return 'enroll';
+  return { tenant: config.tenant, bridgeId: config.bridge_id };
+}
+
 
 /** mqtt.js, once the first connection loaded it. */
 let mqtt: typeof import('mqtt') | undefined;
@@ -102,7 +136,17 @@ let mqtt: typeof import('mqtt') | undefined;
 export class UplinkPublisher {
   readonly #o: UplinkPublisherOptions;
   readonly #outbox: UplinkOutbox;
-  readonly #topic: (kind: UplinkKind) => string;
+  /** Who this bridge publishes as; tenant and bridgeId empty while it must still enroll. */
+  #tenant = '';
+  #bridgeId = '';
+  #secret: KeyObject | undefined;
+  #enrolling = false;
+  #enrollRequest: EnrollRequest | undefined;
+  #enrollTimer: ReturnType<typeof setTimeout> | undefined;
+  #lastRefusal = '';
+  #refusedForGood = false;
+  #enrollWaitMs = ENROLL_REPLY_TIMEOUT_MS;
+  #warnedBadAck = false;
   readonly #acked: AckedRows;
   readonly #cap: OutboxCap;
   readonly #window: number;
@@ -133,6 +177,8 @@ export class UplinkPublisher {
   readonly #sent = new Map<number, number>();
   #resend = new Set<number>();
   #acksWaiting: AckMessage[] = [];
+  /** Acks wait for the open group of ingests to commit (#takeAcks). */
+  #acksAfterCommit = false;
   #lastProgress = 0;
   #timeout: number;
   #askedAt = 0;
@@ -141,10 +187,16 @@ export class UplinkPublisher {
   #paceAt = 0;
 
   constructor(options: UplinkPublisherOptions) {
-    const { tenant, bridge_id, mqtt_url } = options.config;
+    const { mqtt_url } = options.config;
+    const outbox = new UplinkOutbox(options.db);
+    const stored = outbox.credentials();
+    const identity = pickIdentity(options.config, stored);
     const problems: string[] = [];
-    if (!TOPIC_SEGMENT.test(tenant)) problems.push(`tenant ${JSON.stringify(tenant)} must be 1 to 64 letters, digits, "_", "." or "-"`);
-    if (!TOPIC_SEGMENT.test(bridge_id)) problems.push(`bridge_id ${JSON.stringify(bridge_id)} must be 1 to 64 letters, digits, "_", "." or "-"`);
+    if (identity !== 'enroll') {
+      const { tenant, bridgeId } = identity;
+      if (!TOPIC_SEGMENT.test(tenant)) problems.push(`tenant ${JSON.stringify(tenant)} must be 1 to 64 letters, digits, "_", "." or "-"`);
+      if (!TOPIC_SEGMENT.test(bridgeId)) problems.push(`bridge_id ${JSON.stringify(bridgeId)} must be 1 to 64 letters, digits, "_", "." or "-"`);
+    }
     try {
       parseMqttUrl(mqtt_url);
     } catch (e) {
@@ -152,8 +204,9 @@ export class UplinkPublisher {
     }
     if (problems.length > 0) throw new AppError('ERR_UPLINK_CONFIG', 400, `hub uplink settings: ${problems.join('; ')}`);
     this.#o = options;
-    this.#outbox = new UplinkOutbox(options.db);
-    this.#topic = (kind) => uplinkTopic(tenant, bridge_id, kind);
+    this.#outbox = outbox;
+    if (identity === 'enroll') this.#enrolling = true;
+    else this.#useIdentity(identity);
     this.#window = options.window ?? 500;
     this.#rate = options.rate ?? 1000;
     this.#baseTimeout = options.ackTimeoutMs ?? 10_000;
@@ -170,6 +223,26 @@ export class UplinkPublisher {
 
   get session(): number {
     return this.#session;
+  }
+
+  /** The tenant and bridge id in use (empty until an enrollment gave them). */
+  identity(): { tenant: string; bridge_id: string; enrolled: boolean } {
+    return { tenant: this.#tenant, bridge_id: this.#bridgeId, enrolled: this.#secret !== undefined };
+  }
+
+  #useIdentity(identity: { tenant: string; bridgeId: string; secret?: KeyObject }): void {
+    this.#tenant = identity.tenant;
+    this.#bridgeId = identity.bridgeId;
+    this.#secret = identity.secret;
+  }
+
+  #topic(kind: UplinkKind): string {
+    return uplinkTopic(this.#tenant, this.#bridgeId, kind);
+  }
+
+  /** The payload as published: signed with the secret once enrolled (lib/uplink-auth.ts). */
+  #sealed(topic: string, json: string): string {
+    return this.#secret ? signPayload(this.#secret, topic, json) : json;
   }
 
   state(): UplinkState {
@@ -205,6 +278,7 @@ export class UplinkPublisher {
     try {
       withoutBusyWait(this.#o.db, () => {
         this.#session = this.#outbox.nextSession();
+        this.#noteWhomQueued();
       });
     } catch (error) {
       // Another process holds the lock: never wait for it on the event loop (issue 14).
@@ -214,7 +288,7 @@ export class UplinkPublisher {
     }
     this.#bootFirstLocal = this.#outbox.lastAssigned() + 1;
     this.#offset = this.#outbox.seqOffset();
-    this.#o.log.info('uplink_starting', { tenant: this.#o.config.tenant, bridge_id: this.#o.config.bridge_id, session: this.#session, pending: this.#cap.rows });
+    this.#o.log.info('uplink_starting', { tenant: this.#tenant || undefined, bridge_id: this.#bridgeId || undefined, enrolled: this.#secret !== undefined, enrolling: this.#enrolling, session: this.#session, pending: this.#cap.rows });
     this.#tick = setInterval(() => this.#onTick(), TICK_MS);
     this.#tick.unref?.();
     this.#connect();
@@ -237,8 +311,8 @@ export class UplinkPublisher {
     const text = JSON.stringify({ ...record, event_id: eventId, ts });
     const bytes = Buffer.byteLength(text);
     // The hub refuses a payload past MAX_PAYLOAD_BYTES: never written, counted as refused.
-    if (bytes + SEQ_PREFIX_MAX_BYTES > MAX_PAYLOAD_BYTES) {
-      this.#cap.refuseTooLarge(kind, bytes + SEQ_PREFIX_MAX_BYTES, MAX_PAYLOAD_BYTES);
+    if (bytes + SEQ_PREFIX_MAX_BYTES + SIG_SUFFIX_BYTES > MAX_PAYLOAD_BYTES) {
+      this.#cap.refuseTooLarge(kind, bytes + SEQ_PREFIX_MAX_BYTES + SIG_SUFFIX_BYTES, MAX_PAYLOAD_BYTES);
       return null;
     }
     if (!this.#cap.admit(kind, bytes)) return null;
@@ -259,21 +333,32 @@ export class UplinkPublisher {
     const wasConnected = this.#state === 'connected';
     this.#state = 'stopped';
     if (this.#timer) this.#o.clock.clearTimeout(this.#timer);
+    clearTimeout(this.#enrollTimer);
     clearInterval(this.#tick);
     const client = this.#client;
     this.#client = undefined;
     if (client) {
       if (wasConnected) {
-        const offline = this.#statusPayload('offline');
+        const offline = this.#sealed(this.#topic('status'), this.#statusPayload('offline'));
         const published = client.publishAsync(this.#topic('status'), offline, { qos: 1, retain: true }).catch(() => {});
         await Promise.race([published, new Promise((r) => setTimeout(r, OFFLINE_PUBLISH_TIMEOUT_MS).unref())]);
-        await client.endAsync().catch(() => {});
+        // A clean end waits for what is in flight; a broker that no longer answers must not
+        // hold the shutdown: after a second the connection is dropped.
+        // (mqtt.js ignores a second end() while the first waits, so the socket is destroyed.)
+        const ended = await Promise.race([client.endAsync().then(() => true, () => true), new Promise<boolean>((r) => setTimeout(() => r(false), 1000).unref())]);
+        if (!ended) client.stream?.destroy();
       } else {
         await client.endAsync(true).catch(() => {});
       }
     }
     // A drain round waiting on a publish of the closed connection ends with it; never hang here.
     await Promise.race([this.#drainDone, new Promise((r) => setTimeout(r, 1000).unref())]);
+    // An open group first: flushNow() would only ride it, and stop() leaves the ride (review).
+    try {
+      commitGroup(this.#o.db);
+    } catch {
+      // A failed group is told to its own waiters; the rows stay and are acknowledged again.
+    }
     this.#acked.flushNow();
     this.#acked.stop();
     this.#o.log.info('uplink_stopped', { session: this.#session, pending: this.#cap.rows });
@@ -306,17 +391,22 @@ export class UplinkPublisher {
     this.#conn = randomBytes(9).toString('base64url');
     const endpoint = parseMqttUrl(config.mqtt_url);
     const extra: IClientOptions = {
-      clientId: `fieldbridge-${config.tenant}-${config.bridge_id}`.slice(0, 128),
+      clientId: this.#enrolling ? `fieldbridge-enroll-${this.#conn}` : `fieldbridge-${this.#tenant}-${this.#bridgeId}`.slice(0, 128),
       protocolVersion: 4,
       clean: true,
       reconnectPeriod: 0,
       connectTimeout: CONNECT_TIMEOUT_MS,
-      will: { topic: this.#topic('status'), payload: Buffer.from(this.#statusPayload('offline')), qos: 1, retain: true },
     };
+    // An enrolling connection has no topics of its own yet, so no last will.
+    if (!this.#enrolling) extra.will = { topic: this.#topic('status'), payload: Buffer.from(this.#sealed(this.#topic('status'), this.#statusPayload('offline'))), qos: 1, retain: true };
     if (config.username) extra.username = config.username;
     if (config.password) extra.password = config.password;
     const client = mqtt.connect(mqttClientOptions(endpoint, extra));
     this.#client = client;
+    if (this.#enrolling) {
+      this.#enrollOn(client, endpoint);
+      return;
+    }
     client.on('connect', () => {
       if (this.#client !== client) return;
       this.#state = 'connected';
@@ -338,14 +428,27 @@ export class UplinkPublisher {
         }
         this.#subscribed = true;
         const hello = JSON.stringify({ version: this.#o.version, interfaces: this.#o.interfaces(), ts: this.#connectionTs });
-        client.publishAsync(this.#topic('hello'), hello, { qos: 1, retain: true }).catch(() => {});
+        client.publishAsync(this.#topic('hello'), this.#sealed(this.#topic('hello'), hello), { qos: 1, retain: true }).catch(() => {});
         this.#askHub(client);
         this.#drain();
       });
     });
     client.on('message', (topic, payload) => {
       if (this.#client !== client || topic !== this.#topic('ack')) return;
-      const decoded = decodeUplinkPayload('ack', payload);
+      // An enrolled bridge takes only acks the hub signed with its secret: an ack deletes rows.
+      let body: Uint8Array = payload;
+      if (this.#secret) {
+        const check = verifyPayload(this.#secret, topic, payload);
+        if (!check.ok) {
+          if (!this.#warnedBadAck) {
+            this.#warnedBadAck = true;
+            log.warn('uplink_ack_not_signed', { reason: check.reason, note: 'an acknowledgement not signed with this bridge\'s secret was ignored (a hub older than enrollment, another bridge\'s hub, or a forgery); logged once per start' });
+          }
+          return;
+        }
+        body = Buffer.from(check.text, 'utf8');
+      }
+      const decoded = decodeUplinkPayload('ack', body);
       if (!decoded.ok || decoded.kind !== 'ack') {
         log.warn('uplink_bad_ack', { reason: decoded.ok ? 'kind' : decoded.reason, detail: decoded.ok ? undefined : decoded.detail });
         return;
@@ -368,15 +471,146 @@ export class UplinkPublisher {
   /** Status online (retained): the hub answers it with an ack, which settles the numbering. */
   #askHub(client: MqttClient): void {
     this.#askedAt = this.#o.clock.now();
-    client.publishAsync(this.#topic('status'), this.#statusPayload('online'), { qos: 1, retain: true }).catch(() => {});
+    client.publishAsync(this.#topic('status'), this.#sealed(this.#topic('status'), this.#statusPayload('online')), { qos: 1, retain: true }).catch(() => {});
   }
 
-  #scheduleReconnect(): void {
+  /**
+   * Whom the outbox's rows are for (issue 15 review): with a concrete identity, its tenant and
+   * broker host; when a new enrollment token first appears, the rows queued so far and for whom
+   * (kept across restarts, so events queued for the new owner while the hub could not be reached
+   * are never taken for the old one's).
+   */
+  #noteWhomQueued(): void {
+    const host = parseMqttUrl(this.#o.config.mqtt_url).host;
+    if (!this.#enrolling) {
+      this.#outbox.setQueuedFor({ tenant: this.#tenant, host });
+      return;
+    }
+    const token = hashKey(this.#o.config.enrollment_token!);
+    if (this.#outbox.handover()?.token_sha256 !== token) this.#outbox.setHandover({ token_sha256: token, through: this.#outbox.lastAssigned(), from: this.#outbox.queuedFor() });
+  }
+
+  /** An enrolling connection: ask the hub for credentials, store them, connect again as the bridge. */
+  #enrollOn(client: MqttClient, endpoint: { host: string; port: number }): void {
+    const { log, config } = this.#o;
+    const token = config.enrollment_token!;
+    const ask = () => {
+      if (this.#client !== client || !client.connected) return;
+      const request = makeEnrollRequest(token, this.#o.clock.now());
+      const previous = this.#enrollRequest;
+      this.#enrollRequest = request;
+      if (previous) client.unsubscribe(enrollTopic(previous.nonce, 'reply'));
+      client.subscribe(enrollTopic(request.nonce, 'reply'), { qos: 1 }, (error) => {
+        if (this.#client !== client) return;
+        if (error) {
+          log.warn('uplink_subscribe_failed', { error: error.message, next: 'reconnecting' });
+          client.stream?.destroy();
+          return;
+        }
+        client.publishAsync(request.topic, request.payload, { qos: 1 }).catch(() => {});
+      });
+      // No reply (no hub subscribed, or it was lost): asked again with a new nonce, waiting
+      // twice as long each time. After a refusal only a new token helps: the connection ends and
+      // the next one comes after ENROLL_REFUSED_RETRY_MS. The refusal is not authenticated, so
+      // until then a sealed reply to the same request is still taken.
+      clearTimeout(this.#enrollTimer);
+      const waited = this.#enrollWaitMs;
+      this.#enrollTimer = setTimeout(() => {
+        if (this.#client !== client) return;
+        if (this.#refusedForGood) {
+          client.stream?.destroy();
+          return;
+        }
+        log.warn('uplink_enroll_no_reply', { waited_ms: waited, note: 'no hub answered the enrollment request; asking again (is a hub of this release subscribed to the broker?)' });
+        this.#enrollWaitMs = Math.min(this.#enrollWaitMs * 2, ENROLL_REPLY_TIMEOUT_MAX_MS);
+        ask();
+      }, this.#refusedForGood ? Math.min(waited, 5000) : waited);
+      this.#enrollTimer.unref?.();
+    };
+    client.on('connect', () => {
+      if (this.#client !== client) return;
+      // #attempt is not reset: a connection that only ends in a refusal must keep backing off.
+      this.#state = 'enrolling';
+      this.#refusedForGood = false;
+      log.info('uplink_enrolling', { host: endpoint.host, port: endpoint.port, note: 'trading the enrollment token for this bridge\'s credentials' });
+      ask();
+    });
+    client.on('message', (topic, payload) => {
+      const request = this.#enrollRequest;
+      if (this.#client !== client || !request || topic !== enrollTopic(request.nonce, 'reply')) return;
+      const reply = openEnrollReply(payload, token, request, (s) => TOPIC_SEGMENT.test(s));
+      if (!reply.ok) {
+        // Not authenticated when refused (anyone could have sent it): logged; the connection
+        // ends a few seconds later unless a sealed reply comes meanwhile (the timer above), and
+        // a config change (a new token) restarts the uplink at once.
+        const forGood = reply.refused === 'unknown_token' || reply.refused === 'revoked' || reply.refused === 'token_used';
+        if (reply.detail !== this.#lastRefusal) {
+          log.error('uplink_enroll_refused', { reason: reply.refused ?? 'bad_reply', detail: reply.detail, note: forGood ? `give the bridge a new enrollment token (POST /api/bridges on the hub); asking again every ${ENROLL_REFUSED_RETRY_MS / 60_000} minutes meanwhile` : 'asking again' });
+        }
+        this.#lastRefusal = reply.detail;
+        if (forGood && !this.#refusedForGood) {
+          this.#refusedForGood = true;
+          clearTimeout(this.#enrollTimer);
+          this.#enrollTimer = setTimeout(() => this.#client === client && client.stream?.destroy(), 5000);
+          this.#enrollTimer.unref?.();
+        }
+        return;
+      }
+      const stored: StoredCredentials = { token_sha256: hashKey(token), tenant: reply.tenant, bridge_id: reply.bridgeId, secret: reply.secret.toString('base64url'), enrolled_at: new Date(this.#o.clock.now()).toISOString() };
+      // Rows queued for another tenant or broker before the token came are not sent to this
+      // one: a gateway handed from one owner to another must not carry the first one's events
+      // over (#noteWhomQueued).
+      const handover = this.#outbox.handover();
+      const from = handover?.token_sha256 === stored.token_sha256 ? handover.from : null;
+      const moved = from !== null && (from.tenant !== reply.tenant || from.host !== endpoint.host);
+      let dropped = { rows: 0, bytes: 0 };
+      try {
+        withoutBusyWait(this.#o.db, () => {
+          this.#outbox.setCredentials(stored);
+          if (moved) dropped = this.#outbox.deleteThrough(handover!.through);
+          this.#outbox.setQueuedFor({ tenant: reply.tenant, host: endpoint.host });
+          this.#outbox.clearHandover();
+        });
+      } catch (error) {
+        // The secret is not kept unless stored: the next exchange makes a new one.
+        log.warn('uplink_enroll_store_failed', { error: (error as Error).message, next: 'asking again' });
+        client.stream?.destroy();
+        return;
+      }
+      if (dropped.rows > 0) {
+        this.#cap.removed(dropped.rows, dropped.bytes);
+        this.#o.counters?.dropped.inc({ kind: 'tenant_changed' }, dropped.rows);
+        log.warn('uplink_outbox_dropped_tenant_changed', { rows: dropped.rows, previous_tenant: from!.tenant, previous_broker: from!.host, tenant: reply.tenant, note: 'events queued for the previous tenant or broker are not sent to the new one' });
+      }
+      clearTimeout(this.#enrollTimer);
+      this.#enrolling = false;
+      this.#refusedForGood = false;
+      this.#enrollWaitMs = ENROLL_REPLY_TIMEOUT_MS;
+      this.#enrollRequest = undefined;
+      this.#useIdentity({ tenant: reply.tenant, bridgeId: reply.bridgeId, secret: signingKey(reply.secret) });
+      log.info('uplink_enrolled', { tenant: reply.tenant, bridge_id: reply.bridgeId, note: 'credentials stored; connecting as this bridge' });
+      // Connected again at once as the bridge: with its own client id and signed last will.
+      this.#client = undefined;
+      client.end(true, {}, () => this.#connect());
+    });
+    client.on('error', (e) => {
+      if (this.#client === client) log.warn('uplink_error', { error: e.message });
+    });
+    client.on('close', () => {
+      if (this.#client !== client) return;
+      this.#client = undefined;
+      clearTimeout(this.#enrollTimer);
+      client.end(true);
+      this.#scheduleReconnect(this.#refusedForGood ? ENROLL_REFUSED_RETRY_MS : undefined);
+    });
+  }
+
+  #scheduleReconnect(fixedDelayMs?: number): void {
     if (this.#state === 'stopped') return;
     const { baseMs, maxMs } = this.#o.backoff ?? { baseMs: 1000, maxMs: 60_000 };
     // Exponential with full jitter: a fleet that lost its broker does not return in lockstep.
     const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(this.#attempt, 20));
-    const delay = Math.max(baseMs / 2, Math.floor(Math.random() * ceiling));
+    const delay = fixedDelayMs ?? Math.max(baseMs / 2, Math.floor(Math.random() * ceiling));
     this.#attempt++;
     this.#state = 'backoff';
     this.#o.log.warn('uplink_disconnected', { retry_in_ms: delay, attempt: this.#attempt, pending: this.#cap.rows, note: 'events stay in the outbox until the hub acknowledges them' });
@@ -399,8 +633,8 @@ export class UplinkPublisher {
         if (!this.#warnedWaiting) {
           this.#warnedWaiting = true;
           this.#o.log.warn('uplink_waiting_for_hub', {
-            tenant: this.#o.config.tenant, bridge_id: this.#o.config.bridge_id, waited_ms: now - this.#askedAt, pending: this.#cap.rows,
-            note: 'connected to the broker, but no hub has answered this bridge\'s online, so nothing is published (events stay in the outbox): a hub older than this release (upgrade hubs first), a tenant the hub does not know or has marked deleted, a hub that is down or not subscribed, a broker ACL that keeps the hub\'s ack from this bridge, or the online was lost; asking again with a doubling interval up to 5 minutes',
+            tenant: this.#tenant, bridge_id: this.#bridgeId, waited_ms: now - this.#askedAt, pending: this.#cap.rows,
+            note: 'connected to the broker, but no hub has answered this bridge\'s online, so nothing is published (events stay in the outbox): a hub older than this release (upgrade hubs first), a bridge that is not enrolled (the hub stores only signed events of enrolled bridges unless HUB_ACCEPT_UNENROLLED=1: give it hub.enrollment_token), a tenant the hub does not know or has marked deleted, a hub that is down or not subscribed, a broker ACL that keeps the hub\'s ack from this bridge, or the online was lost; asking again with a doubling interval up to 5 minutes',
           });
         }
         this.#timeout = Math.min(this.#timeout * 2, MAX_ACK_TIMEOUT_MS);
@@ -422,7 +656,19 @@ export class UplinkPublisher {
 
   #takeAcks(): void {
     // Reading the outbox inside someone's open transaction could act on rows it rolls back.
-    if (this.#o.db.isTransaction || !this.#o.db.isOpen) return;
+    if (!this.#o.db.isOpen) return;
+    if (this.#o.db.isTransaction) {
+      // An open group of ingests (db/transaction.ts) stays open most of the time under a steady
+      // flow: the acks are taken as soon as it commits, not at a tick that may find it open too.
+      if (!this.#acksAfterCommit && groupBetweenUnits(this.#o.db)) {
+        this.#acksAfterCommit = true;
+        void committed(this.#o.db).catch(() => {}).then(() => {
+          this.#acksAfterCommit = false;
+          if (this.#acksWaiting.length > 0) this.#takeAcks();
+        });
+      }
+      return;
+    }
     const acks = this.#acksWaiting;
     this.#acksWaiting = [];
     for (const ack of acks) {
@@ -526,7 +772,8 @@ export class UplinkPublisher {
     if (gone.length > 0 && now - this.#lastGone >= 1000 && this.#client && this.#state === 'connected') {
       this.#lastGone = now;
       const ranges = gone.slice(0, MAX_RANGES);
-      this.#client.publishAsync(this.#topic('gone'), JSON.stringify({ ranges, ts: new Date(now).toISOString() }), { qos: 1 }).catch(() => {});
+      const topic = this.#topic('gone');
+      this.#client.publishAsync(topic, this.#sealed(topic, JSON.stringify({ ranges, ts: new Date(now).toISOString() })), { qos: 1 }).catch(() => {});
       this.#o.log.info('uplink_gone', { ranges: JSON.stringify(ranges), note: 'the hub asked for events this bridge no longer holds (dropped by the outbox cap, or numbers of an older copy of this database)' });
     }
   }
@@ -555,8 +802,10 @@ export class UplinkPublisher {
     while (this.#client === client && this.#state === 'connected') {
       if (this.#o.db.isTransaction) {
         // Someone's transaction is open on our connection: reading now could publish a row
-        // that is then rolled back. Look again shortly.
-        await new Promise((r) => setTimeout(r, BUSY_RETRY_MS));
+        // that is then rolled back. Look again shortly, or once the open group of ingests
+        // commits (db/transaction.ts; a failed group's rows are never published).
+        if (groupBetweenUnits(this.#o.db)) await committed(this.#o.db).catch(() => {});
+        else await new Promise((r) => setTimeout(r, BUSY_RETRY_MS));
         continue;
       }
       if (!this.#o.db.isOpen) return;
@@ -589,7 +838,8 @@ export class UplinkPublisher {
         if (row.seq > this.#cursor) this.#cursor = row.seq;
         if (row.seq > this.#highestPublished) this.#highestPublished = row.seq;
         const wire = `{"seq":${row.seq + this.#offset},${row.payload.slice(1)}`;
-        return client.publishAsync(this.#topic(row.kind), wire, { qos: 1 });
+        const topic = this.#topic(row.kind);
+        return client.publishAsync(topic, this.#sealed(topic, wire), { qos: 1 });
       });
       // The broker's PUBACK only paces us (mqtt.js holds what is in flight in memory); the row
       // stays until the hub acknowledges it.
@@ -598,4 +848,9 @@ export class UplinkPublisher {
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
   }
+}
+
+/** A group of ingests is open and nothing runs inside it now: committed() settles soon. */
+function groupBetweenUnits(db: DatabaseSync): boolean {
+  return pendingCommit(db) && !inTransaction(db);
 }

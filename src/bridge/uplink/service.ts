@@ -3,6 +3,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { StartupError } from '../../lib/errors.ts';
 import { TOPIC_SEGMENT, type UplinkEventKind } from '../../lib/topics.ts';
 import { newId } from '../../lib/ids.ts';
+import { enrollmentTokenLookup } from '../../lib/uplink-auth.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Counter, MetricsRegistry } from '../../lib/metrics.ts';
 import { brokerUrlProblem } from '../config/sections.ts';
@@ -11,14 +12,15 @@ import { UplinkOutbox } from './outbox.ts';
 import { UPLINK_STATES, type UplinkConfig, UplinkPublisher } from './publisher.ts';
 
 // Decides whether the bridge reports to a hub and with which settings (docs/design.md sections 4
-// and 8): the `hub` config section, overridden at start by SERVICE_HUB_MQTT_URL and
-// SERVICE_HUB_TENANT ("none" turns the uplink off). A change to the hub section restarts the
+// and 8): the `hub` config section, overridden at start by SERVICE_HUB_MQTT_URL,
+// SERVICE_HUB_TENANT ("none" turns the uplink off) and SERVICE_HUB_ENROLL_TOKEN (issue 15 item 3). A change to the hub section restarts the
 // publisher. Events are queued only while the uplink is on, so a bridge without a hub does
 // not grow an outbox nobody drains.
 
 export interface UplinkEnv {
   mqttUrl?: string;
   tenant?: string;
+  enrollToken?: string;
 }
 
 
@@ -30,7 +32,10 @@ export function uplinkEnv(env: NodeJS.ProcessEnv): UplinkEnv {
   if (tenant && tenant !== 'none' && !TOPIC_SEGMENT.test(tenant)) {
     throw new StartupError(`SERVICE_HUB_TENANT: expected 1 to 64 letters, digits, "_", "." or "-" starting with a letter or digit, or "none", got ${JSON.stringify(tenant)}`);
   }
-  return { mqttUrl, tenant };
+  const enrollToken = env.SERVICE_HUB_ENROLL_TOKEN?.trim() || undefined;
+  // Never echoed: a token is a credential (only its shape is named).
+  if (enrollToken && !enrollmentTokenLookup(enrollToken)) throw new StartupError('SERVICE_HUB_ENROLL_TOKEN: expected an enrollment token as the hub\'s POST /api/bridges gave it (fbe_ followed by 12 + 1 + 43 characters); the value is not shown here');
+  return { mqttUrl, tenant, ...(enrollToken ? { enrollToken } : {}) };
 }
 
 export class UplinkService {
@@ -84,12 +89,16 @@ export class UplinkService {
 
   /** The settings in force, or null when the uplink is off. */
   effective(): UplinkConfig | null {
-    const hub = this.#config.section('hub') as { enabled: boolean; mqtt_url: string | null; tenant: string | null; username: string | null; password: string | null };
+    const hub = this.#config.section('hub') as { enabled: boolean; mqtt_url: string | null; tenant: string | null; username: string | null; password: string | null; enrollment_token?: string | null };
     if (this.#env.mqttUrl === 'none' || this.#env.tenant === 'none') return null;
     const mqtt_url = this.#env.mqttUrl ?? (hub.enabled ? hub.mqtt_url : null);
-    const tenant = this.#env.tenant ?? (hub.enabled || this.#env.mqttUrl ? hub.tenant : null);
-    if (!mqtt_url || !tenant) return null;
-    return { mqtt_url, tenant, bridge_id: this.bridgeId(), username: hub.username, password: hub.password };
+    const inForce = hub.enabled || this.#env.mqttUrl !== undefined;
+    const tenant = this.#env.tenant ?? (inForce ? hub.tenant : null);
+    const enrollment_token = this.#env.enrollToken ?? (inForce ? hub.enrollment_token ?? null : null);
+    // An enrolled bridge (or one with a token to trade) learns its tenant from the hub.
+    const enrolled = this.#outbox.credentials() !== null;
+    if (!mqtt_url || (!tenant && !enrollment_token && !enrolled)) return null;
+    return { mqtt_url, tenant: tenant ?? '', bridge_id: this.bridgeId(), username: hub.username, password: hub.password, enrollment_token };
   }
 
   start(): void {
@@ -107,6 +116,11 @@ export class UplinkService {
 
   state(): string {
     return this.#publisher?.state() ?? 'off';
+  }
+
+  /** Who the bridge is at the hub: enrolled (with the hub's tenant and id) or not. */
+  identity(): { tenant: string; bridge_id: string; enrolled: boolean } | null {
+    return this.#publisher?.identity() ?? null;
   }
 
   /** The outbox as health and /metrics report it (issue 15 item 2). */
@@ -133,7 +147,11 @@ export class UplinkService {
   #apply(): void {
     const config = this.effective();
     if (!config) {
-      this.#log.info('uplink_off', { note: 'no hub configured (hub section disabled, or SERVICE_HUB_MQTT_URL/SERVICE_HUB_TENANT set to none)' });
+      const hub = this.#config.section('hub') as { enabled: boolean; mqtt_url: string | null };
+      const turnedOff = this.#env.mqttUrl === 'none' || this.#env.tenant === 'none';
+      if (!turnedOff && ((hub.enabled && hub.mqtt_url) || this.#env.mqttUrl)) {
+        this.#log.warn('uplink_off', { note: 'a broker is set but no tenant, no enrollment token and no enrollment stored: give the bridge hub.enrollment_token (or SERVICE_HUB_ENROLL_TOKEN), or hub.tenant' });
+      } else this.#log.info('uplink_off', { note: 'no hub configured (hub section disabled, or SERVICE_HUB_MQTT_URL/SERVICE_HUB_TENANT set to none)' });
       return;
     }
     try {
@@ -143,7 +161,11 @@ export class UplinkService {
         outboxMaxBytes: maxMb * 1024 * 1024, counters: this.#counters,
       });
       this.#publisher.start();
-      this.#log.info('uplink_on', { broker: redactUrl(config.mqtt_url), tenant: config.tenant, bridge_id: config.bridge_id });
+      const who = this.#publisher.identity();
+      if (who.enrolled && config.tenant && config.tenant !== who.tenant) {
+        this.#log.warn('uplink_tenant_ignored', { configured: config.tenant, enrolled: who.tenant, note: 'this bridge is enrolled: it publishes under the tenant and bridge id the hub gave it, not hub.tenant' });
+      }
+      this.#log.info('uplink_on', { broker: redactUrl(config.mqtt_url), tenant: who.tenant || undefined, bridge_id: who.bridge_id || undefined, enrolled: who.enrolled, enrolling: !who.enrolled && !!config.enrollment_token });
     } catch (error) {
       this.#log.error('uplink_config_invalid', { error: (error as Error).message });
     }

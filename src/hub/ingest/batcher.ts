@@ -1,8 +1,10 @@
+import type { KeyObject } from 'node:crypto';
 import type { Clock } from '../../lib/clock.ts';
 import type { Counter } from '../../lib/metrics.ts';
 import { ACK_KIND, EVENT_KINDS, leadingSeq, parseUplinkTopic, type UplinkKind } from '../../lib/topics.ts';
+import { hasSignature, parseEnrollRequest, parseEnrollTopic, verifyPayload } from '../../lib/uplink-auth.ts';
 import { decodeForIngest } from './decode.ts';
-import type { AckState, BatchOp, BatchOutcome, HubStore } from '../store/store.ts';
+import type { AckState, BatchOp, BatchOutcome, BridgeAuth, HubStore } from '../store/store.ts';
 import { EVENT_TABLES } from '../store/store.ts';
 
 // Group commit for the hub's ingest (issue 22 item 2). Messages are taken as the MQTT client
@@ -25,6 +27,22 @@ import { EVENT_TABLES } from '../store/store.ts';
 // disk full) is the database's, not an event's: nothing of the batch is acknowledged and the
 // error goes to `done`; the subscriber drops the connection and the broker sends it all again.
 //
+// Who may write (issue 15 item 3; docs/hub.md, "Enrollment"): a message's bridge id finds the
+// enrolled bridge's credentials (from the store's cache); the message is taken only when the
+// topic's tenant is that bridge's, the bridge is not revoked and the payload's sig verifies
+// under its secret. Everything else is dropped before it can touch any table (not even
+// bridge_seqs: a forger must not be able to fill or settle a bridge's sequence numbers) and
+// counted by reason: unknown_bridge, not_enrolled (its token not traded yet), wrong_tenant,
+// revoked_bridge, unsigned, bad_signature. With acceptUnenrolled (HUB_ACCEPT_UNENROLLED=1, for
+// a fleet moving to enrollment), a bridge id that was never enrolled may still publish
+// unsigned; an enrolled one never may. A bridge counts as verified (its token spent) once a
+// signed message of it passed every check, the tenant's included.
+// Enrollment requests (fieldbridge/v1/_enroll/<nonce>/request) are answered after the batch's
+// events are stored, malformed ones dropped before they count, one per token, at most
+// ENROLL_PER_BATCH tokens per batch (the rest are dropped and counted as enroll_busy; the bridge
+// asks again), so a flood of requests cannot hold the events up for long, and nothing after the
+// batch's commit fails the batch; the replies, heard back through the wildcard, are skipped.
+//
 // An event refused before the database (too_large, bad_json, bad_payload) whose payload starts
 // as a bridge writes it (`{"seq":N,`) has its number recorded as done, like a `gone` report
 // (issue 15 review): otherwise the hub would ask the bridge for it forever, and enough such
@@ -33,10 +51,15 @@ import { EVENT_TABLES } from '../store/store.ts';
 
 /** Messages written in one transaction at most. */
 export const MAX_BATCH = 500;
+/** Enrollment requests answered per batch at most (each is a lookup and maybe a write). */
+export const ENROLL_PER_BATCH = 16;
 /** How long the first message of a quiet moment waits for company. */
 export const FLUSH_DELAY_MS = 2;
 
 export type Done = (error?: Error) => void;
+
+/** A bridge's sequence state to acknowledge, with the secret to sign the ack (enrolled bridges). */
+export type SignedAck = AckState & { secret?: KeyObject };
 
 export interface BatcherOptions {
   store: HubStore;
@@ -45,7 +68,11 @@ export interface BatcherOptions {
   reject(reason: string, fields: Record<string, unknown>): void;
   /** The bridges' sequence states after a batch committed, before its messages are done
    *  (issue 15: the subscriber publishes them as acks). */
-  acknowledge?(acks: AckState[]): void;
+  acknowledge?(acks: SignedAck[]): void;
+  /** Answers an enrollment request (publishes the reply); a failure fails the batch. */
+  enroll?(nonce: string, payload: Uint8Array): Promise<void>;
+  /** Unsigned messages of bridge ids never enrolled are taken (docs/hub.md). */
+  acceptUnenrolled?: boolean;
   maxBatch?: number;
   flushDelayMs?: number;
 }
@@ -131,7 +158,7 @@ export class IngestBatcher {
     const ops: BatchOp[] = [];
     const kinds: Array<UplinkKind | null> = [];
     // kind null: not counted in the ingest tally (a refused event's number, counted as rejected).
-    const candidates: Array<{ tenant: string; kind: UplinkKind | null; op: BatchOp }> = [];
+    const candidates: Array<{ tenant: string; kind: UplinkKind | null; op: BatchOp; auth?: BridgeAuth }> = [];
     const tally = new Map<string, { kind: string; result: string; n: number }>();
     const count = (kind: string, result: string) => {
       const key = kind + ' ' + result;
@@ -139,7 +166,23 @@ export class IngestBatcher {
       if (t) t.n++;
       else tally.set(key, { kind, result, n: 1 });
     };
+    const enrollRequests = new Map<string, { nonce: string; payload: Uint8Array }>();
+    const parsed: Array<{ topic: string; payload: Uint8Array; t: { tenant: string; bridgeId: string; kind: UplinkKind } }> = [];
+    const bridgeIds = new Set<string>();
     for (const { topic, payload } of batch) {
+      const enroll = parseEnrollTopic(topic);
+      if (enroll) {
+        if (enroll.kind !== 'request') continue;
+        // Checked before it takes one of the batch's places: junk never crowds out a bridge.
+        // One per token (the newest: its bridge waits for that nonce's reply).
+        const request = parseEnrollRequest(payload);
+        if (!request.ok) this.#o.reject('enroll_bad_request', { nonce: enroll.nonce, detail: request.detail });
+        else if (enrollRequests.size < ENROLL_PER_BATCH || enrollRequests.has(request.lookup)) {
+          enrollRequests.delete(request.lookup);
+          enrollRequests.set(request.lookup, { nonce: enroll.nonce, payload });
+        } else this.#o.reject('enroll_busy', { nonce: enroll.nonce });
+        continue;
+      }
       const t = parseUplinkTopic(topic);
       if (!t.ok) {
         this.#o.reject(t.reason, { topic });
@@ -148,13 +191,41 @@ export class IngestBatcher {
       // The hub's own acknowledgements (and other replicas'), heard through the wildcard:
       // skipped before decoding (no JSON parse, no schema walk for each of them).
       if (t.kind === ACK_KIND) continue;
+      // An empty retained message clears the broker's copy; it carries nothing to check or store.
+      if (payload.length === 0) {
+        count(t.kind, 'cleared');
+        continue;
+      }
+      parsed.push({ topic, payload, t });
+      bridgeIds.add(t.bridgeId);
+    }
+    const bridges = bridgeIds.size > 0 ? await store.ingestBridges(bridgeIds) : new Map<string, BridgeAuth | undefined>();
+    for (const { topic, payload: received, t } of parsed) {
+      const auth = bridges.get(t.bridgeId);
+      let payload: Uint8Array | string = received;
+      if (auth) {
+        const refused = !auth.secret ? (auth.revoked ? 'revoked_bridge' : 'not_enrolled') : auth.tenantId !== t.tenant ? 'wrong_tenant' : null;
+        if (refused) {
+          this.#o.reject(refused, { topic });
+          continue;
+        }
+        const check = verifyPayload(auth.secret!, topic, received);
+        if (!check.ok) {
+          this.#o.reject(check.reason, { topic });
+          continue;
+        }
+        payload = check.text;
+      } else if (!this.#o.acceptUnenrolled || hasSignature(received)) {
+        this.#o.reject('unknown_bridge', { topic });
+        continue;
+      }
       const decoded = decodeForIngest(t.kind, payload);
       if (!decoded.ok) {
         if (decoded.reason === 'empty') count(t.kind, 'cleared');
         else {
           this.#o.reject(decoded.reason, { topic, detail: decoded.detail });
           // Its sequence number, if it has one, counts as done (gone): never asked for again.
-          const seq = (EVENT_KINDS as readonly string[]).includes(t.kind) ? leadingSeq(payload) : null;
+          const seq = (EVENT_KINDS as readonly string[]).includes(t.kind) ? leadingSeq(typeof payload === 'string' ? Buffer.from(payload.slice(0, 32)) : payload) : null;
           if (seq !== null) candidates.push({ tenant: t.tenant, kind: null, op: { op: 'gone', tenantId: t.tenant, bridgeId: t.bridgeId, ranges: [[seq, seq]], at } });
         }
         continue;
@@ -172,8 +243,9 @@ export class IngestBatcher {
         op = { op: 'event', event: { table: EVENT_TABLES[decoded.kind], tenant_id: t.tenant, event_id: v.event_id, bridge_id: t.bridgeId, ts: v.ts, body: decoded.text, received_at: at } };
         if (typeof v.seq === 'number') op.seq = v.seq;
       }
-      candidates.push({ tenant: t.tenant, kind: t.kind, op });
+      candidates.push({ tenant: t.tenant, kind: t.kind, op, auth });
     }
+    const verified = new Set<BridgeAuth>();
     if (candidates.length > 0) {
       // Tenants are made by operators, never by publishing (docs/hub.md); one marked for
       // deletion takes no new data.
@@ -184,6 +256,7 @@ export class IngestBatcher {
         else if (tenant.deleted_at) this.#o.reject('tenant_deleted', { tenant: c.tenant });
         else {
           ops.push(c.op);
+          if (c.auth && !c.auth.verified) verified.add(c.auth);
           kinds.push(c.kind);
         }
       }
@@ -192,9 +265,33 @@ export class IngestBatcher {
       const acks: AckState[] = [];
       const outcomes = await this.#isolating(ops, acks);
       for (let i = 0; i < ops.length; i++) if (outcomes[i] !== 'failed' && kinds[i] !== null) count(kinds[i]!, outcomes[i] as string);
-      if (acks.length > 0) this.#o.acknowledge?.(latestPerBridge(acks));
+      if (acks.length > 0) this.#o.acknowledge?.(latestPerBridge(acks).map((a) => ({ ...a, secret: bridges.get(a.bridgeId)?.secret ?? undefined })));
     }
     for (const t of tally.values()) this.#o.stored.inc({ kind: t.kind, result: t.result }, t.n);
+    // The batch is stored: what follows must not fail it (that would make the broker send it
+    // all again). The token of a bridge whose first signed message arrived is spent
+    // (bridges/service.ts); a failure here is tried again with the bridge's next batch.
+    for (const auth of verified) {
+      try {
+        await store.markEnrollmentVerified(auth.id, auth.secretText!, at);
+      } catch (error) {
+        this.#o.reject('verify_mark_failed', { bridge: auth.id, error: (error as Error).message });
+      }
+    }
+    for (const r of enrollRequests.values()) await this.#enroll(r.nonce, r.payload);
+  }
+
+  /** One exchange; a failure is counted and left unanswered (the bridge asks again). */
+  async #enroll(nonce: string, payload: Uint8Array): Promise<void> {
+    if (!this.#o.enroll) {
+      this.#o.reject('enroll_unavailable', { nonce });
+      return;
+    }
+    try {
+      await this.#o.enroll(nonce, payload);
+    } catch (error) {
+      this.#o.reject('enroll_failed', { nonce, error: (error as Error).message });
+    }
   }
 
   /** Writes ops; when the rows' values made that fail, finds the event(s) at fault by halving. */

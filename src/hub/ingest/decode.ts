@@ -13,21 +13,27 @@ const TS_PATTERN: RegExp | undefined = (EventPayload.shape.ts as unknown as { _z
   ? ((EventPayload.shape.ts as unknown as { _zod: { pattern: RegExp } })._zod.pattern)
   : undefined;
 
-export function decodeForIngest(kind: UplinkKind, payload: Uint8Array): Decoded {
-  if (!TS_PATTERN || kind === 'hello' || kind === 'status' || kind === 'gone' || kind === 'ack' || payload.length === 0 || payload.length > MAX_PAYLOAD_BYTES) return decodeUplinkPayload(kind, payload);
-  const text = Buffer.isBuffer(payload) ? payload.toString('utf8') : Buffer.from(payload).toString('utf8');
+/** payload: the bytes received, or the text of a signed one with its sig taken off (batcher.ts). */
+export function decodeForIngest(kind: UplinkKind, received: Uint8Array | string): Decoded {
+  const size = typeof received === 'string' ? Buffer.byteLength(received, 'utf8') : received.length;
+  if (!TS_PATTERN || kind === 'hello' || kind === 'status' || kind === 'gone' || kind === 'ack' || size === 0 || size > MAX_PAYLOAD_BYTES) {
+    return decodeUplinkPayload(kind, typeof received === 'string' ? Buffer.from(received, 'utf8') : received);
+  }
+  const text = typeof received === 'string' ? received : Buffer.isBuffer(received) ? received.toString('utf8') : Buffer.from(received).toString('utf8');
+  // The slow path (every rejection keeps its reason and detail) wants bytes.
+  const bytes = () => (typeof received === 'string' ? Buffer.from(received, 'utf8') : received);
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
-    return decodeUplinkPayload(kind, payload);
+    return decodeUplinkPayload(kind, bytes());
   }
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) return decodeUplinkPayload(kind, payload);
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return decodeUplinkPayload(kind, bytes());
   const { event_id: id, ts, seq } = json as { event_id?: unknown; ts?: unknown; seq?: unknown };
   // EventPayload: event_id z.string().min(1).max(128), ts z.iso.datetime({ offset: true }).
-  if (typeof id !== 'string' || id.length < 1 || id.length > 128 || typeof ts !== 'string' || !TS_PATTERN.test(ts)) return decodeUplinkPayload(kind, payload);
+  if (typeof id !== 'string' || id.length < 1 || id.length > 128 || typeof ts !== 'string' || !TS_PATTERN.test(ts)) return decodeUplinkPayload(kind, bytes());
   // EventPayload: seq optional, Seq = an integer 1 .. 2^53 - 1 (issue 15).
-  if (seq !== undefined && !(Number.isSafeInteger(seq) && (seq as number) >= 1)) return decodeUplinkPayload(kind, payload);
+  if (seq !== undefined && !(Number.isSafeInteger(seq) && (seq as number) >= 1)) return decodeUplinkPayload(kind, bytes());
   // The object is ours (fresh from JSON.parse): normalising ts in place spares a copy. A ts
   // already in toISOString()'s form (what bridges send: ms and Z, checked by the pattern
   // above) would come back unchanged, so the Date round trip is skipped for it.

@@ -2,10 +2,12 @@ import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { Counter, MetricsRegistry } from '../../lib/metrics.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
-import type { AckState, HubStore } from '../store/store.ts';
+import type { HubStore } from '../store/store.ts';
 import { mqttClientOptions, parseMqttUrl } from '../../lib/mqtt-options.ts';
 import { ackView, ingestSubscription, uplinkTopic } from '../../lib/topics.ts';
-import { IngestBatcher, MAX_BATCH } from './batcher.ts';
+import { enrollTopic, signPayload } from '../../lib/uplink-auth.ts';
+import type { BridgeEnrollments } from '../bridges/service.ts';
+import { IngestBatcher, MAX_BATCH, type SignedAck } from './batcher.ts';
 
 // The hub learns about bridges over MQTT (docs/api.md sections 1 and 6, docs/design.md section 8).
 // Delivery is at-least-once end to end: the hub keeps a persistent session (clean: false, a
@@ -27,7 +29,13 @@ import { IngestBatcher, MAX_BATCH } from './batcher.ts';
 // highest number stored and the gaps between (which the hub asks for). At most one ack per
 // bridge per ACK_INTERVAL_MS from this replica; what comes in between is folded into the next.
 // The state is read from the database inside the batch's transaction, so an ack from any
-// replica is true whenever it arrives, and the bridge may act on them in any order.
+// replica is true whenever it arrives, and the bridge may act on them in any order. An
+// enrolled bridge's acks are signed with its secret (issue 15 item 3), as its messages are.
+//
+// Enrollment (issue 15 item 3; docs/hub.md, "Enrollment"): a request on
+// fieldbridge/v1/_enroll/<nonce>/request is answered on .../reply (QoS 1, not retained) by
+// BridgeEnrollments.exchange, in the batch that holds it; the outcome is counted in
+// fieldbridge_hub_enrollments_total.
 
 /** MQTT 5 session expiry: how long the broker keeps queueing for a hub that is down. */
 export const SESSION_EXPIRY_S = 7 * 24 * 3600;
@@ -59,10 +67,14 @@ export interface IngestOptions {
   flushDelayMs?: number;
   /** Defaults to ACK_INTERVAL_MS. */
   ackIntervalMs?: number;
+  /** Answers enrollment requests; without it they are refused (counted). */
+  enrollments?: BridgeEnrollments;
+  /** HUB_ACCEPT_UNENROLLED=1: bridge ids never enrolled may publish unsigned (batcher.ts). */
+  acceptUnenrolled?: boolean;
 }
 
 interface AckSlot {
-  pending?: AckState;
+  pending?: SignedAck;
   lastAt: number;
   timer?: ReturnType<typeof setTimeout>;
 }
@@ -98,18 +110,22 @@ export class HubIngest {
   #ackStream: unknown;
   readonly #seqAcks = new Map<string, AckSlot>();
   readonly #acksSent: Counter;
+  readonly #enrolled: Counter;
 
   constructor(options: IngestOptions) {
     this.#o = options;
     this.#stored = options.metrics.counter('fieldbridge_hub_ingest_total', 'MQTT messages taken in, by kind and result (stored; duplicate: event already stored; ignored: status older than the one held; cleared: empty retained message).');
     this.#rejected = options.metrics.counter('fieldbridge_hub_ingest_rejected_total', 'MQTT messages dropped, by reason.');
     this.#acksSent = options.metrics.counter('fieldbridge_hub_acks_total', 'Acknowledgements published to bridges (issue 15), by whether they asked for missing sequence numbers.');
+    this.#enrolled = options.metrics.counter('fieldbridge_hub_enrollments_total', 'Enrollment exchanges answered (issue 15), by outcome: exchanged, unknown_token, revoked, token_used, bad_request.');
     this.#batcher = new IngestBatcher({
       store: options.store,
       clock: options.clock,
       stored: this.#stored,
       reject: (reason, fields) => this.#reject(reason, fields),
       acknowledge: (acks) => this.#acknowledge(acks),
+      enroll: options.enrollments ? (nonce, payload) => this.#enroll(nonce, payload) : undefined,
+      acceptUnenrolled: options.acceptUnenrolled,
       maxBatch: options.maxBatch,
       flushDelayMs: options.flushDelayMs,
     });
@@ -202,7 +218,11 @@ export class HubIngest {
       this.#seqAcks.delete(key);
     }
     this.#client = undefined;
-    await new Promise<void>((resolve) => client.end(false, {}, () => resolve()));
+    // A clean end waits for the acks in flight; a broker that stopped answering must not hold
+    // the shutdown (a hung close was seen under load in the tests): after 2 s the socket is
+    // destroyed (mqtt.js ignores a second end() while the first waits).
+    const ended = await Promise.race([new Promise<boolean>((resolve) => client.end(false, {}, () => resolve(true))), new Promise<boolean>((r) => setTimeout(() => r(false), 2000).unref())]);
+    if (!ended) client.stream?.destroy();
   }
 
   // A batch's messages are done one after the other in one go: their PUBACKs are gathered
@@ -223,7 +243,17 @@ export class HubIngest {
     });
   }
 
-  #acknowledge(acks: AckState[]): void {
+  async #enroll(nonce: string, payload: Uint8Array): Promise<void> {
+    const result = await this.#o.enrollments!.exchange(nonce, payload);
+    this.#enrolled.inc({ outcome: result.outcome });
+    if (result.outcome === 'exchanged') this.#o.log.info('hub_bridge_enrolled', { bridge_id: result.bridgeId, nonce });
+    else this.#reject(`enroll_${result.outcome}`, { nonce });
+    // Lost with the connection: the bridge asks again (the exchange can be repeated until
+    // its first signed message arrives).
+    this.#client?.publish(enrollTopic(nonce, 'reply'), result.reply, { qos: 1 }, () => {});
+  }
+
+  #acknowledge(acks: SignedAck[]): void {
     const client = this.#client;
     if (!client) return;
     const interval = this.#o.ackIntervalMs ?? ACK_INTERVAL_MS;
@@ -262,9 +292,11 @@ export class HubIngest {
     const { upto, high, missing } = ackView(a);
     const payload = { upto, high, missing, seen: a.seen, ...(a.conn !== undefined ? { conn: a.conn } : {}), ts: new Date(this.#o.clock.now()).toISOString() };
     this.#acksSent.inc({ missing: missing.length > 0 ? 'yes' : 'no' });
+    const topic = uplinkTopic(a.tenantId, a.bridgeId, 'ack');
+    const text = JSON.stringify(payload);
     // QoS 1; lost with a connection, it is followed by the next one (the bridge sends again
     // what stays unacknowledged, and its online after a reconnect asks for a fresh one).
-    client.publish(uplinkTopic(a.tenantId, a.bridgeId, 'ack'), JSON.stringify(payload), { qos: 1 }, () => {});
+    client.publish(topic, a.secret ? signPayload(a.secret, topic, text) : text, { qos: 1 }, () => {});
   }
 
   #storeFailed(client: MqttClient, stream: unknown, topic: string, error: Error): void {

@@ -1,4 +1,6 @@
+import type { KeyObject } from 'node:crypto';
 import type { Role } from '../../auth/roles.ts';
+import { signingKey } from '../../lib/uplink-auth.ts';
 import type { UplinkEventKind } from '../../lib/topics.ts';
 import type { Migration } from '../../db/migrate.ts';
 import { maskUrlCredentials } from '../../lib/mask-url.ts';
@@ -57,6 +59,35 @@ export interface BridgeRow {
   status_ts: string | null;
   first_seen: string;
   last_seen: string;
+}
+
+/** A bridge enrollment (issue 15 item 3, migration 5). */
+export interface EnrollmentRow {
+  id: string;
+  tenant_id: string;
+  name: string;
+  token_lookup: string;
+  token_hash: string;
+  /** The bridge's HMAC key, base64url; null before the exchange and after revocation. */
+  secret: string | null;
+  created_at: string;
+  enrolled_at: string | null;
+  verified_at: string | null;
+  revoked_at: string | null;
+  /** The time in the newest request that made a secret (set by exchanges only). */
+  request_ts?: string | null;
+}
+
+/** What the ingest needs of an enrolled bridge to check its messages. */
+export interface BridgeAuth {
+  id: string;
+  tenantId: string;
+  /** The HMAC key, imported once (lib/uplink-auth.ts SigningKey). */
+  secret: KeyObject | null;
+  /** The secret as stored (base64url): what marking the bridge verified is bound to. */
+  secretText: string | null;
+  verified: boolean;
+  revoked: boolean;
 }
 
 export interface EventRow {
@@ -124,6 +155,29 @@ export interface HubStore {
   /** True when an ingestBatch error is caused by the rows' values (retrying cannot help). */
   isRowError(error: unknown): boolean;
 
+  insertEnrollment(row: EnrollmentRow): Promise<void>;
+  /** The tenant's enrollments by id; with a page, at most `limit` of those after `afterId`. */
+  listEnrollments(tenantId: string, page?: { afterId?: string; limit?: number }): Promise<EnrollmentRow[]>;
+  enrollmentByLookup(lookup: string): Promise<EnrollmentRow | undefined>;
+  /**
+   * The secret to answer an exchange with: `fresh` when the request is newer (`requestTs`)
+   * than the newest one that made a secret, or none was made yet; else the secret held (a
+   * redelivered, doubled or replayed request). One statement, so of two replicas answering
+   * one request both answer with the same secret. null when the enrollment was revoked or its
+   * token used up (a first signed event arrived).
+   */
+  enrollmentSecret(id: string, fresh: string, requestTs: string, at: string): Promise<string | null>;
+  /** The first event signed with `secret` arrived: the token stops working. */
+  markEnrollmentVerified(id: string, secret: string, at: string): Promise<void>;
+  /** Revokes: the secret is wiped and the bridge's messages are refused from now on. */
+  revokeEnrollment(tenantId: string, id: string, at: string): Promise<'revoked' | 'already' | 'missing'>;
+  /**
+   * Enrolled bridges as the MQTT ingest sees them, by bridge id, from a cache (BRIDGE_CACHE_MS,
+   * unknown ids included; dropped at once by this store's own exchange, verification and
+   * revocation, so a revocation on this replica stops the bridge's next batch).
+   */
+  ingestBridges(ids: Iterable<string>): Promise<Map<string, BridgeAuth | undefined>>;
+
   recordHello(tenantId: string, bridgeId: string, hello: { version: string; interfaces: unknown[]; at: string }): Promise<void>;
   /** Applies a status unless it is older than the one recorded; true when applied. */
   recordStatus(tenantId: string, bridgeId: string, status: StatusUpdate): Promise<boolean>;
@@ -184,9 +238,17 @@ export const redactUrl = maskUrlCredentials;
  */
 export const TENANT_CACHE_MS = 1000;
 
+/** How long the ingest takes an enrolled bridge's credentials (or an unknown id) from its
+ *  cache: another replica's revocation or enrollment is seen within this time. */
+export const BRIDGE_CACHE_MS = 1000;
+/** Entries the bridge cache holds at most (unknown ids from a flood of forged topics included). */
+const BRIDGE_CACHE_MAX = 10_000;
+
 class SqlHubStore implements HubStore {
   readonly #db: SqlDriver;
   readonly #tenants = new Map<string, { row: TenantRow; until: number }>();
+  readonly #bridges = new Map<string, { auth: BridgeAuth | undefined; until: number }>();
+  #bridgesEpoch = 0;
   // Bumped by every change to a tenant made here: a read that began before the change must
   // not put its (old) row into the cache after the change dropped it.
   #tenantsEpoch = 0;
@@ -241,6 +303,9 @@ class SqlHubStore implements HubStore {
       return await this.#purge(id, tables, dueBy);
     } finally {
       this.#forgetTenant(id);
+      // Its enrolled bridges went with it.
+      this.#bridgesEpoch++;
+      this.#bridges.clear();
     }
   }
   #purge(id: string, tables: TenantTable[], dueBy: string | undefined): Promise<Record<string, number> | null> {
@@ -349,6 +414,100 @@ class SqlHubStore implements HubStore {
   }
   isRowError(error: unknown): boolean {
     return isRowError(this.dialect, error);
+  }
+
+  async insertEnrollment(row: EnrollmentRow): Promise<void> {
+    this.#forgetBridge(row.id);
+    await this.#db.run(
+      `INSERT INTO enrolled_bridges (id, tenant_id, name, token_lookup, token_hash, secret, created_at, enrolled_at, verified_at, revoked_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [row.id, row.tenant_id, row.name, row.token_lookup, row.token_hash, row.secret, row.created_at, row.enrolled_at, row.verified_at, row.revoked_at],
+    );
+    this.#forgetBridge(row.id);
+  }
+  async listEnrollments(tenantId: string, page: { afterId?: string; limit?: number } = {}): Promise<EnrollmentRow[]> {
+    const sql = 'SELECT * FROM enrolled_bridges WHERE tenant_id = $1 AND (CAST($2 AS TEXT) IS NULL OR id > $2) ORDER BY id';
+    const rows = page.limit === undefined ? await this.#db.query(sql, [tenantId, page.afterId ?? null]) : await this.#db.query(`${sql} LIMIT $3`, [tenantId, page.afterId ?? null, page.limit]);
+    return rows as unknown as EnrollmentRow[];
+  }
+  async enrollmentByLookup(lookup: string): Promise<EnrollmentRow | undefined> {
+    return (await this.#db.query('SELECT * FROM enrolled_bridges WHERE token_lookup = $1', [lookup]))[0] as unknown as EnrollmentRow | undefined;
+  }
+  async enrollmentSecret(id: string, fresh: string, requestTs: string, at: string): Promise<string | null> {
+    this.#forgetBridge(id);
+    try {
+      // PostgreSQL re-evaluates the CASEs on the row as another replica's UPDATE left it, so the
+      // second answer to one request sees request_ts = $3 and keeps the secret.
+      const newer = '(secret IS NULL OR request_ts IS NULL OR request_ts < $3)';
+      const rows = await this.#db.query(
+        `UPDATE enrolled_bridges SET secret = CASE WHEN ${newer} THEN $2 ELSE secret END, request_ts = CASE WHEN ${newer} THEN $3 ELSE request_ts END, enrolled_at = $4
+          WHERE id = $1 AND revoked_at IS NULL AND verified_at IS NULL RETURNING secret`,
+        [id, fresh, requestTs, at],
+      );
+      return rows.length > 0 ? String(rows[0].secret) : null;
+    } finally {
+      this.#forgetBridge(id);
+    }
+  }
+  async markEnrollmentVerified(id: string, secret: string, at: string): Promise<void> {
+    const changed = await this.#db.run('UPDATE enrolled_bridges SET verified_at = $3 WHERE id = $1 AND secret = $2 AND verified_at IS NULL', [id, secret, at]);
+    const cached = this.#bridges.get(id);
+    if (changed > 0 && cached?.auth) cached.auth.verified = true;
+  }
+  async revokeEnrollment(tenantId: string, id: string, at: string): Promise<'revoked' | 'already' | 'missing'> {
+    this.#forgetBridge(id);
+    try {
+      const n = await this.#db.run('UPDATE enrolled_bridges SET revoked_at = $3, secret = NULL WHERE tenant_id = $1 AND id = $2 AND revoked_at IS NULL', [tenantId, id, at]);
+      if (n > 0) return 'revoked';
+      const row = await this.#db.query('SELECT revoked_at FROM enrolled_bridges WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
+      return row.length > 0 ? 'already' : 'missing';
+    } finally {
+      this.#forgetBridge(id);
+    }
+  }
+  async ingestBridges(ids: Iterable<string>): Promise<Map<string, BridgeAuth | undefined>> {
+    const now = performance.now();
+    const out = new Map<string, BridgeAuth | undefined>();
+    const missing: string[] = [];
+    for (const id of ids) {
+      if (out.has(id)) continue;
+      const cached = this.#bridges.get(id);
+      if (cached && cached.until > now) out.set(id, cached.auth);
+      else {
+        out.set(id, undefined);
+        missing.push(id);
+      }
+    }
+    // The ids not cached, in one query per batch (a flood of forged ids is one round trip).
+    for (let i = 0; i < missing.length; i += 500) {
+      const chunk = missing.slice(i, i + 500);
+      const epoch = this.#bridgesEpoch;
+      const rows = await this.#db.query(`SELECT id, tenant_id, secret, verified_at, revoked_at FROM enrolled_bridges WHERE id IN (${chunk.map((_, n) => `$${n + 1}`).join(', ')})`, chunk);
+      const found = new Map(rows.map((row) => [String(row.id), row]));
+      for (const id of chunk) {
+        const row = found.get(id);
+        const auth: BridgeAuth | undefined = row
+          ? { id, tenantId: String(row.tenant_id), secret: row.secret ? signingKey(Buffer.from(String(row.secret), 'base64url')) : null, secretText: row.secret ? String(row.secret) : null, verified: row.verified_at !== null, revoked: row.revoked_at !== null }
+          : undefined;
+        out.set(id, auth);
+        if (epoch !== this.#bridgesEpoch) continue;
+        // Full: the oldest tenth goes (Map keeps insertion order), not the ids in use.
+        if (this.#bridges.size >= BRIDGE_CACHE_MAX) {
+          let drop = BRIDGE_CACHE_MAX / 10;
+          for (const key of this.#bridges.keys()) {
+            this.#bridges.delete(key);
+            if (--drop <= 0) break;
+          }
+        }
+        this.#bridges.delete(id);
+        this.#bridges.set(id, { auth, until: now + BRIDGE_CACHE_MS });
+      }
+    }
+    return out;
+  }
+  #forgetBridge(id: string): void {
+    this.#bridgesEpoch++;
+    this.#bridges.delete(id);
   }
 
   async recordHello(tenantId: string, bridgeId: string, hello: { version: string; interfaces: unknown[]; at: string }): Promise<void> {

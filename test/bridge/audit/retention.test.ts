@@ -121,7 +121,7 @@ test('retention: 0 days keeps everything; a RetentionWorker on its own clock pru
   const total = (await t.call('GET', '/api/messages/stats')).body.total;
   assert.ok(total > 0);
   const later = new FakeClock(clock.now() + 400 * DAY);
-  assert.equal(new RetentionWorker({ db: t.bridge.services.db, messages, deliveries, seen, clock: later, log, days: 0 }).runOnce(), { messages: 0, deliveries: 0 });
+  assert.equal(new RetentionWorker({ db: t.bridge.services.db, messages, deliveries, seen, clock: later, log, days: 0 }).runOnce(), { messages: 0, deliveries: 0, senders: 0, buckets: 0, usage_days: 0 });
   assert.is((await t.call('GET', '/api/messages/stats')).body.total, total);
   const pruned = new RetentionWorker({ db: t.bridge.services.db, messages, deliveries, seen, clock: later, log, days: 365 }).runOnce();
   assert.is(pruned.messages, total);

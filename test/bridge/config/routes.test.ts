@@ -199,11 +199,11 @@ test('the hub password is redacted on every read and a written-back marker keeps
     assert.is((h.config.section('hub') as { password: string | null }).password, null);
   }));
 
-test('an enabled hub needs its address and tenant (bridge_id defaults to a stable id); bad values are named', () =>
+test('an enabled hub needs its address (the tenant may come from an enrollment; bridge_id defaults to a stable id); bad values are named', () =>
   withBridge(async (h) => {
     const res = await h.call('POST', '/api/config/module', { body: { section: 'hub', settings: { enabled: true } } });
     assert.is(res.status, 400);
-    assert.equal(paths(res.body), ['body.settings.mqtt_url', 'body.settings.tenant'], 'bridge_id may stay null: a stable id is made at first start');
+    assert.equal(paths(res.body), ['body.settings.mqtt_url'], 'tenant: an enrolled bridge has it from the hub; bridge_id may stay null: a stable id is made at first start');
     const bad = await h.call('POST', '/api/config/module', {
       body: { section: 'hub', settings: { mqtt_url: 'http://hub.example.org', tenant: 'a/b', bridge_id: '#', password: '' } },
     });

@@ -27,7 +27,7 @@ test('checkSections lists every error with its path and touches nothing', () =>
     const check = h.config.checkSections({ radio: { region: 'XX' }, owner: { long_name: 'x'.repeat(40) }, hub: { enabled: true, password: REDACTION_MARKER } }, 'file');
     assert.not.ok(check.ok);
     if (!check.ok) {
-      assert.equal(check.errors.map((e) => e.path).sort(), ['file.hub.mqtt_url', 'file.hub.tenant', 'file.owner.long_name', 'file.radio.region']);
+      assert.equal(check.errors.map((e) => e.path).sort(), ['file.hub.mqtt_url', 'file.owner.long_name', 'file.radio.region']);
     }
     assert.is(tableDump(h), before);
     assert.not.ok(h.config.checkSections([], 'file').ok);

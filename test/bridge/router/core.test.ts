@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync } from 'node:sqlite';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Bearer, BearerContext, InboundFrame, OutboundFrame, SendResult } from '../../../src/bearers/bearer.ts';
@@ -20,6 +20,8 @@ import { RoutingCore } from '../../../src/bridge/router/core.ts';
 import type { RouterEvent } from '../../../src/bridge/router/events.ts';
 import { RuleService } from '../../../src/bridge/rules/service.ts';
 import { RuleStore } from '../../../src/bridge/rules/store.ts';
+import { enableGroupCommit, pendingCommit } from '../../../src/db/sqlite.ts';
+import { MAX_WAITING } from '../../../src/db/transaction.ts';
 import { FakeClock } from '../../../src/lib/clock.ts';
 import { silentLogger } from '../../../src/lib/log.ts';
 
@@ -60,7 +62,7 @@ class ScriptedBearer implements Bearer {
     return { sent: this.sent.length };
   }
   /** The radio heard a frame. */
-  hear(frame: Partial<InboundFrame> & { text: string }): boolean | void {
+  hear(frame: Partial<InboundFrame> & { text: string }): boolean | void | PromiseLike<boolean> {
     return this.ctx.events.receive({ from: '!00000001', to: null, channel: 0, kind: 'text', payload: null, meta: {}, ...frame });
   }
   drop(): void {
@@ -167,6 +169,39 @@ test('a frame heard on one radio is stored, forwarded and sent on the other, eve
     assert.is(message.type === 'message' && message.deliveries.length, 1);
     assert.is(h.core.deliveries.get(frame.deliveryId)?.state, 'delivered');
   } finally {
+    await h.close();
+  }
+});
+
+test('group commit: a frame heard right after a commit is answered "stored" once it is on disk; radios that ignore the answer do not hurry the commit', async () => {
+  const h = build();
+  const other = new DatabaseSync(join(h.dir, 'bridge.db'), { timeout: 0 });
+  const onDisk = (text: string) => other.prepare('SELECT 1 FROM messages WHERE text = ?').get(text) !== undefined;
+  try {
+    const a = await mesh(h, 'a');
+    const b = await mesh(h, 'b');
+    forwardAllTo(h, b.id);
+    h.core.start();
+    await new Promise((r) => setTimeout(r, 300));
+    enableGroupCommit(h.db, 200);
+    const radio = h.bearers.get(a.id)!;
+    assert.is(radio.hear({ text: 'alone' }), true, 'a lone frame is committed and answered at once');
+    assert.ok(onDisk('alone'));
+    // Frames whose answer nobody reads (a Meshtastic radio's): more than MAX_WAITING of them
+    // leave the group to its window.
+    for (let i = 0; i < MAX_WAITING + 2; i++) radio.hear({ text: `ignored ${i}` });
+    await new Promise((r) => setTimeout(r, 20));
+    assert.ok(pendingCommit(h.db), 'unread answers do not make the group commit early');
+    // A driver that acts on the answer (an SMS deleted from the SIM) awaits it: true once on disk.
+    const answer = radio.hear({ text: 'awaited' });
+    assert.is(typeof answer, 'object');
+    assert.not.ok(onDisk('awaited'));
+    assert.is(await answer, true);
+    assert.ok(onDisk('awaited') && onDisk('ignored 0'));
+    // Sent from the open group, before its commit.
+    await until('every send on b', () => h.bearers.get(b.id)!.sent.length === MAX_WAITING + 4);
+  } finally {
+    other.close();
     await h.close();
   }
 });

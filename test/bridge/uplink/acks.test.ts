@@ -27,7 +27,7 @@ const open: Array<{ p: UplinkPublisher; db: DatabaseSync }> = [];
 test.before(async () => {
   broker = await privateBroker();
   dir = mkdtempSync(join(tmpdir(), 'fb-'));
-  hub = await startTestHub({ store: { sqlitePath: join(dir, 'hub.db') }, mqtt: { url: broker.url, shared: false, clientId: 'hub-acks', reconnectMs: 200 } });
+  hub = await startTestHub({ store: { sqlitePath: join(dir, 'hub.db') }, mqtt: { url: broker.url, shared: false, acceptUnenrolled: true, clientId: 'hub-acks', reconnectMs: 200 } });
   await hub.hub.store.ensureTenant(tenant, new Date().toISOString());
   await eventually(() => hub.hub.ingest!.state() === 'connected', 'hub subscribed');
 });

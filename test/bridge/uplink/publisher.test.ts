@@ -23,7 +23,7 @@ const publishers: UplinkPublisher[] = [];
 
 test.before(async () => {
   broker = await privateBroker();
-  hub = await startTestHub({ mqtt: { url: broker.url, shared: false, clientId: `hub-${tenant}`, reconnectMs: 200 } });
+  hub = await startTestHub({ mqtt: { url: broker.url, shared: false, acceptUnenrolled: true, clientId: `hub-${tenant}`, reconnectMs: 200 } });
   await hub.hub.store.ensureTenant(tenant, new Date().toISOString());
   await eventually(() => hub.hub.ingest!.state() === 'connected', 'hub subscribed');
   dir = mkdtempSync(join(tmpdir(), 'fb-'));

@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { mintEnrollmentToken } from '../../../src/lib/uplink-auth.ts';
 import { uplinkEnv } from '../../../src/bridge/uplink/service.ts';
 import { StartupError } from '../../../src/lib/errors.ts';
 import { startTestBridge } from '../../helpers/bridge.ts';
@@ -43,6 +44,34 @@ test('SERVICE_HUB_MQTT_URL: a bad value stops the start naming the variable, nev
     }
   }
   assert.throws(() => uplinkEnv({ SERVICE_HUB_TENANT: 'a/b' }), /SERVICE_HUB_TENANT/);
+});
+
+test('SERVICE_HUB_ENROLL_TOKEN: taken when it has the token shape; anything else stops the start without printing it', () => {
+  const token = mintEnrollmentToken().key;
+  assert.equal(uplinkEnv({ SERVICE_HUB_MQTT_URL: 'mqtt://broker:1883', SERVICE_HUB_ENROLL_TOKEN: ` ${token}\n` }), { mqttUrl: 'mqtt://broker:1883', tenant: undefined, enrollToken: token });
+  for (const bad of [token.slice(0, -1), token.replace('fbe_', 'fbh_'), 'fbe_short_token', `${token} extra`]) {
+    try {
+      uplinkEnv({ SERVICE_HUB_ENROLL_TOKEN: bad });
+      assert.unreachable(bad);
+    } catch (e) {
+      assert.instance(e, StartupError);
+      assert.match((e as Error).message, /^SERVICE_HUB_ENROLL_TOKEN: /);
+      assert.not.ok((e as Error).message.includes(bad.slice(5, 20)), 'the value is not echoed');
+    }
+  }
+});
+
+test('a broker without a tenant, a token or a stored enrollment: accepted, and the uplink says in the log why it stays off', async () => {
+  const t = await startTestBridge();
+  try {
+    const r = await t.call('POST', '/api/config/module', { body: { section: 'hub', settings: { enabled: true, mqtt_url: 'mqtt://127.0.0.1:1' } } });
+    assert.is(r.status, 200, r.text);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.is(t.bridge.services.uplink.state(), 'off');
+    assert.ok(t.logs.some((l) => l.includes('"uplink_off"') && l.includes('enrollment_token') && l.includes('"warn"')), t.logs.filter((l) => l.includes('uplink')).join('\n'));
+  } finally {
+    await t.stop();
+  }
 });
 
 test.run();

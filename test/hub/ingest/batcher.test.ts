@@ -23,6 +23,7 @@ function fakeStore(fail: (ops: BatchOp[]) => Error | undefined): HubStore & { ca
     calls,
     dialect: 'postgres',
     ingestTenants: async (ids: Iterable<string>) => new Map([...ids].map((id) => [id, { id, created_at: '', deleted_at: null, purge_after: null }])),
+    ingestBridges: async (ids: Iterable<string>) => new Map([...ids].map((id) => [id, undefined])),
     ingestBatch: async (ops: BatchOp[]) => {
       calls.push(ops.length);
       const error = fail(ops);
@@ -37,7 +38,9 @@ function batcher(store: HubStore, maxBatch = 100) {
   const metrics = new MetricsRegistry();
   const stored = metrics.counter('stored', '');
   const rejected: Array<{ reason: string; fields: Record<string, unknown> }> = [];
-  const b = new IngestBatcher({ store, clock: systemClock, stored, reject: (reason, fields) => rejected.push({ reason, fields }), maxBatch, flushDelayMs: 1 });
+  // Unsigned events of bridge ids never enrolled are taken (HUB_ACCEPT_UNENROLLED): this file
+  // is about batching; enrollment has its own tests (test/hub/bridges).
+  const b = new IngestBatcher({ store, clock: systemClock, stored, reject: (reason, fields) => rejected.push({ reason, fields }), maxBatch, flushDelayMs: 1, acceptUnenrolled: true });
   const take = (ids: string[]) => Promise.all(ids.map((id) => new Promise<Error | undefined>((resolve) => b.take(topic(id), event(id), resolve))));
   return { b, take, stored, rejected };
 }
@@ -149,7 +152,7 @@ for (const make of [sqliteHarness, postgresHarness] as Array<() => StoreHarness>
     const store = await openHubStore(location);
     const other = await openHubStore(location);
     const metrics = new MetricsRegistry();
-    const ingest = new HubIngest({ store, log: createLogger({ write: () => {} }), clock: systemClock, metrics, url: 'mqtt://127.0.0.1:1', shared: false, clientId: 'x', flushDelayMs: 0 });
+    const ingest = new HubIngest({ store, log: createLogger({ write: () => {} }), clock: systemClock, metrics, url: 'mqtt://127.0.0.1:1', shared: false, clientId: 'x', flushDelayMs: 0, acceptUnenrolled: true });
     const rejected = (reason: string) => Number(new RegExp(`fieldbridge_hub_ingest_rejected_total\\{reason="${reason}"\\} (\\d+)`).exec(metrics.render())?.[1] ?? 0);
     try {
       const now = new Date().toISOString();

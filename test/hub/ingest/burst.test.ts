@@ -39,7 +39,7 @@ async function publisher(i: number): Promise<MqttClient> {
 
 async function burst(harness: StoreHarness): Promise<void> {
   const location: HubStoreLocation = await harness.freshLocation();
-  const hub = await startTestHub({ store: location, mqtt: { url: broker.url, shared: false, clientId: `burst-hub-${harness.name}-${process.pid}`, sessionExpiryS: 0 } });
+  const hub = await startTestHub({ store: location, mqtt: { url: broker.url, shared: false, acceptUnenrolled: true, clientId: `burst-hub-${harness.name}-${process.pid}`, sessionExpiryS: 0 } });
   const clients: MqttClient[] = [];
   try {
     await hub.hub.store.ensureTenant(TENANT, new Date().toISOString());
@@ -94,7 +94,7 @@ test('4 x 9,000 events at full speed to a hub on PostgreSQL: all stored, none tw
 
 test('a batch the database fails is not acknowledged: the broker sends it again and it is stored once', async () => {
   const harness = sqliteHarness();
-  const hub = await startTestHub({ store: await harness.freshLocation(), mqtt: { url: broker.url, shared: false, clientId: `redeliver-hub-${process.pid}`, reconnectMs: 100 } });
+  const hub = await startTestHub({ store: await harness.freshLocation(), mqtt: { url: broker.url, shared: false, acceptUnenrolled: true, clientId: `redeliver-hub-${process.pid}`, reconnectMs: 100 } });
   const client = await publisher(99);
   const store = hub.hub.store;
   const real = store.ingestBatch.bind(store);

@@ -27,7 +27,7 @@ test('two replicas with HUB_MQTT_SHARED store each of 300 events once, and both 
   try {
     const location = await pg.freshLocation();
     for (const name of ['a', 'b']) {
-      hubs.push(await startTestHub({ store: location, mqtt: { url: broker.url, shared: true, clientId: `replica-${name}` } }));
+      hubs.push(await startTestHub({ store: location, mqtt: { url: broker.url, shared: true, acceptUnenrolled: true, clientId: `replica-${name}` } }));
     }
     await hubs[0].hub.store.ensureTenant('acme', new Date().toISOString());
     await eventually(() => hubs.every((h) => h.hub.ingest!.state() === 'connected'), 'both subscribed');

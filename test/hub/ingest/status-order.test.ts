@@ -16,7 +16,7 @@ const tenant = `st${run}`;
 let hub: TestHub;
 
 test.before(async () => {
-  hub = await startTestHub({ mqtt: { url: MQTT_URL, shared: false, clientId: `hub-status-${run}`, sessionExpiryS: 0 } });
+  hub = await startTestHub({ mqtt: { url: MQTT_URL, shared: false, acceptUnenrolled: true, clientId: `hub-status-${run}`, sessionExpiryS: 0 } });
   await hub.hub.store.ensureTenant(tenant, new Date().toISOString());
   await eventually(() => hub.hub.ingest!.state() === 'connected', 'hub subscribed');
 });

@@ -20,7 +20,7 @@ const publish = (topic: string, payload: string | Buffer, retain = false) => cli
 const topic = (kind: string, bridge = 'brg-1', t = tenant) => `fieldbridge/v1/${t}/${bridge}/${kind}`;
 
 test.before(async () => {
-  hub = await startTestHub({ mqtt: { url: MQTT_URL, shared: false, clientId: `hub-ingest-${run}`, sessionExpiryS: 0 } });
+  hub = await startTestHub({ mqtt: { url: MQTT_URL, shared: false, acceptUnenrolled: true, clientId: `hub-ingest-${run}`, sessionExpiryS: 0 } });
   await hub.hub.store.ensureTenant(tenant, new Date().toISOString());
   await eventually(() => hub.hub.ingest!.state() === 'connected', 'hub subscribed');
   client = connect(mqttClientOptions(parseMqttUrl(MQTT_URL), { clientId: `pub-${run}`, reconnectPeriod: 0 }));
@@ -99,7 +99,7 @@ test('a tenant marked for deletion takes no new data', async () => {
 // that batch's acks never went out (the bridge sent it all again after the timeout).
 test('closing writes what has arrived and still sends its acks', async () => {
   const t = `cls${run}`;
-  const closing = await startTestHub({ mqtt: { url: MQTT_URL, shared: false, clientId: `hub-close-${run}`, sessionExpiryS: 0, flushDelayMs: 400 } });
+  const closing = await startTestHub({ mqtt: { url: MQTT_URL, shared: false, acceptUnenrolled: true, clientId: `hub-close-${run}`, sessionExpiryS: 0, flushDelayMs: 400 } });
   const acks: Array<{ upto: number }> = [];
   const listener = connect(mqttClientOptions(parseMqttUrl(MQTT_URL), { clientId: `acks-${run}`, reconnectPeriod: 0 }));
   try {

@@ -13,7 +13,7 @@ const T0 = '2026-01-01T00:00:00.000Z';
 const extra = { version: hubMigrations.length + 1, name: 'gateway_notes', sql: 'CREATE TABLE gateway_notes (tenant_id TEXT NOT NULL, note TEXT, secret_hash TEXT)' };
 
 test('ownTables: the tables the migrations leave behind', () => {
-  assert.equal([...ownTables(hubMigrations)].sort(), ['api_keys', 'bridge_seqs', 'bridges', 'deliveries', 'hub_settings', 'messages', 'positions', 'telemetry', 'tenants']);
+  assert.equal([...ownTables(hubMigrations)].sort(), ['api_keys', 'bridge_seqs', 'bridges', 'deliveries', 'enrolled_bridges', 'hub_settings', 'messages', 'positions', 'telemetry', 'tenants']);
   const more = [
     { version: 1, name: 'a', sql: `-- CREATE TABLE in_a_comment (tenant_id TEXT);\nCREATE TABLE IF NOT EXISTS "Quoted" (tenant_id TEXT); create table main.lower_case (x TEXT);\n/* CREATE TABLE in_block (x TEXT) */ INSERT INTO x VALUES ('CREATE TABLE in_text (x TEXT)');` },
     { version: 2, name: 'b', sql: 'ALTER TABLE lower_case RENAME TO renamed; CREATE TABLE doomed (x TEXT); DROP TABLE IF EXISTS doomed;' },

@@ -33,16 +33,16 @@ test('the document is OpenAPI 3.1 with every hub route, bearer security and reso
   assert.is(doc.info.title, 'fieldbridge Hub API');
   const routes = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops as object).map((m) => `${m.toUpperCase()} ${path}`)).sort();
   assert.equal(routes, [
-    'DELETE /api/auth/keys/{id}',
+    'DELETE /api/auth/keys/{id}', 'DELETE /api/bridges/{id}',
     'DELETE /api/tenant',
     'GET /',
-    'GET /api/auth/keys',
+    'GET /api/auth/keys', 'GET /api/bridges',
     'GET /api/devices',
     'GET /api/health',
     'GET /api/openapi.json',
     'GET /api/tenant/export',
     'GET /metrics',
-    'POST /api/auth/keys',
+    'POST /api/auth/keys', 'POST /api/bridges',
     'POST /api/setup',
     'POST /api/tenant/restore',
   ]);

@@ -12,6 +12,7 @@ import { extraMigration } from '../store-conformance.ts';
 import { startTestHub, type TestHub } from '../helper.ts';
 
 const CREDENTIAL = 'sms-provider-password-7f3a9c';
+const BRIDGE_SECRET = 'c2VjcmV0LW9mLXRoZS1icmlkZ2UtMzItYnl0ZXMtbG9uZw';
 let h: TestHub;
 let clock: FakeClock;
 test.before.each(async () => {
@@ -41,6 +42,8 @@ async function rowCounts(tenant: string): Promise<Record<string, number>> {
 test('the export is a ZIP with one JSON file per tenant table, a new table included, no secret anywhere', async () => {
   await seed('default');
   const admin = (await h.call('POST', '/api/auth/keys', { body: { label: 'a', role: 'admin' } })).body.key;
+  const enrolled = (await h.call('POST', '/api/bridges', { key: admin, body: { name: 'roof' } })).body;
+  await h.hub.store.enrollmentSecret(enrolled.id, BRIDGE_SECRET, new Date(clock.now()).toISOString(), new Date(clock.now()).toISOString());
   const sqlite = (await import('node:sqlite')).DatabaseSync;
   const db = new sqlite(join(h.dir, 'hub.db'));
   db.prepare('INSERT INTO gateway_notes (tenant_id, note, provider_credential) VALUES (?, ?, ?)').run('default', 'roof antenna', CREDENTIAL);
@@ -54,12 +57,14 @@ test('the export is a ZIP with one JSON file per tenant table, a new table inclu
   const file = join(h.dir, 'export.zip');
   writeFileSync(file, res.bytes);
   const names = execFileSync('unzip', ['-Z1', file], { encoding: 'utf8' }).trim().split('\n').sort();
-  assert.equal(names, ['api_keys.json', 'bridge_seqs.json', 'bridges.json', 'deliveries.json', 'gateway_notes.json', 'messages.json', 'positions.json', 'telemetry.json', 'tenants.json']);
+  assert.equal(names, ['api_keys.json', 'bridge_seqs.json', 'bridges.json', 'deliveries.json', 'enrolled_bridges.json', 'gateway_notes.json', 'messages.json', 'positions.json', 'telemetry.json', 'tenants.json']);
   const read = (name: string) => JSON.parse(execFileSync('unzip', ['-p', file, name], { encoding: 'utf8' }));
   assert.equal(read('gateway_notes.json'), [{ tenant_id: 'default', note: 'roof antenna' }]);
   assert.is(read('api_keys.json').length, 2);
   assert.equal(Object.keys(read('api_keys.json')[0]).sort(), ['created_at', 'id', 'label', 'last_used_at', 'role', 'tenant_id']);
   assert.is(read('messages.json')[0].event_id, 'evt_default_message');
+  // An enrolled bridge: its name and dates, never its token or its signing secret.
+  assert.equal(Object.keys(read('enrolled_bridges.json')[0]).sort(), ['created_at', 'enrolled_at', 'id', 'name', 'request_ts', 'revoked_at', 'tenant_id', 'verified_at']);
   assert.is(read('tenants.json')[0].id, 'default');
 
   // Search the archive: the raw bytes and every file's inflated content.
@@ -68,6 +73,7 @@ test('the export is a ZIP with one JSON file per tenant table, a new table inclu
     for (const secret of [key, hashKey(key), keyLookup(HUB_KEY_PREFIX, key)!]) assert.not.ok(everything.includes(secret), `found ${secret.slice(0, 8)}...`);
   }
   assert.not.ok(everything.includes(CREDENTIAL));
+  for (const secret of [enrolled.token, hashKey(enrolled.token), BRIDGE_SECRET]) assert.not.ok(everything.includes(secret), `found ${secret.slice(0, 8)}...`);
   assert.not.ok(everything.includes('not ours'), 'another tenant\'s rows');
 });
 

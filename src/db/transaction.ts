@@ -1,0 +1,437 @@
+import type { DatabaseSync } from 'node:sqlite';
+import { isReadOnlyError, isStorageFullError } from './errors.ts';
+
+// Transactions on one connection: what rides a commit (riders, afterCommit), and group commit of
+// ingests (issue 22; docs/decisions.md "Issue 22: a write path made for flash"). Re-exported by
+// sqlite.ts. node:sqlite is synchronous: transaction(fn) returns fn's value at once, whether its
+// work is committed at once or joins a group that commits a few tens of milliseconds later.
+
+/** The last transaction() on a connection that failed for want of room or of write access
+ *  (SQLITE_FULL, SQLITE_READONLY), and when; forgotten at the next commit. DbHealth reads it. */
+export interface WriteTrouble {
+  error: unknown;
+  atMs: number;
+}
+const troubles = new WeakMap<DatabaseSync, WriteTrouble>();
+
+export function lastWriteTrouble(db: DatabaseSync): WriteTrouble | undefined {
+  return troubles.get(db);
+}
+
+function noteOutcome(db: DatabaseSync, error: unknown): void {
+  if (error === null) troubles.delete(db);
+  else if (isStorageFullError(error) || isReadOnlyError(error)) troubles.set(db, { error, atMs: Date.now() });
+}
+
+/**
+ * Writes that wait for a commit that happens anyway (issue 22): the delivery write-behind, the
+ * audit log and the uplink's acknowledged rows register here, and the next transaction on the
+ * connection carries their writes, after its own work. Each rider runs inside a savepoint, so a
+ * rider that fails is rolled back alone and never costs the host its commit. Inside a group
+ * (below) every unit carries them, so the connection reads them at once (the queue caps count
+ * what the dispatcher delivered), and one rider may ride several times before the COMMIT:
+ * committed() and failed() then come once per ride, committed() in the order of the rides,
+ * failed() in the reverse order (the last ride first). A rider keeps what each ride wrote.
+ */
+export interface CommitRider {
+  /** Runs the rider's writes inside the host transaction. */
+  ride(): void;
+  /** The COMMIT made the oldest ride not yet told durable. */
+  committed(): void;
+  /** The newest ride not yet told was rolled back (the rider threw, or the host failed): keep
+   *  its writes for later. */
+  failed(error: unknown): void;
+}
+
+const riders = new WeakMap<DatabaseSync, Set<CommitRider>>();
+
+/** The rider's writes go with the next commit on this connection (once). */
+export function rideNextCommit(db: DatabaseSync, rider: CommitRider): void {
+  let set = riders.get(db);
+  if (!set) riders.set(db, (set = new Set()));
+  set.add(rider);
+}
+
+/** The rider commits on its own after all (or has nothing left to write). */
+export function leaveRide(db: DatabaseSync, rider: CommitRider): void {
+  riders.get(db)?.delete(rider);
+}
+
+/** Work for after the current transaction commits (in-memory counters, issue 17 review): a
+ *  /metrics counter bumped inside a transaction that then rolls back, and is replayed, would
+ *  count twice. Outside a transaction it runs at once; while a group is open, after the group's
+ *  COMMIT. Dropped when the transaction, or the savepoint it was queued in (a rider, a nested
+ *  transaction(), a unit of a group), rolls back. */
+const afterCommits = new WeakMap<DatabaseSync, Array<() => void>>();
+export function afterCommit(db: DatabaseSync, fn: () => void): void {
+  const list = db.isTransaction ? afterCommits.get(db) : undefined;
+  if (list) list.push(fn);
+  else fn();
+}
+function dropAfterCommits(db: DatabaseSync, mark: number): void {
+  const list = afterCommits.get(db);
+  if (list) list.length = Math.min(list.length, mark);
+}
+function runAfterCommits(list: Array<() => void>): void {
+  for (const fn of list) {
+    try {
+      fn();
+    } catch {
+      // A counter that throws must not undo a commit that happened.
+    }
+  }
+}
+
+/** Commits made by transaction() (a group counts once) on each connection. */
+const commits = new WeakMap<DatabaseSync, number>();
+export function commitCount(db: DatabaseSync): number {
+  return commits.get(db) ?? 0;
+}
+
+// ---- group commit ----------------------------------------------------------------------------
+//
+// A commit costs the card far more than the rows it carries: every b-tree it touches writes at
+// least one whole page to the WAL. At 50 msg/s each message committing on its own wrote about
+// 18 times its rows' bytes. A connection with group commit on (enableGroupCommit, the bridge's)
+// therefore lets the transactions that ask for it (ingests: { group: true }) share a commit when
+// they come quickly:
+//
+// - one that starts more than `windowMs` after the last COMMIT commits at once, as always: a
+//   lone message is acknowledged as fast as before;
+// - one that starts sooner opens a group: BEGIN IMMEDIATE stays open, it and every transaction
+//   after it runs as a SAVEPOINT ("unit") inside it (one that fails rolls back alone), and the
+//   group COMMITs on a timer at last COMMIT + windowMs. At most one commit per windowMs, unless
+//   MAX_WAITING acknowledgements wait for it: then it commits at the next turn. A sender that
+//   waits for each answer before the next (a script, an HTTP client with a few requests in
+//   flight) cannot add more to the group by waiting, and 8 messages already share the commit's
+//   fixed pages (about 30 of 1 KiB: each b-tree's path to its last leaf) among them.
+// - what acknowledges a write (an HTTP 2xx, a bearer's receive() answer) first awaits
+//   committed(db): nothing acknowledged can be lost by a crash, as before.
+// - the rest of the bridge works on from the open group: it reads the same connection, so the
+//   dispatcher sends a message before its group commits (receive-to-delivered stays short).
+//   A crash before the COMMIT loses only what nobody was told is stored; a frame sent from the
+//   lost group goes out again when its sender repeats it (at least once).
+// - a transaction that does not ask to group (an API change, a write-behind's own flush) joins
+//   an open group as a unit and commits the group at once: it is committed when it returns, as
+//   before, and a lock we hold is never waited for.
+// - a failed group COMMIT (SQLITE_FULL, an I/O error) rejects every committed() waiting and is
+//   told to onGroupFailed listeners, which drop what they read from the group.
+
+/** Acknowledgements waiting (committed()) that make a group commit at once. */
+export const MAX_WAITING = 8;
+
+interface Group {
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** Acknowledgements waiting for this group's COMMIT (committed()). */
+  waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }>;
+  /** The units' afterCommit work, run after the COMMIT. */
+  after: Array<() => void>;
+  /** The riders' rides in this group, in order (one entry per ride). */
+  aboard: CommitRider[];
+}
+
+interface Connection {
+  /** 0: every transaction commits at once. */
+  windowMs: number;
+  /** performance.now() of the last COMMIT made by transaction() or a group. */
+  lastCommitAt: number;
+  /** transaction() bodies running now (a unit, a nested savepoint, riders). */
+  depth: number;
+  group: Group | undefined;
+  failed: Set<(error: unknown) => void>;
+  /** Groups lost so far (commitMark), and the last one's error. */
+  failures: number;
+  lastFailure: unknown;
+}
+
+const connections = new WeakMap<DatabaseSync, Connection>();
+function connection(db: DatabaseSync): Connection {
+  let c = connections.get(db);
+  if (!c) connections.set(db, (c = { windowMs: 0, lastCommitAt: -Infinity, depth: 0, group: undefined, failed: new Set(), failures: 0, lastFailure: undefined }));
+  return c;
+}
+
+/** Turns group commit on for a connection (0: off, the default): transactions that ask to group
+ *  share one COMMIT at most every `windowMs`. */
+export function enableGroupCommit(db: DatabaseSync, windowMs: number): void {
+  connection(db).windowMs = windowMs;
+}
+
+/** Groups lost on the connection so far: taken before work whose acknowledgement does not
+ *  follow it in the same turn (an HTTP handler: committed(db, mark) after it). */
+export function commitMark(db: DatabaseSync): number {
+  return connections.get(db)?.failures ?? 0;
+}
+
+/** Resolves once everything written on the connection so far is committed (at once when no
+ *  group is open); rejects with the COMMIT's error when the group holding it failed. `since`
+ *  (commitMark taken before the work): rejects too if any group was lost since, which may
+ *  have held the work (a non-grouping transaction can commit the group, and fail, between the
+ *  work and this call): an acknowledgement must never be given for what is gone, and a change
+ *  answered "not saved" that was saved is the safe mistake (the sender repeats it). */
+export function committed(db: DatabaseSync, since?: number): Promise<void> {
+  const c = connections.get(db);
+  const group = c?.group;
+  const lostSince = () => c !== undefined && since !== undefined && c.failures > since;
+  if (!group) return lostSince() ? Promise.reject(c!.lastFailure) : Promise.resolve();
+  const waiting = new Promise<void>((resolve, reject) => group.waiters.push({ resolve, reject }));
+  if (group.waiters.length === MAX_WAITING) scheduleCommit(db, group, 0);
+  return waiting.then(() => {
+    if (lostSince()) throw c!.lastFailure;
+  });
+}
+
+/** True while a group is open: what was written since the last COMMIT is not durable yet. */
+export function pendingCommit(db: DatabaseSync): boolean {
+  return connections.get(db)?.group !== undefined;
+}
+
+/** True inside a transaction() body, or a transaction opened some other way; false between the
+ *  units of an open group, where everything read was written by finished units (and is as good
+ *  as committed unless the group's COMMIT fails). */
+export function inTransaction(db: DatabaseSync): boolean {
+  const c = connections.get(db);
+  return db.isTransaction && !(c?.group && c.depth === 0);
+}
+
+/** Listens for groups whose COMMIT failed (rows read from them are gone); returns the unsubscribe. */
+export function onGroupFailed(db: DatabaseSync, listener: (error: unknown) => void): () => void {
+  const c = connection(db);
+  c.failed.add(listener);
+  return () => c.failed.delete(listener);
+}
+
+/** Commits the open group now (for what needs a real commit: a read that must see a committed
+ *  state, shutdown). No-op without a group, or from inside a transaction() body. Throws the
+ *  COMMIT's error after telling the group's waiters. */
+export function commitGroup(db: DatabaseSync): void {
+  const c = connections.get(db);
+  const group = c?.group;
+  if (!c || !group || c.depth > 0) return;
+  if (!db.isOpen || !db.isTransaction) {
+    const error = new Error('the open group of writes was lost before its commit (the database closed, or SQLite rolled it back)');
+    abandonGroup(db, c, error);
+    throw error;
+  }
+  try {
+    c.depth++;
+    try {
+      boardRiders(db, group.aboard);
+    } finally {
+      c.depth--;
+    }
+    db.exec('COMMIT');
+  } catch (error) {
+    if (db.isOpen && db.isTransaction) db.exec('ROLLBACK');
+    abandonGroup(db, c, error);
+    throw error;
+  }
+  c.group = undefined;
+  if (group.timer) clearTimeout(group.timer);
+  finishCommit(db, c, group.aboard, group.after);
+  for (const w of group.waiters) w.resolve();
+}
+
+/** The group is gone (its COMMIT failed, or SQLite rolled it back): nothing of it is stored. */
+function abandonGroup(db: DatabaseSync, c: Connection, error: unknown): void {
+  const group = c.group!;
+  c.group = undefined;
+  c.failures++;
+  c.lastFailure = error;
+  if (group.timer) clearTimeout(group.timer);
+  afterCommits.delete(db);
+  noteOutcome(db, error);
+  for (const rider of group.aboard.reverse()) tellFailed(rider, error);
+  for (const w of group.waiters) w.reject(error);
+  for (const listener of c.failed) {
+    try {
+      listener(error);
+    } catch {
+      // A listener's own trouble must not hide the group's.
+    }
+  }
+}
+
+/** Runs fn inside BEGIN IMMEDIATE ... COMMIT, rolling back on any throw. The writes of the
+ *  riders waiting for a commit (rideNextCommit) go with it. Inside another transaction it is
+ *  a savepoint of that one: its work commits with the outer transaction, or not at all (a
+ *  frame split into parts is stored whole or not at all, router/held-frames.ts). `group`: on a
+ *  connection with group commit on, it may share its COMMIT with the transactions around it
+ *  (see above); the caller awaits committed(db) before it tells anyone the work is stored. */
+export function transaction<T>(db: DatabaseSync, fn: () => T, options: { group?: boolean } = {}): T {
+  const c = connection(db);
+  // A statement that failed with SQLITE_FULL or an I/O error may have rolled the whole group back.
+  if (c.group && c.depth === 0 && !db.isTransaction) abandonGroup(db, c, new Error('SQLite rolled the open group of writes back'));
+  if (c.depth > 0 || (db.isTransaction && !c.group)) return savepoint(db, c, fn);
+  if (c.group) {
+    const result = unit(db, c, c.group, fn);
+    if (!options.group) commitGroup(db);
+    return result;
+  }
+  if (options.group && c.windowMs > 0 && performance.now() - c.lastCommitAt < c.windowMs) return openGroup(db, c, fn);
+  return commitAlone(db, c, fn);
+}
+
+/** BEGIN IMMEDIATE; the failure is remembered for the health check. */
+function begin(db: DatabaseSync): void {
+  try {
+    db.exec('BEGIN IMMEDIATE');
+  } catch (error) {
+    noteOutcome(db, error);
+    throw error;
+  }
+}
+
+/** One transaction, one COMMIT: the way every transaction went before group commit. */
+function commitAlone<T>(db: DatabaseSync, c: Connection, fn: () => T): T {
+  begin(db);
+  const aboard: CommitRider[] = [];
+  const after: Array<() => void> = [];
+  afterCommits.set(db, after);
+  let result: T;
+  c.depth++;
+  try {
+    result = fn();
+    boardRiders(db, aboard);
+    db.exec('COMMIT');
+  } catch (error) {
+    // SQLITE_FULL (and a few other errors) may have rolled the transaction back already.
+    if (db.isTransaction) db.exec('ROLLBACK');
+    afterCommits.delete(db);
+    noteOutcome(db, error);
+    for (const rider of aboard) tellFailed(rider, error);
+    throw error;
+  } finally {
+    c.depth--;
+  }
+  finishCommit(db, c, aboard, after);
+  return result;
+}
+
+/** Opens a group with fn as its first unit; it commits at last COMMIT + windowMs. */
+function openGroup<T>(db: DatabaseSync, c: Connection, fn: () => T): T {
+  begin(db);
+  const group: Group = { timer: undefined, waiters: [], after: [], aboard: [] };
+  c.group = group;
+  afterCommits.set(db, group.after);
+  let result: T;
+  try {
+    result = unit(db, c, group, fn);
+  } catch (error) {
+    // Nothing else is in the group yet: give the lock back now rather than at the timer.
+    if (c.group === group) {
+      c.group = undefined;
+      afterCommits.delete(db);
+      if (db.isTransaction) db.exec('ROLLBACK');
+    }
+    throw error;
+  }
+  scheduleCommit(db, group, group.waiters.length >= MAX_WAITING ? 0 : c.lastCommitAt + c.windowMs - performance.now());
+  return result;
+}
+
+/** The group's COMMIT in `delayMs` (replacing the one scheduled before). */
+function scheduleCommit(db: DatabaseSync, group: Group, delayMs: number): void {
+  if (group.timer) clearTimeout(group.timer);
+  group.timer = setTimeout(() => {
+    group.timer = undefined;
+    if (connections.get(db)?.group !== group) return;
+    try {
+      commitGroup(db);
+    } catch {
+      // Told to the waiters and the onGroupFailed listeners.
+    }
+  }, Math.max(0, delayMs));
+}
+
+/** One transaction's work inside an open group: a savepoint, rolled back alone if it fails.
+ *  The riders waiting ride after it, outside its savepoint, as they would a transaction's. */
+function unit<T>(db: DatabaseSync, c: Connection, group: Group, fn: () => T): T {
+  c.depth++;
+  try {
+    const result = inSavepoint(db, 'unit', fn);
+    boardRiders(db, group.aboard);
+    return result;
+  } catch (error) {
+    // The error took the whole group with it (SQLITE_FULL and I/O errors can, in the unit or
+    // in a rider): this unit's work is gone with the others.
+    if (!db.isTransaction && c.group === group) abandonGroup(db, c, error);
+    noteOutcome(db, error);
+    throw error;
+  } finally {
+    c.depth--;
+  }
+}
+
+/** The riders' writes, each in a savepoint of its own, before the COMMIT that carries them. */
+function boardRiders(db: DatabaseSync, aboard: CommitRider[]): void {
+  const waiting = riders.get(db);
+  if (!waiting || waiting.size === 0) return;
+  const list = [...waiting];
+  waiting.clear();
+  const after = afterCommits.get(db);
+  for (const rider of list) {
+    db.exec('SAVEPOINT rider');
+    const mark = after?.length ?? 0;
+    try {
+      rider.ride();
+      db.exec('RELEASE rider');
+      aboard.push(rider);
+    } catch (error) {
+      dropAfterCommits(db, mark);
+      if (db.isTransaction) {
+        db.exec('ROLLBACK TO rider');
+        db.exec('RELEASE rider');
+      }
+      tellFailed(rider, error);
+      // The error took the whole transaction with it (SQLITE_FULL can): the host fails too.
+      if (!db.isTransaction) throw error;
+    }
+  }
+}
+
+function tellFailed(rider: CommitRider, error: unknown): void {
+  try {
+    rider.failed(error);
+  } catch {
+    // A rider's own trouble in keeping its writes must not cost the host its commit.
+  }
+}
+
+/** After a COMMIT: counted, remembered as the last, and what waited for it runs. */
+function finishCommit(db: DatabaseSync, c: Connection, aboard: CommitRider[], after: Array<() => void>): void {
+  commits.set(db, commitCount(db) + 1);
+  c.lastCommitAt = performance.now();
+  noteOutcome(db, null);
+  afterCommits.delete(db);
+  for (const rider of aboard) rider.committed();
+  runAfterCommits(after);
+}
+
+function savepoint<T>(db: DatabaseSync, c: Connection, fn: () => T): T {
+  c.depth++;
+  try {
+    return inSavepoint(db, 'nested', fn);
+  } finally {
+    c.depth--;
+  }
+}
+
+/** fn inside SAVEPOINT `name`; if it throws, its work and the afterCommit work it queued are
+ *  rolled back alone (a unit of a group, a nested transaction()). */
+function inSavepoint<T>(db: DatabaseSync, name: 'unit' | 'nested', fn: () => T): T {
+  db.exec(`SAVEPOINT ${name}`);
+  const mark = afterCommits.get(db)?.length ?? 0;
+  try {
+    const result = fn();
+    db.exec(`RELEASE ${name}`);
+    return result;
+  } catch (error) {
+    dropAfterCommits(db, mark);
+    if (db.isTransaction) {
+      db.exec(`ROLLBACK TO ${name}`);
+      db.exec(`RELEASE ${name}`);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,273 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { writeLockFree } from '../../src/db/busy.ts';
+import {
+  afterCommit, commitGroup, committed, enableGroupCommit, inTransaction, isStorageFullError, onGroupFailed, openSqlite, pendingCommit, rideNextCommit, transaction,
+  withoutBusyWait,
+} from '../../src/db/sqlite.ts';
+import { MAX_WAITING } from '../../src/db/transaction.ts';
+
+// Group commit of ingests (issue 22, db/transaction.ts), on real SQLite files: transactions
+// that ask to group and come within the window of the last COMMIT share the next one; each is a
+// savepoint that fails alone; committed() settles with the COMMIT; a failed COMMIT is told to
+// every waiter and listener and leaves nothing in the file.
+
+const WINDOW_MS = 80;
+const dir = mkdtempSync(join(tmpdir(), 'fb-group-'));
+test.after(() => rmSync(dir, { recursive: true, force: true }));
+
+let n = 0;
+/** A database with group commit on, its COMMITs counted as scripts/bench-writes.ts counts them
+ *  (every COMMIT statement on the connection), and a second connection that sees only what is
+ *  committed (what a crash would leave). */
+function open(windowMs = WINDOW_MS) {
+  const path = join(dir, `g${n++}.db`);
+  const db = openSqlite(path);
+  db.exec('CREATE TABLE t (v TEXT NOT NULL CHECK (v != \'bad\'))');
+  enableGroupCommit(db, windowMs);
+  const counted = { commits: 0 };
+  const exec = db.exec.bind(db);
+  db.exec = (sql: string) => {
+    exec(sql);
+    if (/^\s*COMMIT\b/i.test(sql)) counted.commits++;
+  };
+  const other = new DatabaseSync(path, { timeout: 0 });
+  const onDisk = () => (other.prepare('SELECT v FROM t ORDER BY rowid').all() as Array<{ v: string }>).map((r) => r.v);
+  const insert = (v: string) => transaction(db, () => void db.prepare('INSERT INTO t (v) VALUES (?)').run(v), { group: true });
+  const close = () => {
+    other.close();
+    if (db.isOpen) db.close();
+  };
+  return { db, counted, onDisk, insert, other, close };
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('a lone transaction commits at once; a burst after it shares one commit, on disk only once committed() settles', async () => {
+  const g = open();
+  try {
+    g.insert('lone');
+    assert.is(g.counted.commits, 1);
+    assert.not.ok(pendingCommit(g.db));
+    assert.equal(g.onDisk(), ['lone'], 'a lone write is committed when transaction() returns');
+    for (let i = 0; i < 10; i++) g.insert(`burst ${i}`);
+    assert.is(g.counted.commits, 1, 'the burst waits for one shared commit');
+    assert.ok(pendingCommit(g.db));
+    assert.equal(g.onDisk(), ['lone'], 'nothing of the burst is committed yet');
+    assert.is((g.db.prepare('SELECT count(*) AS n FROM t').get() as { n: number }).n, 11, 'the connection itself reads the open group');
+    const started = performance.now();
+    await committed(g.db);
+    assert.ok(performance.now() - started < WINDOW_MS + 50, 'committed within the window');
+    assert.is(g.counted.commits, 2, '11 transactions, 2 commits');
+    assert.is(g.onDisk().length, 11, 'every acknowledged write is on disk');
+    await sleep(WINDOW_MS + 20);
+    g.insert('later');
+    assert.is(g.counted.commits, 3, 'a write more than the window after the last commit commits at once');
+    assert.not.ok(pendingCommit(g.db));
+  } finally {
+    g.close();
+  }
+});
+
+test(`${MAX_WAITING} acknowledgements waiting make the group commit at once: a sender that waits for each answer cannot add more`, async () => {
+  const g = open(10_000);
+  try {
+    g.insert('first');
+    const waiting: Array<Promise<void>> = [];
+    for (let i = 0; i < MAX_WAITING - 1; i++) {
+      g.insert(`w${i}`);
+      waiting.push(committed(g.db));
+    }
+    await sleep(20);
+    assert.ok(pendingCommit(g.db), `${MAX_WAITING - 1} waiting: the group waits for its window`);
+    g.insert('last');
+    const started = performance.now();
+    waiting.push(committed(g.db));
+    await Promise.all(waiting);
+    assert.ok(performance.now() - started < 100, 'committed at the next turn, not after 10 s');
+    assert.is(g.onDisk().length, MAX_WAITING + 1);
+    assert.is(g.counted.commits, 2);
+  } finally {
+    g.close();
+  }
+});
+
+test('a unit that fails rolls back alone; the group commits the others', async () => {
+  const g = open();
+  try {
+    g.insert('first');
+    g.insert('a');
+    assert.throws(() => g.insert('bad'), /CHECK constraint failed/);
+    assert.throws(() => transaction(g.db, () => {
+      g.db.prepare('INSERT INTO t (v) VALUES (?)').run('thrown');
+      throw new Error('the unit changed its mind');
+    }, { group: true }), /changed its mind/);
+    g.insert('b');
+    await committed(g.db);
+    assert.equal(g.onDisk(), ['first', 'a', 'b']);
+  } finally {
+    g.close();
+  }
+});
+
+test('a failed group COMMIT rejects every waiter, tells the listeners, runs no afterCommit and leaves nothing in the file', async () => {
+  const g = open();
+  try {
+    // A deferred foreign key is checked at COMMIT: a real COMMIT that fails, as a full disk's would.
+    g.db.exec('CREATE TABLE parent (id INTEGER PRIMARY KEY); CREATE TABLE child (p INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)');
+    const failures: unknown[] = [];
+    onGroupFailed(g.db, (error) => failures.push(error));
+    let counted = 0;
+    const rider = { rides: 0, committed: 0, failed: 0 };
+    g.insert('before');
+    g.insert('in the group');
+    const first = committed(g.db);
+    transaction(g.db, () => {
+      g.db.exec('INSERT INTO child (p) VALUES (42)');
+      afterCommit(g.db, () => counted++);
+    }, { group: true });
+    rideNextCommit(g.db, { ride: () => void rider.rides++, committed: () => void rider.committed++, failed: () => void rider.failed++ });
+    const second = committed(g.db);
+    const outcomes = await Promise.allSettled([first, second]);
+    assert.equal(outcomes.map((o) => o.status), ['rejected', 'rejected']);
+    assert.match(String((outcomes[0] as PromiseRejectedResult).reason), /FOREIGN KEY/);
+    assert.is(failures.length, 1);
+    assert.is(counted, 0, 'afterCommit work of a rolled-back group never runs');
+    assert.equal(rider, { rides: 1, committed: 0, failed: 1 });
+    assert.not.ok(g.db.isTransaction, 'the lock is given back');
+    assert.equal(g.onDisk(), ['before']);
+    assert.equal((g.db.prepare('SELECT v FROM t').all() as Array<{ v: string }>).map((r) => r.v), ['before'], 'the connection no longer sees the group either');
+    // The next write is stored as usual.
+    g.insert('after');
+    await committed(g.db);
+    assert.equal(g.onDisk(), ['before', 'after']);
+  } finally {
+    g.close();
+  }
+});
+
+test('a rider carried by several units of a group is told of each ride: committed in order, failed newest first', async () => {
+  const g = open();
+  try {
+    g.db.exec('CREATE TABLE parent (id INTEGER PRIMARY KEY); CREATE TABLE child (p INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)');
+    const told: string[] = [];
+    let n = 0;
+    const rider = {
+      ride: () => void g.db.prepare('INSERT INTO t (v) VALUES (?)').run(`ride ${++n}`),
+      committed: () => void told.push('committed'),
+      failed: () => void told.push(`failed ride ${n--}`),
+    };
+    g.insert('first');
+    for (const v of ['a', 'b']) {
+      rideNextCommit(g.db, rider);
+      g.insert(v);
+    }
+    await committed(g.db);
+    assert.equal(told, ['committed', 'committed']);
+    assert.equal(g.onDisk(), ['first', 'a', 'ride 1', 'b', 'ride 2']);
+    told.length = 0;
+    n = 0;
+    for (const v of ['c', 'd']) {
+      rideNextCommit(g.db, rider);
+      g.insert(v);
+    }
+    transaction(g.db, () => g.db.exec('INSERT INTO child (p) VALUES (42)'), { group: true });
+    assert.is((await Promise.allSettled([committed(g.db)]))[0].status, 'rejected');
+    assert.equal(told, ['failed ride 2', 'failed ride 1']);
+  } finally {
+    g.close();
+  }
+});
+
+test('SQLITE_FULL in a unit takes the whole group with it (SQLite rolls the transaction back): every waiter is told', async () => {
+  const g = open();
+  try {
+    g.db.exec('CREATE TABLE big (v BLOB)');
+    g.insert('before');
+    g.insert('in the group');
+    const waiting = committed(g.db);
+    g.db.exec(`PRAGMA max_page_count = ${(g.db.prepare('PRAGMA page_count').get() as { page_count: number }).page_count + 2}`);
+    assert.throws(() => transaction(g.db, () => void g.db.prepare('INSERT INTO big VALUES (zeroblob(100000))').run(), { group: true }), (e: unknown) => isStorageFullError(e));
+    const outcome = (await Promise.allSettled([waiting]))[0];
+    assert.is(outcome.status, 'rejected');
+    assert.not.ok(pendingCommit(g.db));
+    assert.equal(g.onDisk(), ['before']);
+  } finally {
+    g.close();
+  }
+});
+
+test('afterCommit work and riders wait for the group\'s COMMIT; a transaction that does not group joins it and commits it at once', async () => {
+  const g = open();
+  try {
+    g.insert('first');
+    let counted = 0;
+    const rider = { rides: 0, committed: 0 };
+    transaction(g.db, () => {
+      g.db.prepare('INSERT INTO t (v) VALUES (?)').run('grouped');
+      afterCommit(g.db, () => counted++);
+    }, { group: true });
+    rideNextCommit(g.db, { ride: () => void rider.rides++, committed: () => void rider.committed++, failed: () => {} });
+    g.insert('grouped too');
+    assert.is(counted, 0, 'not after the savepoint: after the COMMIT');
+    assert.equal(rider, { rides: 1, committed: 0 }, 'the next unit carries the rider; the COMMIT tells it');
+    rideNextCommit(g.db, { ride: () => void rider.rides++, committed: () => void rider.committed++, failed: () => {} });
+    assert.not.ok(inTransaction(g.db), 'between units nothing runs inside the group');
+    // An API change: joins the group (the lock is ours: no wait, no SQLITE_BUSY) and commits it.
+    assert.ok(writeLockFree(g.db));
+    const waiting = committed(g.db);
+    withoutBusyWait(g.db, () => transaction(g.db, () => void g.db.prepare('INSERT INTO t (v) VALUES (?)').run('api change')));
+    assert.not.ok(pendingCommit(g.db));
+    assert.is(counted, 1);
+    assert.equal(rider, { rides: 2, committed: 2 }, 'told once per ride');
+    assert.equal(g.onDisk(), ['first', 'grouped', 'grouped too', 'api change']);
+    await waiting;
+    // withoutBusyWait commits the open group first (its background writes must never ride one),
+    // then the change commits alone.
+    assert.is(g.counted.commits, 3);
+  } finally {
+    g.close();
+  }
+});
+
+test('another connection that wants to write waits for the group and then writes; commitGroup commits at once', async () => {
+  const g = open(10_000);
+  try {
+    g.insert('first');
+    g.insert('grouped');
+    assert.throws(() => g.other.exec("INSERT INTO t (v) VALUES ('other')"), /locked|busy/i, 'the open group holds the write lock');
+    commitGroup(g.db);
+    assert.not.ok(pendingCommit(g.db));
+    g.other.exec("INSERT INTO t (v) VALUES ('other')");
+    assert.equal(g.onDisk(), ['first', 'grouped', 'other']);
+  } finally {
+    g.close();
+  }
+});
+
+test('a group left open when the connection closes rejects its waiters instead of hanging', async () => {
+  const g = open();
+  g.insert('first');
+  g.insert('grouped');
+  const waiting = committed(g.db);
+  g.db.close();
+  const outcome = (await Promise.allSettled([waiting]))[0];
+  assert.is(outcome.status, 'rejected');
+  g.other.close();
+});
+
+test('without group commit (the default) every transaction commits at once', () => {
+  const g = open(0);
+  try {
+    for (let i = 0; i < 5; i++) g.insert(`x${i}`);
+    assert.is(g.counted.commits, 5);
+    assert.not.ok(pendingCommit(g.db));
+  } finally {
+    g.close();
+  }
+});
+
+test.run();
