@@ -17,11 +17,12 @@ interface BridgeFlag {
 }
 
 export const BRIDGE_V8_FLAGS: readonly BridgeFlag[] = [
-  // The young generation stays at the size it has when the bridge starts (2 MiB per semi-space
-  // in the executable, whose start-up grows it once from 1). V8 sizes it from the machine's
-  // memory and grows it under load and keeps it: here 55-65 MiB of the RSS after 100,000
-  // messages, for no measurable CPU per message. V8 reads the growth factor each time it
-  // decides to grow.
+  // The young generation stays near the size it has when the bridge starts (2 MiB per
+  // semi-space in the executable, whose start-up grows it once from 1). V8 sizes it from the
+  // machine's memory and grows it under load and keeps it: here 55-65 MiB of the RSS after
+  // 100,000 messages, for no measurable CPU per message. V8 reads the growth factor each time it
+  // decides to grow. Not a hard cap: a tight loop allocating millions of objects still grew it
+  // to 3-22 MiB in one run of four (64 MiB without the flag; test/lib/v8-flags.test.ts).
   { flag: '--semi-space-growth-factor=1', chosen: /--(?:max|min)[-_]semi[-_]space[-_]size|--semi[-_]space[-_]growth[-_]factor/ },
   // No Maglev (V8's mid-tier optimising compiler; Ignition, Sparkplug and TurboFan stay). With
   // it the RSS was 15-25 MiB higher after the first 2,000 messages and 20-50 MiB higher after a
