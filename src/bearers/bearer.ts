@@ -87,8 +87,10 @@ export interface BearerEvents {
    *  answer may be a promise-like: the bridge commits frames that come quickly together
    *  (issue 22) and answers once the frame is on disk. A driver that acts on the answer
    *  (deletes from the SIM, proves receipt) awaits it; one that does not ignores it, which
-   *  does not hold up the commit (it never rejects). */
-  receive(frame: InboundFrame): boolean | void | PromiseLike<boolean>;
+   *  does not hold up the commit (it never rejects). `watchOnly`: the driver looks at the
+   *  answer only to log a loss (the device has let go of the frame already); the commit is not
+   *  hurried for it, as it is for answers that acknowledge (db/transaction.ts, MAX_WAITING). */
+  receive(frame: InboundFrame, options?: { watchOnly?: boolean }): boolean | void | PromiseLike<boolean>;
   state(state: BearerState): void;
   /** Nodes the radio heard or reported; kept in the bridge's node database. */
   nodes(reports: NodeReport[]): void;

@@ -1,7 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { DRIVERS } from '../bearers/drivers.ts';
 import { migrate } from '../db/migrate.ts';
-import { BUSY_SLICE_MS, retryWhileBusy } from '../db/busy.ts';
+import { BUSY_SLICE_MS, retryWhileBusy, writeMark } from '../db/busy.ts';
 import { commitGroup, commitMark, committed, databaseOpenError, enableGroupCommit, type OpenOptions, openSqlite, setSynchronous } from '../db/sqlite.ts';
 import { httpMetrics } from '../http/metrics.ts';
 import { buildOpenApi } from '../http/openapi.ts';
@@ -100,6 +100,13 @@ export const BRIDGE_DB: OpenOptions = { pageSize: 1024, walAutocheckpoint: 1000,
  * (docs/decisions.md "Issue 22: a write path made for flash").
  */
 export const INGEST_GROUP_MS = 300;
+
+/**
+ * After each group's commit the write lock is left free this long (db/transaction.ts, "quiet
+ * spell"), so another process (`fieldbridge keys create`, sqlite3) gets it within its busy wait
+ * while groups follow each other; what comes meanwhile waits and joins the next group.
+ */
+export const INGEST_QUIET_MS = 50;
 
 export interface BridgeServices {
   db: DatabaseSync;
@@ -234,10 +241,12 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     metrics: httpMetrics(metrics, 'fieldbridge'),
     // A change is answered once it is committed: an ingest may wait in an open group (issue 22).
     // A failed group COMMIT rejects here and is answered like the write's own error (507, ...).
+    // A call that wrote nothing (a preview, a refused change) does not wait, nor hurry a group.
     runHandler: async (work, how) => {
       const mark = commitMark(db);
-      const result = await retryWhileBusy(db, work, how);
-      if (how.gate) await committed(db, mark);
+      let before: string | undefined;
+      const result = await retryWhileBusy(db, () => ((before ??= writeMark(db)), work()), how);
+      if (how.gate && writeMark(db) !== before) await committed(db, mark);
       return result;
     },
     checkResponses: options.checkResponses,
@@ -269,7 +278,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   // on a timer instead, so the event loop keeps serving (db/busy.ts, issue 14 item 7). Start-up
   // (recovery, the uplink's session) kept SQLite's full wait: nothing else runs yet.
   db.exec(`PRAGMA busy_timeout = ${BUSY_SLICE_MS}`);
-  enableGroupCommit(db, options.ingestGroupMs ?? INGEST_GROUP_MS);
+  enableGroupCommit(db, options.ingestGroupMs ?? INGEST_GROUP_MS, INGEST_QUIET_MS);
   log.info('bridge_listening', { url: server.url, db: options.dbPath, version: VERSION });
 
   let closing: Promise<void> | undefined;

@@ -10,7 +10,7 @@ import { commitGroup } from './transaction.ts';
 export { isBusyError, isLockHeldError, isReadOnlyError, isStorageFullError } from './errors.ts';
 export {
   afterCommit, type CommitRider, commitCount, commitGroup, commitMark, committed, enableGroupCommit, inTransaction, lastWriteTrouble, leaveRide, onGroupFailed,
-  pendingCommit, rideNextCommit, transaction, type WriteTrouble,
+  type CommittedOptions, pendingCommit, quietFor, rideNextCommit, transaction, type WriteTrouble,
 } from './transaction.ts';
 
 // docs/api.md section 8: the bridge waits up to 5000 ms for a busy database before giving up.
@@ -146,12 +146,14 @@ const busyTimeoutOf = new WeakMap<DatabaseSync, StatementSync>();
  * SQLITE_BUSY instead of blocking the event loop for up to BUSY_TIMEOUT_MS (issue 14). For
  * what must not hold up the bridge and can be tried again later: the health check, the
  * write-behinds' own flushes, a key's last_used_at. The connection's wait is restored after.
+ * `joinGroup`: fn is an ingest, a transaction() that asked to group, which joins an open group.
  */
-export function withoutBusyWait<T>(db: DatabaseSync, fn: () => T): T {
+export function withoutBusyWait<T>(db: DatabaseSync, fn: () => T, options: { joinGroup?: boolean } = {}): T {
   // Background writes made here (credentials, driver state, a sequence offset) are often single
   // statements outside transaction(): inside an open group they would not be committed when
-  // they return, and would go with a failed group (issue 22 review). The group commits first.
-  commitGroup(db);
+  // they return, and would go with a failed group (issue 22 review). The group commits first,
+  // but for an ingest, which is what groups are for.
+  if (!options.joinGroup) commitGroup(db);
   let read = busyTimeoutOf.get(db);
   if (!read) busyTimeoutOf.set(db, (read = db.prepare('PRAGMA busy_timeout')));
   const before = (read.get() as { timeout: number }).timeout;

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { simChannels, type SimListener } from '../../src/bearers/sim/channels.ts';
-import { MAX_HELD_FRAMES } from '../../src/bridge/router/held-frames.ts';
+import { HeldFrame, MAX_HELD_FRAMES } from '../../src/bridge/router/held-frames.ts';
 import { SmsModem } from '../../src/bearers/simulators/sms/modem.ts';
 import { SmsNetwork } from '../../src/bearers/simulators/sms/network.ts';
 import { serveSmsTcp } from '../../src/bearers/simulators/sms/serve.ts';
@@ -140,9 +140,14 @@ test('under a held lock, a device that keeps its frames (SMS, Iridium) is told "
     const { held } = t.bridge.services.core;
     const frame = (text: string) => ({ from: '+4917000000001', to: null, channel: null, kind: 'text' as const, text, payload: null, meta: {} });
     const lock = await holdLock(t.dbPath);
+    const answers: HeldFrame[] = [];
     try {
       assert.is(held.receive(id, frame('kept on the SIM'), true), false, 'the SMS stays on the SIM');
-      for (let i = 0; i < MAX_HELD_FRAMES; i++) assert.is(held.receive(id, frame(`radio ${i}`), false), 'held');
+      for (let i = 0; i < MAX_HELD_FRAMES; i++) {
+        const answer = held.receive(id, frame(`radio ${i}`), false);
+        assert.instance(answer, HeldFrame);
+        answers.push(answer as HeldFrame);
+      }
       assert.is(held.receive(id, frame('one too many'), false), false, 'refused once memory is full');
       assert.is(held.counters.overflow, 1);
       assert.ok(t.logs.some((l) => /"event":"held_frames_overflow"/.test(l)));
@@ -151,6 +156,7 @@ test('under a held lock, a device that keeps its frames (SMS, Iridium) is told "
     }
     for (let i = 0; i < 200 && held.waiting > 0; i++) await sleep(20);
     assert.is(held.waiting, 0);
+    assert.ok((await Promise.all(answers.map((a) => a.stored))).every((stored) => stored), 'each held frame is answered "stored" once it is on disk');
     const stats = await t.call('GET', '/api/messages/stats');
     assert.is(stats.body.total, MAX_HELD_FRAMES, stats.text);
   } finally {

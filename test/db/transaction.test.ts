@@ -9,7 +9,7 @@ import {
   afterCommit, commitGroup, committed, enableGroupCommit, inTransaction, isStorageFullError, onGroupFailed, openSqlite, pendingCommit, rideNextCommit, transaction,
   withoutBusyWait,
 } from '../../src/db/sqlite.ts';
-import { MAX_WAITING } from '../../src/db/transaction.ts';
+import { MAX_WAITING, quietFor } from '../../src/db/transaction.ts';
 
 // Group commit of ingests (issue 22, db/transaction.ts), on real SQLite files: transactions
 // that ask to group and come within the window of the last COMMIT share the next one; each is a
@@ -24,11 +24,11 @@ let n = 0;
 /** A database with group commit on, its COMMITs counted as scripts/bench-writes.ts counts them
  *  (every COMMIT statement on the connection), and a second connection that sees only what is
  *  committed (what a crash would leave). */
-function open(windowMs = WINDOW_MS) {
+function open(windowMs = WINDOW_MS, quietMs = 0) {
   const path = join(dir, `g${n++}.db`);
   const db = openSqlite(path);
   db.exec('CREATE TABLE t (v TEXT NOT NULL CHECK (v != \'bad\'))');
-  enableGroupCommit(db, windowMs);
+  enableGroupCommit(db, windowMs, quietMs);
   const counted = { commits: 0 };
   const exec = db.exec.bind(db);
   db.exec = (sql: string) => {
@@ -257,6 +257,79 @@ test('a group left open when the connection closes rejects its waiters instead o
   const outcome = (await Promise.allSettled([waiting]))[0];
   assert.is(outcome.status, 'rejected');
   g.other.close();
+});
+
+test('after a group commits, the lock is left free for the quiet spell: another connection writes at once, and an ingest in the spell commits alone', async () => {
+  const { db, counted, onDisk, insert, other, close } = open(WINDOW_MS, 30);
+  try {
+    insert('lone');
+    insert('a');
+    assert.ok(pendingCommit(db), 'a group is open');
+    await committed(db);
+    assert.ok(quietFor(db) > 0 && quietFor(db) <= 30, `quiet for ${quietFor(db)} ms`);
+    // The lock is free now: another process's write does not wait (timeout 0 would fail).
+    other.exec('BEGIN IMMEDIATE');
+    other.exec('ROLLBACK');
+    const before = counted.commits;
+    insert('in the spell');
+    assert.not.ok(pendingCommit(db), 'an ingest that cannot wait commits alone in the spell');
+    assert.is(counted.commits - before, 1);
+    assert.ok(onDisk().includes('in the spell'));
+    await sleep(quietFor(db) + 5);
+    assert.is(quietFor(db), 0);
+    insert('after the spell');
+    assert.ok(pendingCommit(db), 'after the spell, an ingest within the window groups again');
+    await committed(db);
+  } finally {
+    close();
+  }
+});
+
+test('without a quiet spell (the default) a group may open right after the last one commits', async () => {
+  const { db, insert, close } = open();
+  try {
+    insert('lone');
+    insert('a');
+    await committed(db);
+    assert.is(quietFor(db), 0);
+    insert('b');
+    assert.ok(pendingCommit(db));
+    await committed(db);
+  } finally {
+    close();
+  }
+});
+
+test('a commit that carries no ingest (a background flush) does not make the next lone ingest wait for a group', async () => {
+  const { db, insert, onDisk, close } = open();
+  try {
+    await sleep(WINDOW_MS + 10);
+    transaction(db, () => void db.prepare('INSERT INTO t (v) VALUES (?)').run('background'));
+    insert('lone');
+    assert.not.ok(pendingCommit(db), 'committed at once');
+    assert.equal(onDisk(), ['background', 'lone']);
+    insert('next');
+    assert.ok(pendingCommit(db), 'an ingest right after an ingest\'s commit groups');
+    await committed(db);
+  } finally {
+    close();
+  }
+});
+
+test(`waits that acknowledge nothing (hurry: false) do not count toward the ${MAX_WAITING} that commit a group at once`, async () => {
+  const { db, insert, close } = open(10_000);
+  try {
+    insert('lone');
+    insert('a');
+    const watching = Array.from({ length: MAX_WAITING * 2 }, () => committed(db, undefined, { hurry: false }));
+    await sleep(20);
+    assert.ok(pendingCommit(db), 'still open: nobody waits for an acknowledgement');
+    const acks = Array.from({ length: MAX_WAITING }, () => committed(db));
+    await Promise.all([...acks, ...watching]);
+    assert.not.ok(pendingCommit(db), 'committed once the acknowledgements were enough');
+  } finally {
+    close();
+  }
 });
 
 test('without group commit (the default) every transaction commits at once', () => {

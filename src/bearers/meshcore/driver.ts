@@ -309,7 +309,7 @@ export class MeshCoreBearer implements Bearer {
         this.#counters.store_failures++;
         this.#ctx.log.error('meshcore.message_lost', { from: frame.from, reason: 'the message could not be stored after the radio handed it over' });
       };
-      const stored = this.#ctx.events.receive(frame);
+      const stored = this.#ctx.events.receive(frame, { watchOnly: true });
       if (typeof stored === 'object') void stored.then(lost);
       else lost(stored);
     }

@@ -34,14 +34,23 @@ interface Running {
 /** Where heard frames go: the pipeline ('duplicate': a repeated frame, not stored). */
 export interface FrameSink {
   /** Stores a heard frame: 'duplicate' for a repeat, false when it was not taken (the database
-   *  is locked and `deviceKeeps`: the driver offers it again). Throws when storing failed. */
+   *  is locked and `deviceKeeps`: the driver offers it again), a WaitingFrame when it waits in
+   *  memory (router/held-frames.ts). Throws when storing failed. */
   receive(interfaceId: string, frame: InboundFrame, deviceKeeps: boolean): unknown;
   /** True when what receive() stored waits for a group's commit (issue 22)... */
   pending?(): boolean;
   /** ...and how to wait for it: the function settles with it (rejected: the COMMIT failed and
    *  the frame is gone, also when asked after the failure). */
-  whenCommitted?(): () => Promise<void>;
+  whenCommitted?(options?: { hurry?: boolean }): () => Promise<void>;
 }
+
+/** A frame kept in memory until it can be stored: `stored` settles true once it is on disk,
+ *  false when it was lost. */
+export interface WaitingFrame {
+  stored: Promise<boolean>;
+}
+
+const isWaitingFrame = (taken: unknown): taken is WaitingFrame => typeof taken === 'object' && taken !== null && (taken as WaitingFrame).stored instanceof Promise;
 
 /**
  * The answer to a driver for a frame whose group has not committed yet: a promise of the commit,
@@ -159,7 +168,7 @@ export class BearerHost {
         set: (key, value) => this.#d.driverState.set(row.id, key, value, new Date(this.#clock.now()).toISOString()),
       },
       events: {
-        receive: (frame) => {
+        receive: (frame, options) => {
           // A frame that arrives after the bearer was replaced or stopped is not accepted.
           if (this.#running.get(row.id)?.bearer !== bearer) return false;
           const rt = this.runtime(row.id);
@@ -176,12 +185,14 @@ export class BearerHost {
             return failed(error);
           }
           if (taken === false) return false;
+          // Waits in memory (a lock, a quiet spell): "stored" once it is on disk.
+          if (isWaitingFrame(taken)) return answerOnCommit(() => taken.stored);
           if (taken === 'duplicate') rt.counters.duplicates++;
           // Stored in a group that commits shortly (issue 22): "stored" once it is on disk, "not
           // stored" if the commit fails.
           const sink = this.#d.sink;
           if (sink.pending?.() && sink.whenCommitted) {
-            const wait = sink.whenCommitted();
+            const wait = sink.whenCommitted({ hurry: options?.watchOnly !== true });
             return answerOnCommit(() => wait().then(() => true, failed));
           }
           return true;

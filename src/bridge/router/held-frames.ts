@@ -1,7 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import type { InboundFrame } from '../../bearers/bearer.ts';
 import { LOCK_POLL_MS, withBusyWait } from '../../db/busy.ts';
-import { commitMark, committed, isLockHeldError, pendingCommit, transaction, withoutBusyWait } from '../../db/sqlite.ts';
+import { commitMark, committed, isLockHeldError, pendingCommit, quietFor, transaction, withoutBusyWait } from '../../db/sqlite.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Pipeline } from './pipeline.ts';
 
@@ -13,6 +13,11 @@ import type { Pipeline } from './pipeline.ts';
 // goes through the pipeline once the lock is free; radio frames heard meanwhile queue behind
 // it. A device that can keep a frame (an SMS on the SIM, an Iridium message in the modem's MT
 // buffer) is told "not stored" and offers it again: it is safer there than in memory.
+//
+// Radio frames heard in the quiet spell after a group of ingests (db/transaction.ts: the lock is
+// left free for other processes) wait here the same way, for at most that spell, and then join
+// the next group. A held frame's answer (HeldFrame.stored) settles once it is on disk: a driver
+// that proves receipt (LXMF) proves only what is stored.
 
 /** Frames that may wait in memory; later ones are refused (lost for a radio, counted). */
 export const MAX_HELD_FRAMES = 1000;
@@ -27,12 +32,34 @@ export interface HeldFrameCounters {
 /** The lock was taken: nothing of the frame was stored. */
 const LOCKED = Symbol('locked');
 
+/** receive()'s answer for a frame that waits in memory. */
+export class HeldFrame {
+  /** True once the frame is stored and committed; false when it was lost (its store or its
+   *  group's COMMIT failed, or the bridge stopped with the lock still taken). Never rejects. */
+  readonly stored: Promise<boolean>;
+  readonly settle: (stored: Promise<boolean> | boolean) => void;
+  constructor() {
+    let settle!: (stored: Promise<boolean> | boolean) => void;
+    this.stored = new Promise<boolean>((resolve) => (settle = resolve));
+    this.settle = settle;
+  }
+}
+
+interface Waiting {
+  interfaceId: string;
+  frame: InboundFrame;
+  answer: HeldFrame;
+}
+
 export class HeldFrames {
   readonly #db: DatabaseSync;
   readonly #pipeline: Pipeline;
   readonly #log: Logger;
-  readonly #waiting: Array<{ interfaceId: string; frame: InboundFrame }> = [];
+  readonly #waiting: Waiting[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** Another process's lock made frames wait (logged when it starts and when it ends), as
+   *  opposed to a quiet spell of our own. */
+  #lockEpisode = false;
   /** Refused in this episode of the lock: logged once when it starts, and when it ends. */
   #overflowNow = 0;
   readonly counters: HeldFrameCounters = { held: 0, overflow: 0 };
@@ -56,24 +83,26 @@ export class HeldFrames {
   /** How to wait for what receive() just stored: the returned function settles once it is
    *  committed, and rejects if its group's COMMIT failed, even when it is called after that
    *  (a group lost since this call counts). Asking costs nothing until the function is called. */
-  whenCommitted(): () => Promise<void> {
+  whenCommitted(options: { hurry?: boolean } = {}): () => Promise<void> {
     const mark = commitMark(this.#db);
-    return () => committed(this.#db, mark);
+    return () => committed(this.#db, mark, options);
   }
 
   /**
    * Stores a heard frame now, or keeps it until the lock is free. Answers 'duplicate' for a
-   * repeat, 'held' when it waits, false when it was not taken (the device keeps it, or too many
-   * wait); other errors are thrown, as before. A device that keeps its frames is tried at once
-   * even while radio frames wait: their order does not concern it. A frame stored in a group
-   * that has not committed yet (group commit, issue 22) is not on disk until its commit
-   * (pending() says so; whenCommitted()): the bearer host answers the driver then. A duplicate
-   * too: the copy it repeats may be in that group.
+   * repeat, a HeldFrame when it waits, false when it was not taken (the device keeps it, or too
+   * many wait); other errors are thrown, as before. A device that keeps its frames is tried at
+   * once even while radio frames wait: their order does not concern it (in a quiet spell it
+   * commits alone). A frame stored in a group that has not committed yet (group commit, issue
+   * 22) is not on disk until its commit (pending() says so; whenCommitted()): the bearer host
+   * answers the driver then. A duplicate too: the copy it repeats may be in that group.
    */
   receive(interfaceId: string, frame: InboundFrame, deviceKeeps = false): unknown {
-    if (this.#waiting.length === 0 || deviceKeeps) {
+    const quiet = !deviceKeeps && quietFor(this.#db) > 0;
+    if ((this.#waiting.length === 0 && !quiet) || deviceKeeps) {
       const stored = this.#store(interfaceId, frame);
       if (stored !== LOCKED) return stored;
+      if (!deviceKeeps) this.#startLockEpisode();
     }
     if (deviceKeeps) return false;
     if (this.#waiting.length >= MAX_HELD_FRAMES) {
@@ -81,11 +110,17 @@ export class HeldFrames {
       if (this.#overflowNow++ === 0) this.#log.error('held_frames_overflow', { waiting: this.#waiting.length, reason: 'the database stayed locked by another process; frames heard now are lost' });
       return false;
     }
-    if (this.#waiting.length === 0) this.#log.warn('frames_held', { reason: 'another process holds the database lock; heard frames wait in memory until it is free' });
-    this.counters.held++;
-    this.#waiting.push({ interfaceId, frame });
+    if (this.#lockEpisode) this.counters.held++;
+    const answer = new HeldFrame();
+    this.#waiting.push({ interfaceId, frame, answer });
     this.#schedule();
-    return 'held';
+    return answer;
+  }
+
+  #startLockEpisode(): void {
+    if (this.#lockEpisode) return;
+    this.#lockEpisode = true;
+    this.#log.warn('frames_held', { reason: 'another process holds the database lock; heard frames wait in memory until it is free' });
   }
 
   /** One transaction for the whole frame, begun without waiting: the lock is ours for all its
@@ -93,7 +128,7 @@ export class HeldFrames {
   #store(interfaceId: string, frame: InboundFrame, wait = false): unknown {
     const store = () => transaction(this.#db, () => this.#pipeline.receive(interfaceId, frame), { group: true });
     try {
-      return wait ? withBusyWait(this.#db, store) : withoutBusyWait(this.#db, store);
+      return wait ? withBusyWait(this.#db, store) : withoutBusyWait(this.#db, store, { joinGroup: true });
     } catch (error) {
       if (isLockHeldError(error)) return LOCKED;
       throw error;
@@ -103,25 +138,37 @@ export class HeldFrames {
   /** Stores what waits, in order, while the lock stays free. */
   #drain(wait = false): void {
     this.#timer = undefined;
+    if (!wait && quietFor(this.#db) > 0) return this.#schedule();
     while (this.#waiting.length > 0) {
       const next = this.#waiting[0];
+      const mark = commitMark(this.#db);
       try {
-        if (this.#store(next.interfaceId, next.frame, wait) === LOCKED) return this.#schedule();
+        if (this.#store(next.interfaceId, next.frame, wait) === LOCKED) {
+          this.#startLockEpisode();
+          return this.#schedule();
+        }
+        // On disk once its group commits. Not an acknowledgement that hurries the group: the
+        // frame waited already, and nobody may be asking.
+        next.answer.settle(committed(this.#db, mark, { hurry: false }).then(() => true, () => false));
       } catch (error) {
         // Not the lock (the interface was deleted meanwhile, a full disk): this frame is lost,
         // the ones behind it are not held up.
         this.#log.error('held_frame_failed', { interface_id: next.interfaceId, error: (error as Error).message });
+        next.answer.settle(false);
       }
       this.#waiting.shift();
     }
+    if (!this.#lockEpisode) return;
+    this.#lockEpisode = false;
     if (this.#overflowNow > 0) this.#log.warn('held_frames_recovered', { lost: this.#overflowNow });
     this.#overflowNow = 0;
     this.#log.info('frames_released', { note: 'the database lock is free again; the held frames are stored' });
   }
 
+  /** The next look: at the end of a quiet spell, else after a poll. */
   #schedule(): void {
     if (this.#timer || !this.#db.isOpen) return;
-    this.#timer = setTimeout(() => this.#drain(), LOCK_POLL_MS);
+    this.#timer = setTimeout(() => this.#drain(), this.#lockEpisode ? LOCK_POLL_MS : Math.max(1, quietFor(this.#db)));
   }
 
   /** The bridge is stopping: frames still waiting are stored, waiting up to SQLite's full
@@ -133,6 +180,7 @@ export class HeldFrames {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
     if (this.#waiting.length > 0) this.#log.error('held_frames_lost', { count: this.#waiting.length, reason: 'the database was still locked at shutdown' });
+    for (const w of this.#waiting) w.answer.settle(false);
     this.#waiting.length = 0;
   }
 }

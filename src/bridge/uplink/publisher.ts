@@ -662,7 +662,7 @@ export class UplinkPublisher {
       // flow: the acks are taken as soon as it commits, not at a tick that may find it open too.
       if (!this.#acksAfterCommit && groupBetweenUnits(this.#o.db)) {
         this.#acksAfterCommit = true;
-        void committed(this.#o.db).catch(() => {}).then(() => {
+        void committed(this.#o.db, undefined, { hurry: false }).catch(() => {}).then(() => {
           this.#acksAfterCommit = false;
           if (this.#acksWaiting.length > 0) this.#takeAcks();
         });
@@ -804,7 +804,7 @@ export class UplinkPublisher {
         // Someone's transaction is open on our connection: reading now could publish a row
         // that is then rolled back. Look again shortly, or once the open group of ingests
         // commits (db/transaction.ts; a failed group's rows are never published).
-        if (groupBetweenUnits(this.#o.db)) await committed(this.#o.db).catch(() => {});
+        if (groupBetweenUnits(this.#o.db)) await committed(this.#o.db, undefined, { hurry: false }).catch(() => {});
         else await new Promise((r) => setTimeout(r, BUSY_RETRY_MS));
         continue;
       }
