@@ -71,22 +71,27 @@ const commands: Record<string, Command> = {
       if (role !== 'owner' && role !== 'admin' && role !== 'viewer') throw new UsageError('--role must be owner, admin or viewer');
       const label = typeof values.label === 'string' ? values.label.trim() : '';
       if (!label) throw new UsageError('--label is required');
-      const [{ envString }, { openBridgeDatabase }, { KeyService }, { KeyStore }, { systemClock }] = await Promise.all([
+      const [{ envString }, { openBridgeDatabase }, { KeyService }, { KeyStore }, { systemClock }, { whileWriteWanted }] = await Promise.all([
         import('./lib/env.ts'),
         import('./bridge/app.ts'),
         import('./bridge/keys/service.ts'),
         import('./bridge/keys/store.ts'),
         import('./lib/clock.ts'),
+        import('./db/write-wanted.ts'),
       ]);
       const dbPath = envString(env, 'SERVICE_DB_PATH', DEFAULT_DB_PATH);
-      const db = openBridgeDatabase(dbPath);
-      try {
-        const created = new KeyService(new KeyStore(db), systemClock).create(label, role);
-        process.stderr.write(`created ${role} key ${created.id} (${label}); it is shown only now:\n`);
-        process.stdout.write(created.key + '\n');
-      } finally {
-        db.close();
-      }
+      // A running bridge under a steady flow holds the write lock nearly all the time; it leaves
+      // it free while this runs (db/write-wanted.ts).
+      await whileWriteWanted(dbPath, () => {
+        const db = openBridgeDatabase(dbPath);
+        try {
+          const created = new KeyService(new KeyStore(db), systemClock).create(label, role);
+          process.stderr.write(`created ${role} key ${created.id} (${label}); it is shown only now:\n`);
+          process.stdout.write(created.key + '\n');
+        } finally {
+          db.close();
+        }
+      });
       return 0;
     },
   },

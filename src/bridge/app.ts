@@ -2,6 +2,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { DRIVERS } from '../bearers/drivers.ts';
 import { migrate } from '../db/migrate.ts';
 import { BUSY_SLICE_MS, retryWhileBusy, writeMark } from '../db/busy.ts';
+import { writeWantedWatcher } from '../db/write-wanted.ts';
 import { commitGroup, commitMark, committed, databaseOpenError, enableGroupCommit, type OpenOptions, openSqlite, setSynchronous } from '../db/sqlite.ts';
 import { httpMetrics } from '../http/metrics.ts';
 import { buildOpenApi } from '../http/openapi.ts';
@@ -100,13 +101,6 @@ export const BRIDGE_DB: OpenOptions = { pageSize: 1024, walAutocheckpoint: 1000,
  * (docs/decisions.md "Issue 22: a write path made for flash").
  */
 export const INGEST_GROUP_MS = 300;
-
-/**
- * After each group's commit the write lock is left free this long (db/transaction.ts, "quiet
- * spell"), so another process (`fieldbridge keys create`, sqlite3) gets it within its busy wait
- * while groups follow each other; what comes meanwhile waits and joins the next group.
- */
-export const INGEST_QUIET_MS = 50;
 
 export interface BridgeServices {
   db: DatabaseSync;
@@ -278,7 +272,8 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   // on a timer instead, so the event loop keeps serving (db/busy.ts, issue 14 item 7). Start-up
   // (recovery, the uplink's session) kept SQLite's full wait: nothing else runs yet.
   db.exec(`PRAGMA busy_timeout = ${BUSY_SLICE_MS}`);
-  enableGroupCommit(db, options.ingestGroupMs ?? INGEST_GROUP_MS, INGEST_QUIET_MS);
+  // No group while another process asks for the lock (`fieldbridge keys create`: db/write-wanted.ts).
+  enableGroupCommit(db, options.ingestGroupMs ?? INGEST_GROUP_MS, writeWantedWatcher(options.dbPath));
   log.info('bridge_listening', { url: server.url, db: options.dbPath, version: VERSION });
 
   let closing: Promise<void> | undefined;

@@ -1,6 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import type { Logger } from '../lib/log.ts';
-import { BUSY_TIMEOUT_MS, commitCount, isLockHeldError, quietFor, transaction, withoutBusyWait } from './sqlite.ts';
+import { BUSY_TIMEOUT_MS, commitCount, isLockHeldError, transaction, withoutBusyWait } from './sqlite.ts';
 
 // Waiting for another process's write lock without stopping the bridge (issue 14, item 7;
 // docs/decisions.md "Issue 14: waiting for a lock off the event loop"). node:sqlite is
@@ -67,8 +67,7 @@ export function writeMark(db: DatabaseSync): string {
  * Runs `work` and, when it fails on another process's lock before it changed anything, runs it
  * again once the lock is free, from a timer, up to BUSY_TIMEOUT_MS after the first try. With
  * `gate`, the lock is first waited for the same way, so work that is sure to write does not
- * meet it at all, and the quiet spell after a group of ingests is waited out (db/transaction.ts:
- * the lock is left free for other processes then, and the work joins the next group). Work that met the lock after writing something (a second transaction of a
+ * meet it at all. Work that met the lock after writing something (a second transaction of a
  * request, say) is not repeated: its error goes to the caller (503 db-busy), as it would after
  * SQLite's own wait. Other work may run on the connection while this one waits; a change it
  * makes in that time also stops the repetition, which errs on the side of not repeating.
@@ -90,7 +89,6 @@ export async function retryWhileBusy<T>(db: DatabaseSync, work: () => T | Promis
     // A repeat waits a poll first: the lock may be free again already, or never have been the
     // trouble, and a repeat at once would spin without letting anything else run.
     if (!first) await sleep(LOCK_POLL_MS);
-    if (options.gate && first && quietFor(db) > 0) await sleep(quietFor(db));
     if (options.gate || !first) await untilWriteLockFree(db, deadline, startedAt);
     const mark = writeMark(db);
     try {

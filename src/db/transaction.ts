@@ -116,14 +116,10 @@ export function commitCount(db: DatabaseSync): number {
 //   before, and a lock we hold is never waited for.
 // - a failed group COMMIT (SQLITE_FULL, an I/O error) rejects every committed() waiting and is
 //   told to onGroupFailed listeners, which drop what they read from the group.
-// - after a group's COMMIT the lock is left free for `quietMs` (a quiet spell): no group opens
-//   in it, so another process that wants to write (`fieldbridge keys create`, an operator's
-//   sqlite3) finds the lock free within its busy wait even while groups follow each other.
-//   SQLite's busy handler looks again every 100 ms: with the lock free 50 ms of every 300, a
-//   5 s wait (some 50 looks) misses it less than once in 10,000 tries, against 9 of 15 without
-//   the spell. Work that
-//   can wait (an API change, a radio frame held in memory: quietFor()) waits for the spell's
-//   end and then joins the next group; an ingest that cannot wait commits alone in it.
+// - while another process wants to write (`yieldTo`: db/write-wanted.ts), no group opens: each
+//   ingest commits alone and the lock is free between commits. Under a steady flow groups
+//   follow each other with the lock free for a millisecond between them, and SQLite's busy wait
+//   in the other process (it looks every 100 ms) failed 9 times in 15.
 // - only commits that carry an ingest start a window: a background commit (the write-behind's
 //   or the audit's own flush) does not make the next lone message wait for a group.
 
@@ -155,10 +151,8 @@ interface Connection {
   /** performance.now() of the last COMMIT that carried an ingest (a group, or a transaction
    *  that asked to group and committed alone). */
   lastCommitAt: number;
-  /** Milliseconds the lock is left free after a group's COMMIT; 0: none. */
-  quietMs: number;
-  /** performance.now() until which no group opens. */
-  quietUntil: number;
+  /** True while another process wants the write lock: no group opens. */
+  yieldTo: () => boolean;
   /** transaction() bodies running now (a unit, a nested savepoint, riders). */
   depth: number;
   group: Group | undefined;
@@ -171,25 +165,17 @@ interface Connection {
 const connections = new WeakMap<DatabaseSync, Connection>();
 function connection(db: DatabaseSync): Connection {
   let c = connections.get(db);
-  if (!c) connections.set(db, (c = { windowMs: 0, lastCommitAt: -Infinity, quietMs: 0, quietUntil: -Infinity, depth: 0, group: undefined, failed: new Set(), failures: 0, lastFailure: undefined }));
+  if (!c) connections.set(db, (c = { windowMs: 0, lastCommitAt: -Infinity, yieldTo: () => false, depth: 0, group: undefined, failed: new Set(), failures: 0, lastFailure: undefined }));
   return c;
 }
 
 /** Turns group commit on for a connection (0: off, the default): transactions that ask to group
- *  share one COMMIT at most every `windowMs`, and the lock is left free for `quietMs` after
- *  each group (0: no quiet spell). */
-export function enableGroupCommit(db: DatabaseSync, windowMs: number, quietMs = 0): void {
+ *  share one COMMIT at most every `windowMs`; none opens while `yieldTo()` says another process
+ *  wants the write lock. */
+export function enableGroupCommit(db: DatabaseSync, windowMs: number, yieldTo: () => boolean = () => false): void {
   const c = connection(db);
   c.windowMs = windowMs;
-  c.quietMs = Math.min(quietMs, windowMs);
-}
-
-/** Milliseconds until the quiet spell after the last group ends (0: none now). Work that can
- *  wait that long before it writes waits, and then joins the next group instead of committing
- *  alone. */
-export function quietFor(db: DatabaseSync): number {
-  const c = connections.get(db);
-  return c && !c.group ? Math.max(0, c.quietUntil - performance.now()) : 0;
+  c.yieldTo = yieldTo;
 }
 
 /** Groups lost on the connection so far: taken before work whose acknowledgement does not
@@ -264,7 +250,6 @@ export function commitGroup(db: DatabaseSync): void {
   c.group = undefined;
   if (group.timer) clearTimeout(group.timer);
   finishCommit(db, c, group.aboard, group.after, true);
-  c.quietUntil = c.lastCommitAt + c.quietMs;
   for (const w of group.waiters) w.resolve();
 }
 
@@ -304,10 +289,7 @@ export function transaction<T>(db: DatabaseSync, fn: () => T, options: { group?:
     if (!options.group) commitGroup(db);
     return result;
   }
-  if (options.group && c.windowMs > 0) {
-    const now = performance.now();
-    if (now - c.lastCommitAt < c.windowMs && now >= c.quietUntil) return openGroup(db, c, fn);
-  }
+  if (options.group && c.windowMs > 0 && performance.now() - c.lastCommitAt < c.windowMs && !c.yieldTo()) return openGroup(db, c, fn);
   return commitAlone(db, c, fn, options.group === true);
 }
 

@@ -9,7 +9,7 @@ import {
   afterCommit, commitGroup, committed, enableGroupCommit, inTransaction, isStorageFullError, onGroupFailed, openSqlite, pendingCommit, rideNextCommit, transaction,
   withoutBusyWait,
 } from '../../src/db/sqlite.ts';
-import { MAX_WAITING, quietFor } from '../../src/db/transaction.ts';
+import { MAX_WAITING } from '../../src/db/transaction.ts';
 
 // Group commit of ingests (issue 22, db/transaction.ts), on real SQLite files: transactions
 // that ask to group and come within the window of the last COMMIT share the next one; each is a
@@ -24,11 +24,11 @@ let n = 0;
 /** A database with group commit on, its COMMITs counted as scripts/bench-writes.ts counts them
  *  (every COMMIT statement on the connection), and a second connection that sees only what is
  *  committed (what a crash would leave). */
-function open(windowMs = WINDOW_MS, quietMs = 0) {
+function open(windowMs = WINDOW_MS, yieldTo?: () => boolean) {
   const path = join(dir, `g${n++}.db`);
   const db = openSqlite(path);
   db.exec('CREATE TABLE t (v TEXT NOT NULL CHECK (v != \'bad\'))');
-  enableGroupCommit(db, windowMs, quietMs);
+  enableGroupCommit(db, windowMs, yieldTo);
   const counted = { commits: 0 };
   const exec = db.exec.bind(db);
   db.exec = (sql: string) => {
@@ -259,41 +259,28 @@ test('a group left open when the connection closes rejects its waiters instead o
   g.other.close();
 });
 
-test('after a group commits, the lock is left free for the quiet spell: another connection writes at once, and an ingest in the spell commits alone', async () => {
-  const { db, counted, onDisk, insert, other, close } = open(WINDOW_MS, 30);
+test('while another process wants the write lock, no group opens: each ingest commits alone and the lock is free between them', async () => {
+  let wanted = false;
+  const { db, counted, onDisk, insert, other, close } = open(WINDOW_MS, () => wanted);
   try {
     insert('lone');
     insert('a');
     assert.ok(pendingCommit(db), 'a group is open');
+    wanted = true;
     await committed(db);
-    assert.ok(quietFor(db) > 0 && quietFor(db) <= 30, `quiet for ${quietFor(db)} ms`);
-    // The lock is free now: another process's write does not wait (timeout 0 would fail).
-    other.exec('BEGIN IMMEDIATE');
-    other.exec('ROLLBACK');
     const before = counted.commits;
-    insert('in the spell');
-    assert.not.ok(pendingCommit(db), 'an ingest that cannot wait commits alone in the spell');
-    assert.is(counted.commits - before, 1);
-    assert.ok(onDisk().includes('in the spell'));
-    await sleep(quietFor(db) + 5);
-    assert.is(quietFor(db), 0);
-    insert('after the spell');
-    assert.ok(pendingCommit(db), 'after the spell, an ingest within the window groups again');
-    await committed(db);
-  } finally {
-    close();
-  }
-});
-
-test('without a quiet spell (the default) a group may open right after the last one commits', async () => {
-  const { db, insert, close } = open();
-  try {
-    insert('lone');
-    insert('a');
-    await committed(db);
-    assert.is(quietFor(db), 0);
-    insert('b');
-    assert.ok(pendingCommit(db));
+    for (const v of ['b', 'c', 'd']) {
+      insert(v);
+      assert.not.ok(pendingCommit(db), `${v}: committed alone`);
+      // The other connection (busy timeout 0) writes between them without waiting.
+      other.exec('BEGIN IMMEDIATE');
+      other.exec('ROLLBACK');
+    }
+    assert.is(counted.commits - before, 3);
+    assert.equal(onDisk(), ['lone', 'a', 'b', 'c', 'd']);
+    wanted = false;
+    insert('e');
+    assert.ok(pendingCommit(db), 'groups form again once nobody asks');
     await committed(db);
   } finally {
     close();
@@ -325,8 +312,9 @@ test(`waits that acknowledge nothing (hurry: false) do not count toward the ${MA
     await sleep(20);
     assert.ok(pendingCommit(db), 'still open: nobody waits for an acknowledgement');
     const acks = Array.from({ length: MAX_WAITING }, () => committed(db));
+    await sleep(20);
+    assert.not.ok(pendingCommit(db), 'committed once the acknowledgements were enough (the window is 10 s)');
     await Promise.all([...acks, ...watching]);
-    assert.not.ok(pendingCommit(db), 'committed once the acknowledgements were enough');
   } finally {
     close();
   }

@@ -185,7 +185,7 @@ export class BearerHost {
             return failed(error);
           }
           if (taken === false) return false;
-          // Waits in memory (a lock, a quiet spell): "stored" once it is on disk.
+          // Waits in memory (another process holds the lock): "stored" once it is on disk.
           if (isWaitingFrame(taken)) return answerOnCommit(() => taken.stored);
           if (taken === 'duplicate') rt.counters.duplicates++;
           // Stored in a group that commits shortly (issue 22): "stored" once it is on disk, "not

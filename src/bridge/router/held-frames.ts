@@ -1,7 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import type { InboundFrame } from '../../bearers/bearer.ts';
 import { LOCK_POLL_MS, withBusyWait } from '../../db/busy.ts';
-import { commitMark, committed, isLockHeldError, pendingCommit, quietFor, transaction, withoutBusyWait } from '../../db/sqlite.ts';
+import { commitMark, committed, isLockHeldError, pendingCommit, transaction, withoutBusyWait } from '../../db/sqlite.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Pipeline } from './pipeline.ts';
 
@@ -14,10 +14,8 @@ import type { Pipeline } from './pipeline.ts';
 // it. A device that can keep a frame (an SMS on the SIM, an Iridium message in the modem's MT
 // buffer) is told "not stored" and offers it again: it is safer there than in memory.
 //
-// Radio frames heard in the quiet spell after a group of ingests (db/transaction.ts: the lock is
-// left free for other processes) wait here the same way, for at most that spell, and then join
-// the next group. A held frame's answer (HeldFrame.stored) settles once it is on disk: a driver
-// that proves receipt (LXMF) proves only what is stored.
+// A held frame's answer (HeldFrame.stored) settles once it is on disk: a driver that proves
+// receipt (LXMF) proves only what is stored.
 
 /** Frames that may wait in memory; later ones are refused (lost for a radio, counted). */
 export const MAX_HELD_FRAMES = 1000;
@@ -57,9 +55,7 @@ export class HeldFrames {
   readonly #log: Logger;
   readonly #waiting: Waiting[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
-  /** Another process's lock made frames wait (logged when it starts and when it ends), as
-   *  opposed to a quiet spell of our own. */
-  #lockEpisode = false;
+  #closed = false;
   /** Refused in this episode of the lock: logged once when it starts, and when it ends. */
   #overflowNow = 0;
   readonly counters: HeldFrameCounters = { held: 0, overflow: 0 };
@@ -91,18 +87,17 @@ export class HeldFrames {
   /**
    * Stores a heard frame now, or keeps it until the lock is free. Answers 'duplicate' for a
    * repeat, a HeldFrame when it waits, false when it was not taken (the device keeps it, or too
-   * many wait); other errors are thrown, as before. A device that keeps its frames is tried at
-   * once even while radio frames wait: their order does not concern it (in a quiet spell it
-   * commits alone). A frame stored in a group that has not committed yet (group commit, issue
+   * many wait, or the bridge is stopping); other errors are thrown, as before. A device that
+   * keeps its frames is tried at once even while radio frames wait: their order does not
+   * concern it. A frame stored in a group that has not committed yet (group commit, issue
    * 22) is not on disk until its commit (pending() says so; whenCommitted()): the bearer host
    * answers the driver then. A duplicate too: the copy it repeats may be in that group.
    */
   receive(interfaceId: string, frame: InboundFrame, deviceKeeps = false): unknown {
-    const quiet = !deviceKeeps && quietFor(this.#db) > 0;
-    if ((this.#waiting.length === 0 && !quiet) || deviceKeeps) {
+    if (this.#closed) return false;
+    if (this.#waiting.length === 0 || deviceKeeps) {
       const stored = this.#store(interfaceId, frame);
       if (stored !== LOCKED) return stored;
-      if (!deviceKeeps) this.#startLockEpisode();
     }
     if (deviceKeeps) return false;
     if (this.#waiting.length >= MAX_HELD_FRAMES) {
@@ -110,17 +105,12 @@ export class HeldFrames {
       if (this.#overflowNow++ === 0) this.#log.error('held_frames_overflow', { waiting: this.#waiting.length, reason: 'the database stayed locked by another process; frames heard now are lost' });
       return false;
     }
-    if (this.#lockEpisode) this.counters.held++;
+    if (this.#waiting.length === 0) this.#log.warn('frames_held', { reason: 'another process holds the database lock; heard frames wait in memory until it is free' });
+    this.counters.held++;
     const answer = new HeldFrame();
     this.#waiting.push({ interfaceId, frame, answer });
     this.#schedule();
     return answer;
-  }
-
-  #startLockEpisode(): void {
-    if (this.#lockEpisode) return;
-    this.#lockEpisode = true;
-    this.#log.warn('frames_held', { reason: 'another process holds the database lock; heard frames wait in memory until it is free' });
   }
 
   /** One transaction for the whole frame, begun without waiting: the lock is ours for all its
@@ -138,15 +128,11 @@ export class HeldFrames {
   /** Stores what waits, in order, while the lock stays free. */
   #drain(wait = false): void {
     this.#timer = undefined;
-    if (!wait && quietFor(this.#db) > 0) return this.#schedule();
     while (this.#waiting.length > 0) {
       const next = this.#waiting[0];
       const mark = commitMark(this.#db);
       try {
-        if (this.#store(next.interfaceId, next.frame, wait) === LOCKED) {
-          this.#startLockEpisode();
-          return this.#schedule();
-        }
+        if (this.#store(next.interfaceId, next.frame, wait) === LOCKED) return this.#schedule();
         // On disk once its group commits. Not an acknowledgement that hurries the group: the
         // frame waited already, and nobody may be asking.
         next.answer.settle(committed(this.#db, mark, { hurry: false }).then(() => true, () => false));
@@ -158,22 +144,20 @@ export class HeldFrames {
       }
       this.#waiting.shift();
     }
-    if (!this.#lockEpisode) return;
-    this.#lockEpisode = false;
     if (this.#overflowNow > 0) this.#log.warn('held_frames_recovered', { lost: this.#overflowNow });
     this.#overflowNow = 0;
     this.#log.info('frames_released', { note: 'the database lock is free again; the held frames are stored' });
   }
 
-  /** The next look: at the end of a quiet spell, else after a poll. */
   #schedule(): void {
     if (this.#timer || !this.#db.isOpen) return;
-    this.#timer = setTimeout(() => this.#drain(), this.#lockEpisode ? LOCK_POLL_MS : Math.max(1, quietFor(this.#db)));
+    this.#timer = setTimeout(() => this.#drain(), LOCK_POLL_MS);
   }
 
   /** The bridge is stopping: frames still waiting are stored, waiting up to SQLite's full
    *  busy wait for the lock (nothing else needs the event loop now), or logged as lost. */
   close(): void {
+    this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
     if (this.#waiting.length > 0 && this.#db.isOpen) this.#drain(true);
