@@ -662,7 +662,7 @@ export class UplinkPublisher {
       // flow: the acks are taken as soon as it commits, not at a tick that may find it open too.
       if (!this.#acksAfterCommit && groupBetweenUnits(this.#o.db)) {
         this.#acksAfterCommit = true;
-        void committed(this.#o.db, undefined, { hurry: false }).catch(() => {}).then(() => {
+        void groupCommitted(this.#o.db).then(() => {
           this.#acksAfterCommit = false;
           if (this.#acksWaiting.length > 0) this.#takeAcks();
         });
@@ -804,7 +804,7 @@ export class UplinkPublisher {
         // Someone's transaction is open on our connection: reading now could publish a row
         // that is then rolled back. Look again shortly, or once the open group of ingests
         // commits (db/transaction.ts; a failed group's rows are never published).
-        if (groupBetweenUnits(this.#o.db)) await committed(this.#o.db, undefined, { hurry: false }).catch(() => {});
+        if (groupBetweenUnits(this.#o.db)) await groupCommitted(this.#o.db);
         else await new Promise((r) => setTimeout(r, BUSY_RETRY_MS));
         continue;
       }
@@ -853,4 +853,11 @@ export class UplinkPublisher {
 /** A group of ingests is open and nothing runs inside it now: committed() settles soon. */
 function groupBetweenUnits(db: DatabaseSync): boolean {
   return pendingCommit(db) && !inTransaction(db);
+}
+
+/** Settles when the open group has committed or failed (a failed group's rows are gone, so
+ *  there is nothing to publish from it). The uplink only watches: it does not hurry the group
+ *  as an acknowledgement would (db/transaction.ts, MAX_WAITING). */
+function groupCommitted(db: DatabaseSync): Promise<void> {
+  return committed(db, undefined, { hurry: false }).catch(() => {});
 }
