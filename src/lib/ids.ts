@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 // Prefixed, time-sortable ids (docs/design.md section 5): "<prefix>_" + 10 Crockford base32
 // characters of milliseconds since the epoch + 16 of randomness (ULID layout). Sorting ids as
@@ -11,6 +11,22 @@ export type IdPrefix = 'ifc' | 'rul' | 'msg' | 'dlv' | 'fbl' | 'ctc' | 'grp' | '
 let lastMs = -1;
 let lastRandom: number[] = [];
 
+// Randomness drawn 4 KiB at a time: one call into OpenSSL per 256 ids instead of one per id
+// (a message and its deliveries take several ids; issue 22, CPU per message).
+const pool = Buffer.alloc(4096);
+let poolAt = pool.length;
+
+function random16(): number[] {
+  if (poolAt + 16 > pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  const out = new Array<number>(16);
+  for (let i = 0; i < 16; i++) out[i] = pool[poolAt + i] & 31;
+  poolAt += 16;
+  return out;
+}
+
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
   let random: number[];
   if (nowMs <= lastMs) {
@@ -19,12 +35,13 @@ export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
     nowMs = lastMs;
     random = increment(lastRandom);
   } else {
-    const bytes = randomBytes(16);
-    random = Array.from(bytes, (b) => b & 31);
+    random = random16();
   }
   lastMs = nowMs;
   lastRandom = random;
-  return `${prefix}_${encodeTime(nowMs)}${random.map((d) => CROCKFORD[d]).join('')}`;
+  let tail = '';
+  for (const d of random) tail += CROCKFORD[d];
+  return `${prefix}_${encodeTime(nowMs)}${tail}`;
 }
 
 function encodeTime(ms: number): string {

@@ -74,6 +74,13 @@ const decode = (r: Raw): DeliveryRow => {
 };
 
 const iso = (ms: number) => new Date(ms).toISOString();
+/** A row limit as SQL text: the next power of two from 64, so a handful of statement texts
+ *  serve every limit (a bound LIMIT recompiles the statement at every run). */
+export function limitLiteral(n: number): number {
+  let cap = 64;
+  while (cap < n) cap *= 2;
+  return cap;
+}
 /** SQL for a cancel's last_error (parameters: reason, reason): a dead letter's own error is kept after the reason. */
 const KEEP_DEAD_ERROR = "CASE WHEN state = 'dead' AND last_error IS NOT NULL THEN ? || '; it was a dead letter: ' || last_error ELSE ? END";
 
@@ -123,9 +130,10 @@ export class DeliveryStore {
     this.#writeBehind.flush();
   }
 
-  /** Ids with deferred changes (on one interface, or all), as JSON for json_each: the queue skips them. */
-  #dirtyJson(interfaceId?: string): string {
-    return JSON.stringify(this.#writeBehind.dirtyIds(interfaceId));
+  /** Ids with deferred changes on one interface, as JSON for json_each: the queue skips them. */
+  #dirtyJson(interfaceId: string): string {
+    const ids = this.#writeBehind.dirtyOn(interfaceId);
+    return ids.size === 0 ? '[]' : JSON.stringify([...ids]);
   }
   #prepare(sql: string): StatementSync {
     return this.#statements.prepare(sql);
@@ -181,14 +189,18 @@ export class DeliveryStore {
    * stay valid while `generation` is unchanged.
    */
   dueRows(interfaceId: string, nowMs: number, limit: number): DeliveryRow[] {
-    const skip = new Set(this.#writeBehind.dirtyIds(interfaceId));
+    const skip = this.#writeBehind.dirtyOn(interfaceId);
     // Ids first, from the covering indexes (the skipped ones are the first in order and are
     // not worth reading whole), then the chosen rows.
     type Key = { id: string; precedence: number; front_ms: number | null };
+    // The limit is written into the SQL, rounded up to a power of two so a few texts serve: a
+    // bound LIMIT makes SQLite (3.47 on) compile the statement again at every run, since the
+    // planner reads its value (docs/performance.md, "Statements compiled once").
+    const cap = limitLiteral(skip.size + limit);
     const keys = (sql: string, ...args: Array<string | number>) => this.#prepare(sql).all(...args) as Key[];
     const order = [
-      ...keys("SELECT id, precedence, front_ms FROM deliveries WHERE interface_id = ? AND front_ms IS NOT NULL AND state IN ('pending', 'retrying') ORDER BY precedence, front_ms LIMIT ?", interfaceId, skip.size + limit),
-      ...keys("SELECT id, precedence, NULL AS front_ms FROM deliveries INDEXED BY deliveries_queued WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying') AND state != 'held' AND next_attempt_ms <= ? ORDER BY precedence, id LIMIT ?", interfaceId, nowMs, skip.size + limit),
+      ...keys(`SELECT id, precedence, front_ms FROM deliveries WHERE interface_id = ? AND front_ms IS NOT NULL AND state IN ('pending', 'retrying') ORDER BY precedence, front_ms LIMIT ${cap}`, interfaceId),
+      ...keys(`SELECT id, precedence, NULL AS front_ms FROM deliveries INDEXED BY deliveries_queued WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying') AND state != 'held' AND next_attempt_ms <= ? ORDER BY precedence, id LIMIT ${cap}`, interfaceId, nowMs),
     ].sort((a, b) => a.precedence - b.precedence || (a.front_ms === null ? 1 : 0) - (b.front_ms === null ? 1 : 0) || (a.front_ms ?? 0) - (b.front_ms ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const chosen = [...new Set(order.map((k) => k.id).filter((id) => !skip.has(id)))].slice(0, limit);
     if (chosen.length === 0) return [];

@@ -32,13 +32,15 @@ interface Batch {
  * lost). DeliveryStore flushes before every other read or write, so the API never sees a state
  * older than the dispatcher's.
  */
+const NONE: ReadonlySet<string> = new Set();
+
 export class WriteBehind {
   readonly #db: DatabaseSync;
   readonly #log: Logger;
   readonly #groupCommitMs: number;
   readonly #deferred: Array<() => void> = [];
-  /** Deliveries with deferred changes, by id, with their interface. */
-  readonly #dirty = new Map<string, string>();
+  /** Deliveries with deferred changes, by interface (the queue reads one interface at a time). */
+  readonly #dirty = new Map<string, Set<string>>();
   /** 'sending' marks still queued, by delivery id. */
   readonly #sendingAt = new Map<string, number>();
   /** Interfaces to wake after the next flush. */
@@ -88,7 +90,7 @@ export class WriteBehind {
     // from waiting straight to the outcome instead of two (fromWaiting tells the write).
     const fromWaiting = this.#sendingAt.delete(deliveryId);
     this.#deferred.push(() => write(fromWaiting));
-    this.#dirty.set(deliveryId, interfaceId);
+    this.#markDirty(deliveryId, interfaceId);
     if (wakes) this.#wake.add(interfaceId);
     this.#queued(wakes ? 0 : this.#groupCommitMs);
   }
@@ -100,7 +102,7 @@ export class WriteBehind {
     this.#deferred.push(() => {
       if (this.#sendingAt.delete(deliveryId)) markSending();
     });
-    this.#dirty.set(deliveryId, interfaceId);
+    this.#markDirty(deliveryId, interfaceId);
     this.#queued(this.#groupCommitMs);
   }
 
@@ -114,11 +116,20 @@ export class WriteBehind {
     return this.#failing || this.#deferred.length >= MAX_DEFERRED_WRITES;
   }
 
-  /** Ids with deferred changes, on one interface or on all: the queue skips them. */
-  dirtyIds(interfaceId?: string): string[] {
-    const ids: string[] = [];
-    for (const [id, iface] of this.#dirty) if (interfaceId === undefined || iface === interfaceId) ids.push(id);
-    return ids;
+  #markDirty(deliveryId: string, interfaceId: string): void {
+    let ids = this.#dirty.get(interfaceId);
+    if (!ids) this.#dirty.set(interfaceId, (ids = new Set()));
+    ids.add(deliveryId);
+  }
+
+  /** Ids with deferred changes, on every interface. */
+  dirtyIds(): string[] {
+    return [...this.#dirty.values()].flatMap((ids) => [...ids]);
+  }
+
+  /** Ids with deferred changes on one interface: the queue skips them. */
+  dirtyOn(interfaceId: string): ReadonlySet<string> {
+    return this.#dirty.get(interfaceId) ?? NONE;
   }
 
   /**
