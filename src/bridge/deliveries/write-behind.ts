@@ -18,6 +18,8 @@ interface Batch {
   writes: Array<() => void>;
   /** The 'sending' marks the writes consume: restored if the transaction rolls back. */
   marks: Map<string, number>;
+  /** The deliveries the writes change, by interface: skipped by the queue again if they roll back. */
+  dirty: Map<string, Set<string>>;
 }
 
 /**
@@ -39,8 +41,11 @@ export class WriteBehind {
   readonly #log: Logger;
   readonly #groupCommitMs: number;
   readonly #deferred: Array<() => void> = [];
-  /** Deliveries with deferred changes, by interface (the queue reads one interface at a time). */
-  readonly #dirty = new Map<string, Set<string>>();
+  /** Deliveries with changes not yet written to the connection, by interface (the queue reads
+   *  one interface at a time and skips them). Once written, inside an open group of ingests
+   *  too, the connection reads their new state and they need no skipping (nor a place in the
+   *  queue's json_each list, which at hundreds of messages a second grew to thousands). */
+  #dirty = new Map<string, Set<string>>();
   /** 'sending' marks still queued, by delivery id. */
   readonly #sendingAt = new Map<string, number>();
   /** Interfaces to wake after the next flush. */
@@ -147,7 +152,7 @@ export class WriteBehind {
     // is lost and the delivery is sent again after the restart (at least once).
     if (!this.#db.isOpen) {
       this.#deferred.length = 0;
-      this.#dirty.clear();
+      this.#dirty = new Map();
       this.#wake.clear();
       this.#sendingAt.clear();
       this.#cancelSchedule();
@@ -228,7 +233,9 @@ export class WriteBehind {
   }
 
   #take(): Batch {
-    return { writes: this.#deferred.splice(0), marks: new Map(this.#sendingAt) };
+    const dirty = this.#dirty;
+    this.#dirty = new Map();
+    return { writes: this.#deferred.splice(0), marks: new Map(this.#sendingAt), dirty };
   }
 
   #apply(batch: Batch): void {
@@ -240,6 +247,7 @@ export class WriteBehind {
   #restore(batch: Batch, error: unknown): void {
     this.#deferred.unshift(...batch.writes);
     for (const [id, at] of batch.marks) this.#sendingAt.set(id, at);
+    for (const [interfaceId, ids] of batch.dirty) for (const id of ids) this.#markDirty(id, interfaceId);
     this.#log.error('delivery_state_write_failed', { error: (error as Error).message, action: 'kept in memory; retrying in 1 s' });
     this.#failing = true;
     leaveRide(this.#db, this.#rider);
@@ -252,7 +260,6 @@ export class WriteBehind {
     this.#failing = false;
     const interfaces = [...this.#wake];
     this.#wake.clear();
-    this.#dirty.clear();
     if (interfaces.length > 0) this.flushed.emit(interfaces);
   }
 }
