@@ -24,6 +24,10 @@
 //              the same schema from this process, no MQTT: SQLite with one prepared INSERT per
 //              row, one transaction per 500 rows; PostgreSQL with one multi-row INSERT of 500
 //              rows per transaction (postgres.js `sql(rows)`). Same CPU accounting.
+//   floor:     an mqtt.js subscriber connected as the hub is (MQTT 5, QoS 1, the hub's receive
+//              maximum) that only takes each message and lets mqtt.js acknowledge it: no JSON,
+//              no signature, no database. What any hub on this MQTT client costs at least; the
+//              hub's own work is what it spends above it. Measured in the first store's rounds.
 //
 // Targets (issue 22): 0 lost; >= 8,000 events/s on PostgreSQL and >= 20,000 on SQLite; hub CPU
 // per event at most 2x the raw inserts.
@@ -47,8 +51,10 @@ import { DatabaseSync } from 'node:sqlite';
 import { connect } from 'mqtt';
 import postgres from 'postgres';
 import { startHub } from '../src/hub/app.ts';
+import { RECEIVE_MAXIMUM } from '../src/hub/ingest/subscriber.ts';
 import { openHubStore } from '../src/hub/store/store.ts';
 import { createLogger } from '../src/lib/log.ts';
+import { ingestSubscription } from '../src/lib/topics.ts';
 import { mintEnrollmentToken, signPayload } from '../src/lib/uplink-auth.ts';
 
 const EVENTS = Math.max(100, Math.min(200_000, Number(process.env.BENCH_HUB_EVENTS ?? 9000) || 9000));
@@ -258,11 +264,53 @@ async function rawPostgres(admin: postgres.Sql, publishers: number): Promise<Fig
   }
 }
 
+/** Publisher children on the broker, each ready to publish its events on 'go'; `done` resolves
+ *  when each reports its last PUBACK. */
+async function startPublishers(brokerUrl: string, secrets: string[]): Promise<{ children: ChildProcess[]; go(): void; done: Promise<void> }> {
+  const children: ChildProcess[] = [];
+  const done: Array<Promise<void>> = [];
+  for (let p = 0; p < secrets.length; p++) {
+    const child = fork(import.meta.filename, ['--publisher', brokerUrl, `brg-${p}`, String(EVENTS), secrets[p]], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    children.push(child);
+    await new Promise<void>((resolve, reject) => {
+      child.once('message', () => resolve());
+      child.once('exit', (code) => reject(new Error(`publisher exited with ${code}`)));
+    });
+    done.push(new Promise<void>((resolve) => child.on('message', (m: { done?: boolean; cpuMs?: number; ms?: number }) => {
+      if (!m.done) return;
+      if (process.env.BENCH_HUB_DEBUG) console.log(`publisher ${p}: ${m.ms!.toFixed(0)} ms, ${m.cpuMs!.toFixed(0)} ms CPU`);
+      resolve();
+    })));
+  }
+  return { children, go: () => children.forEach((c) => c.send('go')), done: Promise.all(done).then(() => {}) };
+}
+
+/** Looks at `counted` every 50 ms until `total` or a stall; the time and CPU are taken when the
+ *  count last moved, so a stall's idle wait is not in them. */
+async function watchCount(counted: () => number, total: number): Promise<{ ms: number; cpuMs: number }> {
+  const cpu0 = cpuMs();
+  const t0 = performance.now();
+  let seen = 0;
+  let lastAt = t0;
+  let cpu = 0;
+  while (seen < total) {
+    await new Promise((r) => setTimeout(r, 50));
+    const n = counted();
+    const now = performance.now();
+    if (n !== seen) {
+      seen = n;
+      lastAt = now;
+      cpu = cpuMs() - cpu0;
+    } else if (now - lastAt > STALL_MS) break;
+  }
+  return { ms: lastAt - t0, cpuMs: cpu };
+}
+
 async function hubRun(dir: string, store: 'sqlite' | 'postgres', publishers: number, admin: postgres.Sql | null, config: BrokerConfig): Promise<Figures> {
   const broker = await startBroker(dir, config);
   const pg = store === 'postgres' ? await pgDatabase(admin!) : null;
   const quiet = createLogger({ level: 'error', format: 'json', write: () => {} });
-  const children: ChildProcess[] = [];
+  let children: ChildProcess[] = [];
   const hub = await startHub({
     store: pg ? { databaseUrl: pg.url } : { sqlitePath: join(dir, `hub-${publishers}-${Date.now()}.db`) },
     host: '127.0.0.1',
@@ -295,55 +343,58 @@ async function hubRun(dir: string, store: 'sqlite' | 'postgres', publishers: num
       if (w > 200) throw new Error('the hub did not subscribe');
       await new Promise((r) => setTimeout(r, 50));
     }
-    const done: Array<Promise<void>> = [];
-    for (let p = 0; p < publishers; p++) {
-      const child = fork(import.meta.filename, ['--publisher', broker.url, `brg-${p}`, String(EVENTS), secrets[p]], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-      children.push(child);
-      await new Promise<void>((resolve, reject) => {
-        child.once('message', () => resolve());
-        child.once('exit', (code) => reject(new Error(`publisher exited with ${code}`)));
-      });
-      done.push(new Promise<void>((resolve) => child.on('message', (m: { done?: boolean; cpuMs?: number; ms?: number }) => {
-        if (!m.done) return;
-        if (process.env.BENCH_HUB_DEBUG) console.log(`publisher ${p}: ${m.ms!.toFixed(0)} ms, ${m.cpuMs!.toFixed(0)} ms CPU`);
-        resolve();
-      })));
-    }
+    const pubs = await startPublishers(broker.url, secrets);
+    children = pubs.children;
     const total = publishers * EVENTS;
     // Progress from the hub's own counter (bumped after each commit), not a count(*) every
     // 50 ms, which would add its own database work to the hub's CPU; the figure reported is
     // the database's count at the end.
     const counted = () => Number(/fieldbridge_hub_ingest_total\{kind="telemetry",result="stored"\} (\d+)/.exec(hub.metrics.render())?.[1] ?? 0);
     const server0 = pg ? await pg.backendCpuMs() : 0;
-    const cpu0 = cpuMs();
-    const t0 = performance.now();
-    for (const c of children) c.send('go');
-    let stored = 0;
-    let lastStoredAt = t0;
-    let cpu = 0;
-    // Looked at every 50 ms; the time and CPU are taken when the count last moved, so a
-    // stall's idle wait is not in them.
-    while (stored < total) {
-      await new Promise((r) => setTimeout(r, 50));
-      const n = counted();
-      const now = performance.now();
-      if (n !== stored) {
-        stored = n;
-        lastStoredAt = now;
-        cpu = cpuMs() - cpu0;
-      } else if (now - lastStoredAt > STALL_MS) break;
-    }
-    const ms = lastStoredAt - t0;
+    pubs.go();
+    const { ms, cpuMs: cpu } = await watchCount(counted, total);
     // The server is idle once the hub is (a stall's wait adds nothing to it).
     const server = pg ? (await pg.backendCpuMs()) - server0 : 0;
-    stored = await hub.store.countEvents(TENANT, 'telemetry');
-    await Promise.race([Promise.all(done), new Promise((r) => setTimeout(r, 10_000))]);
+    const stored = await hub.store.countEvents(TENANT, 'telemetry');
+    await Promise.race([pubs.done, new Promise((r) => setTimeout(r, 10_000))]);
     return { events: total, stored, ms, cpuMs: cpu, serverCpuMs: server };
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill();
     await hub.close(1000);
     await broker.stop();
     await pg?.drop();
+  }
+}
+
+/**
+ * The floor under any hub built on mqtt.js: a subscriber connected as the hub is (MQTT 5,
+ * QoS 1, the hub's receive maximum) that takes each message and lets mqtt.js acknowledge it,
+ * and does nothing else: no JSON, no signature, no database. What the hub spends above it is
+ * its own; what this costs against the raw inserts says how close 2x can come with this client.
+ */
+async function floorRun(dir: string, publishers: number): Promise<Figures> {
+  const broker = await startBroker(dir, 'documented');
+  const client = connect(broker.url, { clientId: `bench-floor-${process.pid}`, protocolVersion: 5, clean: false, reconnectPeriod: 0, properties: { sessionExpiryInterval: 0, receiveMaximum: RECEIVE_MAXIMUM }, log: () => {} });
+  let children: ChildProcess[] = [];
+  try {
+    await new Promise<void>((resolve, reject) => {
+      client.once('connect', () => resolve());
+      client.once('error', reject);
+    });
+    let received = 0;
+    client.on('message', () => void received++);
+    await client.subscribeAsync(ingestSubscription(false), { qos: 1 });
+    const pubs = await startPublishers(broker.url, Array.from({ length: publishers }, () => randomBytes(32).toString('base64url')));
+    children = pubs.children;
+    const total = publishers * EVENTS;
+    pubs.go();
+    const { ms, cpuMs: cpu } = await watchCount(() => received, total);
+    await Promise.race([pubs.done, new Promise((r) => setTimeout(r, 10_000))]);
+    return { events: total, stored: received, ms, cpuMs: cpu, serverCpuMs: 0 };
+  } finally {
+    for (const c of children) if (c.exitCode === null) c.kill();
+    await client.endAsync(true);
+    await broker.stop();
   }
 }
 
@@ -374,6 +425,7 @@ export async function main(): Promise<number> {
     process.stdout.write(
       `hub ingest (${EVENTS.toLocaleString('en-US')} telemetry events per publisher, QoS 1 at full speed; private Mosquitto, max_queued_messages ${fmt(QUEUE.documented)} as docs/hub.md asks, and stock ${fmt(QUEUE.stock)})\n`,
     );
+    const floors = new Map<number, Figures>();
     for (const store of STORES) {
       if (store === 'postgres' && !admin) {
         process.stdout.write(`  postgres: skipped (${pgSkipped})\n`);
@@ -385,12 +437,18 @@ export async function main(): Promise<number> {
         // reported, so one slow moment of a shared machine does not decide the verdict.
         const raws: Figures[] = [];
         const hubs: Figures[] = [];
+        // The mqtt.js floor, measured in the first store's rounds, in the same alternation.
+        const measureFloor = !floors.has(publishers);
+        const floorRuns: Figures[] = [];
         for (let round = 0; round < ROUNDS; round++) {
           raws.push(store === 'sqlite' ? await rawSqlite(dir, publishers) : await rawPostgres(admin!, publishers));
+          if (measureFloor) floorRuns.push(await floorRun(dir, publishers));
           hubs.push(await hubRun(dir, store, publishers, admin, 'documented'));
         }
+        if (measureFloor) floors.set(publishers, median(floorRuns));
         const raw = median(raws);
         const hub = median(hubs);
+        const floor = floors.get(publishers)!;
         // Events lost: the worst round, not the median one.
         const lost = Math.max(...hubs.map((h) => h.events - h.stored));
         const ratio = usPer(hub) / usPer(raw);
@@ -400,6 +458,9 @@ export async function main(): Promise<number> {
         process.stdout.write(`  ${`baseline: raw inserts, ${label}`.padEnd(46)} ${fmt(rate(raw)).padStart(8)} events/s  ${usPer(raw).toFixed(1).padStart(6)} us CPU/event${rawServer}\n`);
         process.stdout.write(
           `  ${`hub: MQTT ingest, ${label}`.padEnd(46)} ${fmt(rate(hub)).padStart(8)} events/s  ${usPer(hub).toFixed(1).padStart(6)} us CPU/event${server}   ratio ${ratio.toFixed(2)}x   lost ${fmt(lost)} of ${fmt(hub.events)}\n`,
+        );
+        process.stdout.write(
+          `  ${`floor: mqtt.js receive + acknowledge only`.padEnd(46)} ${fmt(rate(floor)).padStart(8)} events/s  ${usPer(floor).toFixed(1).padStart(6)} us CPU/event   ${(usPer(floor) / usPer(raw)).toFixed(2)}x raw   (the hub's work above it: ${(hubUsPer(hub) - usPer(floor)).toFixed(1)} us${store === 'postgres' ? `, and the server's ${((hub.serverCpuMs * 1000) / Math.max(1, hub.stored)).toFixed(1)} us` : ''})\n`,
         );
         if (publishers === 4 && process.env.BENCH_HUB_STOCK !== '0') {
           // The same run on a broker left at its stock queue limit: what a default install loses.
