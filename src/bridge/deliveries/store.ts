@@ -194,8 +194,8 @@ export class DeliveryStore {
     // not worth reading whole), then the chosen rows.
     type Key = { id: string; precedence: number; front_ms: number | null };
     // The limit is written into the SQL, rounded up to a power of two so a few texts serve: a
-    // bound LIMIT makes SQLite (3.47 on) compile the statement again at every run, since the
-    // planner reads its value (docs/performance.md, "Statements compiled once").
+    // bound LIMIT made the SQLite in Node 24 (3.53) compile the statement again at every run
+    // (sqlite3Reprepare under perf; docs/performance.md, "Statements compiled once").
     const cap = limitLiteral(skip.size + limit);
     const keys = (sql: string, ...args: Array<string | number>) => this.#prepare(sql).all(...args) as Key[];
     const order = [
