@@ -18,8 +18,6 @@ interface Batch {
   writes: Array<() => void>;
   /** The 'sending' marks the writes consume: restored if the transaction rolls back. */
   marks: Map<string, number>;
-  /** The deliveries the writes change, by interface: skipped by the queue again if they roll back. */
-  dirty: Map<string, Set<string>>;
 }
 
 /**
@@ -41,10 +39,11 @@ export class WriteBehind {
   readonly #log: Logger;
   readonly #groupCommitMs: number;
   readonly #deferred: Array<() => void> = [];
-  /** Deliveries with changes not yet written to the connection, by interface (the queue reads
-   *  one interface at a time and skips them). Once written, inside an open group of ingests
-   *  too, the connection reads their new state and they need no skipping (nor a place in the
-   *  queue's json_each list, which at hundreds of messages a second grew to thousands). */
+  /** Deliveries with deferred changes not yet committed, by interface (the queue reads one
+   *  interface at a time and skips them). They stay skipped while their writes ride an open
+   *  group, though the connection already reads the new state: a retry due inside the group
+   *  would otherwise be sent twice in one group, and a failed group would then replay two
+   *  'sending' marks against the one it remembers, losing the second outcome (review). */
   #dirty = new Map<string, Set<string>>();
   /** 'sending' marks still queued, by delivery id. */
   readonly #sendingAt = new Map<string, number>();
@@ -233,9 +232,7 @@ export class WriteBehind {
   }
 
   #take(): Batch {
-    const dirty = this.#dirty;
-    this.#dirty = new Map();
-    return { writes: this.#deferred.splice(0), marks: new Map(this.#sendingAt), dirty };
+    return { writes: this.#deferred.splice(0), marks: new Map(this.#sendingAt) };
   }
 
   #apply(batch: Batch): void {
@@ -247,7 +244,6 @@ export class WriteBehind {
   #restore(batch: Batch, error: unknown): void {
     this.#deferred.unshift(...batch.writes);
     for (const [id, at] of batch.marks) this.#sendingAt.set(id, at);
-    for (const [interfaceId, ids] of batch.dirty) for (const id of ids) this.#markDirty(id, interfaceId);
     this.#log.error('delivery_state_write_failed', { error: (error as Error).message, action: 'kept in memory; retrying in 1 s' });
     this.#failing = true;
     leaveRide(this.#db, this.#rider);
@@ -260,6 +256,9 @@ export class WriteBehind {
     this.#failing = false;
     const interfaces = [...this.#wake];
     this.#wake.clear();
+    // Every deferred write is in this commit (a group boards the waiting riders before its
+    // COMMIT; a flush takes them all), so nothing is left to skip.
+    this.#dirty = new Map();
     if (interfaces.length > 0) this.flushed.emit(interfaces);
   }
 }

@@ -9,7 +9,7 @@ import { AuditStore } from '../../../src/bridge/audit/store.ts';
 import { newDelivery } from '../../../src/bridge/deliveries/admission.ts';
 import { DeliveryStore } from '../../../src/bridge/deliveries/store.ts';
 import { GROUP_COMMIT_MS, WriteBehind } from '../../../src/bridge/deliveries/write-behind.ts';
-import { commitCount, transaction } from '../../../src/db/sqlite.ts';
+import { commitCount, commitGroup, enableGroupCommit, pendingCommit, transaction } from '../../../src/db/sqlite.ts';
 import { EventStream } from '../../../src/lib/events.ts';
 import { createLogger } from '../../../src/lib/log.ts';
 
@@ -150,6 +150,30 @@ test('a host transaction that rolls back takes the riders with it, and they are 
     assert.equal(s.wb.dirtyIds(), [a.id], 'kept');
     s.wb.flush();
     assert.is(s.committed(a.id), 'delivered');
+  } finally {
+    s.close();
+  }
+});
+
+test('a retry written inside an open group stays out of the queue until the group commits (never sent twice in one group)', () => {
+  const s = setup();
+  try {
+    enableGroupCommit(s.db, 10_000);
+    const a = s.make();
+    // The first ingest commits alone; the next ones within the window share a group.
+    transaction(s.db, () => s.store.insert(a), { group: true });
+    transaction(s.db, () => s.store.insert(s.make()), { group: true });
+    assert.ok(pendingCommit(s.db), 'a group is open');
+    // a was sent and failed: its retry is due at once, and rides the next ingest of the group.
+    s.wb.deferSending(a.id, 'ifc_a', s.nowMs(), () => s.store.markSending(a.id, s.nowMs()));
+    s.wb.defer(a.id, 'ifc_a', (fromWaiting) => void s.store.scheduleRetry(a.id, s.nowMs(), 'no ack', s.nowMs(), fromWaiting), true);
+    transaction(s.db, () => s.store.insert(s.make()), { group: true });
+    assert.ok(pendingCommit(s.db), 'the group is still open');
+    const due = () => s.store.dueRows('ifc_a', s.nowMs() + 1000, 32).map((d) => d.id);
+    assert.not.ok(due().includes(a.id), 'skipped while its retry is not committed');
+    commitGroup(s.db);
+    assert.is(s.committed(a.id), 'retrying');
+    assert.ok(due().includes(a.id), 'due once the group committed');
   } finally {
     s.close();
   }
