@@ -253,6 +253,17 @@ export function commitGroup(db: DatabaseSync): void {
   for (const w of group.waiters) w.resolve();
 }
 
+/**
+ * A statement run outside transaction() that failed with SQLITE_FULL or an I/O error may have
+ * rolled the whole open group back, which SQLite does without telling. Noticed here, the group
+ * is abandoned as a failed COMMIT would be (its waiters and riders are told, and the riders keep
+ * their writes): before a transaction, and before a read that trusts what the group wrote.
+ */
+export function noticeLostGroup(db: DatabaseSync): void {
+  const c = connections.get(db);
+  if (c?.group && c.depth === 0 && !db.isTransaction) abandonGroup(db, c, new Error('SQLite rolled the open group of writes back'));
+}
+
 /** The group is gone (its COMMIT failed, or SQLite rolled it back): nothing of it is stored. */
 function abandonGroup(db: DatabaseSync, c: Connection, error: unknown): void {
   const group = c.group!;
@@ -281,8 +292,7 @@ function abandonGroup(db: DatabaseSync, c: Connection, error: unknown): void {
  *  (see above); the caller awaits committed(db) before it tells anyone the work is stored. */
 export function transaction<T>(db: DatabaseSync, fn: () => T, options: { group?: boolean } = {}): T {
   const c = connection(db);
-  // A statement that failed with SQLITE_FULL or an I/O error may have rolled the whole group back.
-  if (c.group && c.depth === 0 && !db.isTransaction) abandonGroup(db, c, new Error('SQLite rolled the open group of writes back'));
+  noticeLostGroup(db);
   if (c.depth > 0 || (db.isTransaction && !c.group)) return savepoint(db, c, fn);
   if (c.group) {
     const result = unit(db, c, c.group, fn);

@@ -1,5 +1,6 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import { StatementCache } from '../../db/statement-cache.ts';
+import { noticeLostGroup } from '../../db/sqlite.ts';
 import { fromJson } from '../../lib/json.ts';
 import type { EventStream } from '../../lib/events.ts';
 import type { RouterEvent } from '../router/events.ts';
@@ -112,6 +113,7 @@ export const sizeOf = (d: Pick<DeliveryRow, 'text' | 'payload'>) => (d.text !== 
  * on the router's event stream.
  */
 export class DeliveryStore {
+  readonly #db: DatabaseSync;
   readonly #statements: StatementCache;
   readonly #writeBehind: WriteBehind;
   readonly #events: EventStream<RouterEvent>;
@@ -120,6 +122,7 @@ export class DeliveryStore {
   generation = 0;
 
   constructor(db: DatabaseSync, writeBehind: WriteBehind, events: EventStream<RouterEvent>) {
+    this.#db = db;
     this.#statements = new StatementCache(db);
     this.#writeBehind = writeBehind;
     this.#events = events;
@@ -128,6 +131,13 @@ export class DeliveryStore {
   /** Commits the dispatcher's deferred writes now. */
   flush(): void {
     this.#writeBehind.flush();
+  }
+
+  /** The queue's reads trust that what the dispatcher wrote into the open group is there: the
+   *  deliveries it marked or settled there are no longer skipped (write-behind.ts, #dirty). A
+   *  group SQLite rolled back unannounced is abandoned first, which gives them back. */
+  #trustGroup(): void {
+    noticeLostGroup(this.#db);
   }
 
   /** Ids with deferred changes on one interface, as JSON for json_each: the queue skips them. */
@@ -189,6 +199,7 @@ export class DeliveryStore {
    * stay valid while `generation` is unchanged.
    */
   dueRows(interfaceId: string, nowMs: number, limit: number): DeliveryRow[] {
+    this.#trustGroup();
     const skip = this.#writeBehind.dirtyOn(interfaceId);
     // Ids first, from the covering indexes (the skipped ones are the first in order and are
     // not worth reading whole), then the chosen rows.
@@ -211,6 +222,7 @@ export class DeliveryStore {
   }
 
   earliestWaiting(interfaceId: string): number | undefined {
+    this.#trustGroup();
     const r = this.#prepare(
       "SELECT min(next_attempt_ms) AS t FROM deliveries INDEXED BY deliveries_queued WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying') AND state != 'held' AND id NOT IN (SELECT value FROM json_each(?))",
     ).get(interfaceId, this.#dirtyJson(interfaceId)) as { t: number | null };
@@ -439,6 +451,7 @@ export class DeliveryStore {
   /** The delivery a full queue gives up first: the lowest precedence, then the oldest; never
    *  override or flash (docs/routing.md, "Bounded queues"). */
   evictionCandidate(interfaceId: string): { id: string; precedence: number; message_id: string } | undefined {
+    this.#trustGroup();
     // A delivery the dispatcher has just taken (its 'sending' mark not written yet) still reads
     // as waiting: it is on the air and not the queue's to give up.
     return this.#prepare(

@@ -18,6 +18,17 @@ interface Batch {
   writes: Array<() => void>;
   /** The 'sending' marks the writes consume: restored if the transaction rolls back. */
   marks: Map<string, number>;
+  /** The deliveries the writes change (see WriteBehind.#pending). */
+  pending: Map<string, Pending>;
+  /** Interfaces to wake once the batch is committed (its retries). */
+  wake: Set<string>;
+}
+
+/** A delivery with writes waiting in memory: its interface, and whether the last of them leaves
+ *  it waiting again (a retry). */
+interface Pending {
+  interfaceId: string;
+  retry: boolean;
 }
 
 /**
@@ -39,16 +50,25 @@ export class WriteBehind {
   readonly #log: Logger;
   readonly #groupCommitMs: number;
   readonly #deferred: Array<() => void> = [];
-  /** Deliveries with deferred changes not yet committed, by interface (the queue reads one
-   *  interface at a time and skips them). They stay skipped while their writes ride an open
-   *  group, though the connection already reads the new state: a retry due inside the group
-   *  would otherwise be sent twice in one group, and a failed group would then replay two
-   *  'sending' marks against the one it remembers, losing the second outcome (review). */
+  /**
+   * Deliveries the queue skips, by interface (it reads one interface at a time): those with
+   * writes waiting in memory, and those whose retry is written but not committed. A write
+   * applied inside an open group of ingests is read back by this connection, so a delivery
+   * marked 'sending' or settled there needs no skipping (at hundreds of messages a second the
+   * list grew to thousands of ids, compared at every read); a failed group gives the ids back
+   * with its writes. A retry stays skipped until its COMMIT: due within the group's window it
+   * would be sent a second time in the same group, and a failed group would then replay two
+   * 'sending' marks against the one kept per delivery and lose the second outcome.
+   */
   #dirty = new Map<string, Set<string>>();
+  /** Deliveries with writes in #deferred, with what the last of them does. */
+  #pending = new Map<string, Pending>();
+  /** Deliveries whose retry is written (in an open group) and not yet committed. */
+  readonly #retriesUncommitted = new Set<string>();
   /** 'sending' marks still queued, by delivery id. */
   readonly #sendingAt = new Map<string, number>();
   /** Interfaces to wake after the next flush. */
-  readonly #wake = new Set<string>();
+  #wake = new Set<string>();
   /** The flush scheduled on its own (setImmediate for 0 ms, else a timer), and when it fires. */
   #scheduled: { cancel(): void; atMs: number } | undefined;
   /** After a flush: the interfaces that have a delivery waiting again (the dispatcher listens). */
@@ -94,6 +114,7 @@ export class WriteBehind {
     // from waiting straight to the outcome instead of two (fromWaiting tells the write).
     const fromWaiting = this.#sendingAt.delete(deliveryId);
     this.#deferred.push(() => write(fromWaiting));
+    this.#pending.set(deliveryId, { interfaceId, retry: wakes });
     this.#markDirty(deliveryId, interfaceId);
     if (wakes) this.#wake.add(interfaceId);
     this.#queued(wakes ? 0 : this.#groupCommitMs);
@@ -106,6 +127,7 @@ export class WriteBehind {
     this.#deferred.push(() => {
       if (this.#sendingAt.delete(deliveryId)) markSending();
     });
+    this.#pending.set(deliveryId, { interfaceId, retry: false });
     this.#markDirty(deliveryId, interfaceId);
     this.#queued(this.#groupCommitMs);
   }
@@ -124,6 +146,13 @@ export class WriteBehind {
     let ids = this.#dirty.get(interfaceId);
     if (!ids) this.#dirty.set(interfaceId, (ids = new Set()));
     ids.add(deliveryId);
+  }
+
+  #unmarkDirty(deliveryId: string, interfaceId: string): void {
+    const ids = this.#dirty.get(interfaceId);
+    if (!ids) return;
+    ids.delete(deliveryId);
+    if (ids.size === 0) this.#dirty.delete(interfaceId);
   }
 
   /** Ids with deferred changes, on every interface. */
@@ -152,7 +181,9 @@ export class WriteBehind {
     if (!this.#db.isOpen) {
       this.#deferred.length = 0;
       this.#dirty = new Map();
-      this.#wake.clear();
+      this.#pending = new Map();
+      this.#retriesUncommitted.clear();
+      this.#wake = new Set();
       this.#sendingAt.clear();
       this.#cancelSchedule();
       leaveRide(this.#db, this.#rider);
@@ -232,7 +263,16 @@ export class WriteBehind {
   }
 
   #take(): Batch {
-    return { writes: this.#deferred.splice(0), marks: new Map(this.#sendingAt) };
+    const pending = this.#pending;
+    this.#pending = new Map();
+    // Applied next: the connection then reads these deliveries' new states (see #dirty).
+    for (const [id, p] of pending) {
+      if (p.retry) this.#retriesUncommitted.add(id);
+      else if (!this.#retriesUncommitted.has(id)) this.#unmarkDirty(id, p.interfaceId);
+    }
+    const wake = this.#wake;
+    this.#wake = new Set();
+    return { writes: this.#deferred.splice(0), marks: new Map(this.#sendingAt), pending, wake };
   }
 
   #apply(batch: Batch): void {
@@ -244,6 +284,14 @@ export class WriteBehind {
   #restore(batch: Batch, error: unknown): void {
     this.#deferred.unshift(...batch.writes);
     for (const [id, at] of batch.marks) this.#sendingAt.set(id, at);
+    // Rolled back: the queue skips them again, as writes waiting in memory (a newer write of the
+    // same delivery, queued since, says what the last one does).
+    for (const [id, p] of batch.pending) {
+      this.#retriesUncommitted.delete(id);
+      if (!this.#pending.has(id)) this.#pending.set(id, p);
+      this.#markDirty(id, p.interfaceId);
+    }
+    for (const interfaceId of batch.wake) this.#wake.add(interfaceId);
     this.#log.error('delivery_state_write_failed', { error: (error as Error).message, action: 'kept in memory; retrying in 1 s' });
     this.#failing = true;
     leaveRide(this.#db, this.#rider);
@@ -254,11 +302,14 @@ export class WriteBehind {
   #done(batch: Batch): void {
     if (this.#failing) this.#log.info('delivery_state_write_recovered', { writes: batch.writes.length });
     this.#failing = false;
-    const interfaces = [...this.#wake];
-    this.#wake.clear();
-    // Every deferred write is in this commit (a group boards the waiting riders before its
-    // COMMIT; a flush takes them all), so nothing is left to skip.
-    this.#dirty = new Map();
-    if (interfaces.length > 0) this.flushed.emit(interfaces);
+    // Its retries are committed: their deliveries are the queue's again, but for any with a
+    // newer write waiting in memory; then their queues look again. Per batch: a group carrying
+    // several batches commits them at once, and a queue woken by an earlier batch's turn would
+    // still skip a later batch's retry, and sleep without a timer for it.
+    for (const [id, p] of batch.pending) {
+      if (!p.retry || !this.#retriesUncommitted.delete(id)) continue;
+      if (!this.#pending.has(id)) this.#unmarkDirty(id, p.interfaceId);
+    }
+    if (batch.wake.size > 0) this.flushed.emit([...batch.wake]);
   }
 }

@@ -179,6 +179,100 @@ test('a retry written inside an open group stays out of the queue until the grou
   }
 });
 
+/** A store with group commit on and a group open (the first ingest commits alone). */
+function withOpenGroup(s: ReturnType<typeof setup>) {
+  enableGroupCommit(s.db, 10_000);
+  const a = s.make();
+  transaction(s.db, () => s.store.insert(a), { group: true });
+  transaction(s.db, () => s.store.insert(s.make()), { group: true });
+  assert.ok(pendingCommit(s.db), 'a group is open');
+  /** The next ingest of the group: the waiting writes ride it. */
+  const ingest = () => transaction(s.db, () => s.store.insert(s.make()), { group: true });
+  const due = () => s.store.dueRows('ifc_a', s.nowMs() + 1000, 32).map((d) => d.id);
+  return { a, ingest, due };
+}
+
+test('a delivery settled inside the open group leaves the skip list: the connection reads its new state', () => {
+  const s = setup();
+  try {
+    const g = withOpenGroup(s);
+    deliver(s, g.a.id);
+    assert.equal(s.wb.dirtyIds(), [g.a.id], 'skipped while its writes wait in memory');
+    g.ingest();
+    assert.equal(s.wb.dirtyIds(), [], 'written into the group: nothing to skip');
+    assert.not.ok(g.due().includes(g.a.id), 'and not due: the queue reads it delivered');
+    commitGroup(s.db);
+    assert.is(s.committed(g.a.id), 'delivered');
+  } finally {
+    s.close();
+  }
+});
+
+test("a group carrying a send's mark and, in a later ride, its retry wakes the queue once the retry is no longer skipped", () => {
+  const s = setup();
+  try {
+    const g = withOpenGroup(s);
+    s.wb.deferSending(g.a.id, 'ifc_a', s.nowMs(), () => s.store.markSending(g.a.id, s.nowMs()));
+    g.ingest(); // the mark rides one unit
+    s.wb.defer(g.a.id, 'ifc_a', (fromWaiting) => void s.store.scheduleRetry(g.a.id, s.nowMs(), 'no ack', s.nowMs(), fromWaiting), true);
+    // What the dispatcher does when woken: read the queue (a queue that finds nothing sleeps
+    // without a timer for what it skipped).
+    const seen: string[][] = [];
+    s.wb.flushed.subscribe(() => void seen.push(g.due()));
+    commitGroup(s.db); // the retry rides the COMMIT
+    assert.is(s.committed(g.a.id), 'retrying');
+    assert.is(seen.length, 1, 'woken once');
+    assert.ok(seen[0].includes(g.a.id), 'with the retry due');
+  } finally {
+    s.close();
+  }
+});
+
+test('a group whose COMMIT fails gives its deliveries back to the skip list with their writes', () => {
+  const s = setup();
+  try {
+    const g = withOpenGroup(s);
+    deliver(s, g.a.id);
+    s.db.exec('CREATE TABLE parent (id TEXT PRIMARY KEY); CREATE TABLE child (p TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)');
+    // The next unit's own work is fine until the COMMIT checks the deferred foreign key.
+    transaction(s.db, () => s.db.exec("INSERT INTO child VALUES ('nobody')"), { group: true });
+    assert.equal(s.wb.dirtyIds(), [], 'written into the group');
+    assert.throws(() => commitGroup(s.db));
+    assert.is(s.committed(g.a.id), 'pending', "a's delivered state went with the group");
+    assert.equal(s.wb.dirtyIds(), [g.a.id], 'skipped again: its writes wait in memory');
+    s.wb.flush();
+    assert.is(s.committed(g.a.id), 'delivered', 'and written by the next flush');
+  } finally {
+    s.close();
+  }
+});
+
+test('a group SQLite rolled back unannounced is noticed before the queue is read: its deliveries are skipped again', () => {
+  const s = setup();
+  try {
+    const g = withOpenGroup(s);
+    const b = s.make();
+    g.ingest();
+    transaction(s.db, () => s.store.insert(b), { group: true });
+    commitGroup(s.db);
+    // b is sent and delivered; its writes ride the next group.
+    transaction(s.db, () => s.store.insert(s.make()), { group: true });
+    transaction(s.db, () => s.store.insert(s.make()), { group: true });
+    deliver(s, b.id);
+    g.ingest();
+    assert.equal(s.wb.dirtyIds(), []);
+    // What SQLITE_FULL on a statement outside transaction() can do: the whole transaction goes.
+    s.db.exec('ROLLBACK');
+    assert.is(s.committed(b.id), 'pending', 'b reads as waiting again');
+    assert.not.ok(g.due().includes(b.id), 'but is not handed to the dispatcher a second time');
+    assert.equal(s.wb.dirtyIds(), [b.id], 'its writes are kept, and it is skipped until they commit');
+    s.wb.flush();
+    assert.is(s.committed(b.id), 'delivered');
+  } finally {
+    s.close();
+  }
+});
+
 test('audit entries ride the next commit too, or commit on their own within GROUP_COMMIT_MS', async () => {
   const s = setup();
   const audit = new AuditStore(s.db, quiet);
