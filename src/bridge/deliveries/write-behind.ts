@@ -1,6 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { writeLockFree } from '../../db/busy.ts';
-import { type CommitRider, commitGroup, inTransaction, leaveRide, pendingCommit, rideNextCommit, transaction, withoutBusyWait } from '../../db/sqlite.ts';
+import { type CommitRider, commitGroup, inTransaction, leaveRide, noticeLostGroup, pendingCommit, rideNextCommit, transaction, withoutBusyWait } from '../../db/sqlite.ts';
 import { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';
 
@@ -189,6 +189,11 @@ export class WriteBehind {
       leaveRide(this.#db, this.#rider);
       return;
     }
+    // A group SQLite rolled back unannounced gives its batches back now, ahead of what waits:
+    // taken first, the newer writes would commit before the older ones they follow (a retry
+    // written against a 'sending' mark not yet replayed changes nothing, and the mark replayed
+    // after it leaves the delivery 'sending' with nothing on the air; review).
+    noticeLostGroup(this.#db);
     if (options.wait !== false && pendingCommit(this.#db) && !inTransaction(this.#db)) {
       // Between the units of an open group of ingests (db/transaction.ts): a caller that needs
       // the writes committed (DeliveryStore, before its reads and writes) commits the group

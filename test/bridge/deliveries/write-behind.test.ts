@@ -273,6 +273,25 @@ test('a group SQLite rolled back unannounced is noticed before the queue is read
   }
 });
 
+test("the write-behind's own flush gives a silently lost group's writes back before it takes newer ones: they commit in order", () => {
+  const s = setup();
+  try {
+    const g = withOpenGroup(s);
+    s.wb.deferSending(g.a.id, 'ifc_a', s.nowMs(), () => s.store.markSending(g.a.id, s.nowMs()));
+    g.ingest(); // the 'sending' mark rides the group
+    s.db.exec('ROLLBACK'); // SQLite lost the group without a word (SQLITE_FULL outside transaction())
+    // The send failed: its retry is written against the mark, from the timer's flush (no wait).
+    s.wb.defer(g.a.id, 'ifc_a', (fromWaiting) => void s.store.scheduleRetry(g.a.id, s.nowMs() + 60_000, 'no ack', s.nowMs(), fromWaiting), true);
+    s.wb.flush({ wait: false });
+    s.wb.flush();
+    const row = s.db.prepare('SELECT state, attempts FROM deliveries WHERE id = ?').get(g.a.id) as { state: string; attempts: number };
+    assert.equal({ ...row }, { state: 'retrying', attempts: 1 }, 'the mark, then the retry: not left sending with nothing on the air');
+    assert.equal(s.wb.dirtyIds(), []);
+  } finally {
+    s.close();
+  }
+});
+
 test('audit entries ride the next commit too, or commit on their own within GROUP_COMMIT_MS', async () => {
   const s = setup();
   const audit = new AuditStore(s.db, quiet);
