@@ -140,7 +140,7 @@ export class DeliveryStore {
     noticeLostGroup(this.#db);
   }
 
-  /** Ids with deferred changes on one interface, as JSON for json_each: the queue skips them. */
+  /** The ids the queue skips on one interface (write-behind.ts, #dirty), as JSON for json_each. */
   #dirtyJson(interfaceId: string): string {
     const ids = this.#writeBehind.dirtyOn(interfaceId);
     return ids.size === 0 ? '[]' : JSON.stringify([...ids]);
@@ -194,8 +194,8 @@ export class DeliveryStore {
   /**
    * Up to `limit` due deliveries on an interface, in queue order: highest precedence first;
    * within one precedence retry-now first, then the oldest (ids grow with time). Deliveries
-   * with deferred changes (the dispatcher's own, just sent and not yet committed) are
-   * skipped. Read through the partial indexes (deliveries_front, deliveries_waiting). The rows
+   * the write-behind holds back (the dispatcher's own writes not yet readable here, retries
+   * not yet committed; write-behind.ts, #dirty) are skipped. Read through the partial indexes (deliveries_front, deliveries_waiting). The rows
    * stay valid while `generation` is unchanged.
    */
   dueRows(interfaceId: string, nowMs: number, limit: number): DeliveryRow[] {

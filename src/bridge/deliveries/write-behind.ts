@@ -31,6 +31,8 @@ interface Pending {
   retry: boolean;
 }
 
+const NONE: ReadonlySet<string> = new Set();
+
 /**
  * The dispatcher's delivery writes (sending, delivered, retrying, dead), written behind and
  * committed in groups (issue 22): they go with the next transaction on the connection (the
@@ -43,8 +45,6 @@ interface Pending {
  * lost). DeliveryStore flushes before every other read or write, so the API never sees a state
  * older than the dispatcher's.
  */
-const NONE: ReadonlySet<string> = new Set();
-
 export class WriteBehind {
   readonly #db: DatabaseSync;
   readonly #log: Logger;
@@ -67,7 +67,8 @@ export class WriteBehind {
   readonly #retriesUncommitted = new Set<string>();
   /** 'sending' marks still queued, by delivery id. */
   readonly #sendingAt = new Map<string, number>();
-  /** Interfaces to wake after the next flush. */
+  /** Interfaces to wake once the retries waiting in memory are committed (moved into their
+   *  batch when it is taken). */
   #wake = new Set<string>();
   /** The flush scheduled on its own (setImmediate for 0 ms, else a timer), and when it fires. */
   #scheduled: { cancel(): void; atMs: number } | undefined;
@@ -155,12 +156,12 @@ export class WriteBehind {
     if (ids.size === 0) this.#dirty.delete(interfaceId);
   }
 
-  /** Ids with deferred changes, on every interface. */
+  /** The ids the queue skips, on every interface. */
   dirtyIds(): string[] {
     return [...this.#dirty.values()].flatMap((ids) => [...ids]);
   }
 
-  /** Ids with deferred changes on one interface: the queue skips them. */
+  /** The ids the queue skips on one interface (see #dirty). */
   dirtyOn(interfaceId: string): ReadonlySet<string> {
     return this.#dirty.get(interfaceId) ?? NONE;
   }
