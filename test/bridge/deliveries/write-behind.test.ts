@@ -155,30 +155,6 @@ test('a host transaction that rolls back takes the riders with it, and they are 
   }
 });
 
-test('a retry written inside an open group stays out of the queue until the group commits (never sent twice in one group)', () => {
-  const s = setup();
-  try {
-    enableGroupCommit(s.db, 10_000);
-    const a = s.make();
-    // The first ingest commits alone; the next ones within the window share a group.
-    transaction(s.db, () => s.store.insert(a), { group: true });
-    transaction(s.db, () => s.store.insert(s.make()), { group: true });
-    assert.ok(pendingCommit(s.db), 'a group is open');
-    // a was sent and failed: its retry is due at once, and rides the next ingest of the group.
-    s.wb.deferSending(a.id, 'ifc_a', s.nowMs(), () => s.store.markSending(a.id, s.nowMs()));
-    s.wb.defer(a.id, 'ifc_a', (fromWaiting) => void s.store.scheduleRetry(a.id, s.nowMs(), 'no ack', s.nowMs(), fromWaiting), true);
-    transaction(s.db, () => s.store.insert(s.make()), { group: true });
-    assert.ok(pendingCommit(s.db), 'the group is still open');
-    const due = () => s.store.dueRows('ifc_a', s.nowMs() + 1000, 32).map((d) => d.id);
-    assert.not.ok(due().includes(a.id), 'skipped while its retry is not committed');
-    commitGroup(s.db);
-    assert.is(s.committed(a.id), 'retrying');
-    assert.ok(due().includes(a.id), 'due once the group committed');
-  } finally {
-    s.close();
-  }
-});
-
 /** A store with group commit on and a group open (the first ingest commits alone). */
 function withOpenGroup(s: ReturnType<typeof setup>) {
   enableGroupCommit(s.db, 10_000);
@@ -191,6 +167,24 @@ function withOpenGroup(s: ReturnType<typeof setup>) {
   const due = () => s.store.dueRows('ifc_a', s.nowMs() + 1000, 32).map((d) => d.id);
   return { a, ingest, due };
 }
+
+test('a retry written inside an open group stays out of the queue until the group commits (never sent twice in one group)', () => {
+  const s = setup();
+  try {
+    const g = withOpenGroup(s);
+    // a was sent and failed: its retry is due at once, and rides the next ingest of the group.
+    s.wb.deferSending(g.a.id, 'ifc_a', s.nowMs(), () => s.store.markSending(g.a.id, s.nowMs()));
+    s.wb.defer(g.a.id, 'ifc_a', (fromWaiting) => void s.store.scheduleRetry(g.a.id, s.nowMs(), 'no ack', s.nowMs(), fromWaiting), true);
+    g.ingest();
+    assert.ok(pendingCommit(s.db), 'the group is still open');
+    assert.not.ok(g.due().includes(g.a.id), 'skipped while its retry is not committed');
+    commitGroup(s.db);
+    assert.is(s.committed(g.a.id), 'retrying');
+    assert.ok(g.due().includes(g.a.id), 'due once the group committed');
+  } finally {
+    s.close();
+  }
+});
 
 test('a delivery settled inside the open group leaves the skip list: the connection reads its new state', () => {
   const s = setup();
