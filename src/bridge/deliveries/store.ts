@@ -367,13 +367,16 @@ export class DeliveryStore {
    */
   holdWaiting(interfaceId: string, nowMs: number, pauseTtl: boolean): number {
     this.flush();
+    // A delivery whose writes could not be committed (the flush failed) may be on the air: it
+    // reads as waiting, but held now its outcome would find 'held' and change nothing, and its
+    // release would send it again. It is held, if it must be, once its outcome is written.
     return this.#returning(
       this.#prepare(
         `UPDATE deliveries SET state = 'held', front_ms = NULL,
            held_ttl_ms = CASE WHEN ? THEN max(expires_ms - ?, 0) ELSE NULL END,
            expires_ms = CASE WHEN ? THEN ? ELSE expires_ms END, updated_at = ?
-         WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying') AND state != 'held' RETURNING *`,
-      ).all(pauseTtl ? 1 : 0, nowMs, pauseTtl ? 1 : 0, NEVER_MS, iso(nowMs), interfaceId),
+         WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying') AND state != 'held' AND id NOT IN (SELECT value FROM json_each(?)) RETURNING *`,
+      ).all(pauseTtl ? 1 : 0, nowMs, pauseTtl ? 1 : 0, NEVER_MS, iso(nowMs), interfaceId, this.#dirtyJson(interfaceId)),
     ).length;
   }
   /** The interface is back: what it held (and is not waiting for a node) is due now, its TTL

@@ -286,6 +286,30 @@ test("the write-behind's own flush gives a silently lost group's writes back bef
   }
 });
 
+test('an interface going down does not hold a delivery whose writes could not be committed (it may be on the air)', () => {
+  const s = setup();
+  try {
+    const a = s.make();
+    const b = s.make();
+    transaction(s.db, () => {
+      s.store.insert(a);
+      s.store.insert(b);
+    });
+    s.db.exec('CREATE TABLE parent (id TEXT PRIMARY KEY); CREATE TABLE child (p TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)');
+    // a is on the air; a write of the same flush makes every COMMIT of it fail.
+    s.wb.deferSending(a.id, 'ifc_a', s.nowMs(), () => s.store.markSending(a.id, s.nowMs()));
+    s.wb.defer(b.id, 'ifc_a', () => s.db.exec("INSERT INTO child VALUES ('nobody')"));
+    assert.is(s.store.holdWaiting('ifc_a', s.nowMs(), false), 0, 'b waits in memory too: nothing held');
+    assert.ok(s.wb.backlogged, 'the flush failed and kept its writes');
+    assert.is(s.committed(a.id), 'pending', 'a reads as waiting');
+    s.db.exec("INSERT INTO parent VALUES ('nobody')"); // the trouble is gone
+    s.wb.flush();
+    assert.is(s.committed(a.id), 'sending', 'its mark written once the flush succeeds, not lost against held');
+  } finally {
+    s.close();
+  }
+});
+
 test('audit entries ride the next commit too, or commit on their own within GROUP_COMMIT_MS', async () => {
   const s = setup();
   const audit = new AuditStore(s.db, quiet);
