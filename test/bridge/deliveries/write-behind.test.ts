@@ -168,122 +168,98 @@ function withOpenGroup(s: ReturnType<typeof setup>) {
   return { a, ingest, due };
 }
 
-test('a retry written inside an open group stays out of the queue until the group commits (never sent twice in one group)', () => {
-  const s = setup();
-  try {
-    const g = withOpenGroup(s);
-    // a was sent and failed: its retry is due at once, and rides the next ingest of the group.
-    s.wb.deferSending(g.a.id, 'ifc_a', s.nowMs(), () => s.store.markSending(g.a.id, s.nowMs()));
-    s.wb.defer(g.a.id, 'ifc_a', (fromWaiting) => void s.store.scheduleRetry(g.a.id, s.nowMs(), 'no ack', s.nowMs(), fromWaiting), true);
-    g.ingest();
-    assert.ok(pendingCommit(s.db), 'the group is still open');
-    assert.not.ok(g.due().includes(g.a.id), 'skipped while its retry is not committed');
-    commitGroup(s.db);
-    assert.is(s.committed(g.a.id), 'retrying');
-    assert.ok(g.due().includes(g.a.id), 'due once the group committed');
-  } finally {
-    s.close();
-  }
+/** A test on a store with a group open (withOpenGroup), closed after it. */
+function groupTest(name: string, fn: (s: ReturnType<typeof setup>, g: ReturnType<typeof withOpenGroup>) => void): void {
+  test(name, () => {
+    const s = setup();
+    try {
+      fn(s, withOpenGroup(s));
+    } finally {
+      s.close();
+    }
+  });
+}
+
+groupTest('a retry written inside an open group stays out of the queue until the group commits (never sent twice in one group)', (s, g) => {
+  // a was sent and failed: its retry is due at once, and rides the next ingest of the group.
+  s.wb.deferSending(g.a.id, 'ifc_a', s.nowMs(), () => s.store.markSending(g.a.id, s.nowMs()));
+  s.wb.defer(g.a.id, 'ifc_a', (fromWaiting) => void s.store.scheduleRetry(g.a.id, s.nowMs(), 'no ack', s.nowMs(), fromWaiting), true);
+  g.ingest();
+  assert.ok(pendingCommit(s.db), 'the group is still open');
+  assert.not.ok(g.due().includes(g.a.id), 'skipped while its retry is not committed');
+  commitGroup(s.db);
+  assert.is(s.committed(g.a.id), 'retrying');
+  assert.ok(g.due().includes(g.a.id), 'due once the group committed');
 });
 
-test('a delivery settled inside the open group leaves the skip list: the connection reads its new state', () => {
-  const s = setup();
-  try {
-    const g = withOpenGroup(s);
-    deliver(s, g.a.id);
-    assert.equal(s.wb.dirtyIds(), [g.a.id], 'skipped while its writes wait in memory');
-    g.ingest();
-    assert.equal(s.wb.dirtyIds(), [], 'written into the group: nothing to skip');
-    assert.not.ok(g.due().includes(g.a.id), 'and not due: the queue reads it delivered');
-    commitGroup(s.db);
-    assert.is(s.committed(g.a.id), 'delivered');
-  } finally {
-    s.close();
-  }
+groupTest('a delivery settled inside the open group leaves the skip list: the connection reads its new state', (s, g) => {
+  deliver(s, g.a.id);
+  assert.equal(s.wb.dirtyIds(), [g.a.id], 'skipped while its writes wait in memory');
+  g.ingest();
+  assert.equal(s.wb.dirtyIds(), [], 'written into the group: nothing to skip');
+  assert.not.ok(g.due().includes(g.a.id), 'and not due: the queue reads it delivered');
+  commitGroup(s.db);
+  assert.is(s.committed(g.a.id), 'delivered');
 });
 
-test("a group carrying a send's mark and, in a later ride, its retry wakes the queue once the retry is no longer skipped", () => {
-  const s = setup();
-  try {
-    const g = withOpenGroup(s);
-    s.wb.deferSending(g.a.id, 'ifc_a', s.nowMs(), () => s.store.markSending(g.a.id, s.nowMs()));
-    g.ingest(); // the mark rides one unit
-    s.wb.defer(g.a.id, 'ifc_a', (fromWaiting) => void s.store.scheduleRetry(g.a.id, s.nowMs(), 'no ack', s.nowMs(), fromWaiting), true);
-    // What the dispatcher does when woken: read the queue (a queue that finds nothing sleeps
-    // without a timer for what it skipped).
-    const seen: string[][] = [];
-    s.wb.flushed.subscribe(() => void seen.push(g.due()));
-    commitGroup(s.db); // the retry rides the COMMIT
-    assert.is(s.committed(g.a.id), 'retrying');
-    assert.is(seen.length, 1, 'woken once');
-    assert.ok(seen[0].includes(g.a.id), 'with the retry due');
-  } finally {
-    s.close();
-  }
+groupTest("a group carrying a send's mark and, in a later ride, its retry wakes the queue once the retry is no longer skipped", (s, g) => {
+  s.wb.deferSending(g.a.id, 'ifc_a', s.nowMs(), () => s.store.markSending(g.a.id, s.nowMs()));
+  g.ingest(); // the mark rides one unit
+  s.wb.defer(g.a.id, 'ifc_a', (fromWaiting) => void s.store.scheduleRetry(g.a.id, s.nowMs(), 'no ack', s.nowMs(), fromWaiting), true);
+  // What the dispatcher does when woken: read the queue (a queue that finds nothing sleeps
+  // without a timer for what it skipped).
+  const seen: string[][] = [];
+  s.wb.flushed.subscribe(() => void seen.push(g.due()));
+  commitGroup(s.db); // the retry rides the COMMIT
+  assert.is(s.committed(g.a.id), 'retrying');
+  assert.is(seen.length, 1, 'woken once');
+  assert.ok(seen[0].includes(g.a.id), 'with the retry due');
 });
 
-test('a group whose COMMIT fails gives its deliveries back to the skip list with their writes', () => {
-  const s = setup();
-  try {
-    const g = withOpenGroup(s);
-    deliver(s, g.a.id);
-    s.db.exec('CREATE TABLE parent (id TEXT PRIMARY KEY); CREATE TABLE child (p TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)');
-    // The next unit's own work is fine until the COMMIT checks the deferred foreign key.
-    transaction(s.db, () => s.db.exec("INSERT INTO child VALUES ('nobody')"), { group: true });
-    assert.equal(s.wb.dirtyIds(), [], 'written into the group');
-    assert.throws(() => commitGroup(s.db));
-    assert.is(s.committed(g.a.id), 'pending', "a's delivered state went with the group");
-    assert.equal(s.wb.dirtyIds(), [g.a.id], 'skipped again: its writes wait in memory');
-    s.wb.flush();
-    assert.is(s.committed(g.a.id), 'delivered', 'and written by the next flush');
-  } finally {
-    s.close();
-  }
+groupTest('a group whose COMMIT fails gives its deliveries back to the skip list with their writes', (s, g) => {
+  deliver(s, g.a.id);
+  s.db.exec('CREATE TABLE parent (id TEXT PRIMARY KEY); CREATE TABLE child (p TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)');
+  // The next unit's own work is fine until the COMMIT checks the deferred foreign key.
+  transaction(s.db, () => s.db.exec("INSERT INTO child VALUES ('nobody')"), { group: true });
+  assert.equal(s.wb.dirtyIds(), [], 'written into the group');
+  assert.throws(() => commitGroup(s.db));
+  assert.is(s.committed(g.a.id), 'pending', "a's delivered state went with the group");
+  assert.equal(s.wb.dirtyIds(), [g.a.id], 'skipped again: its writes wait in memory');
+  s.wb.flush();
+  assert.is(s.committed(g.a.id), 'delivered', 'and written by the next flush');
 });
 
-test('a group SQLite rolled back unannounced is noticed before the queue is read: its deliveries are skipped again', () => {
-  const s = setup();
-  try {
-    const g = withOpenGroup(s);
-    const b = s.make();
-    g.ingest();
-    transaction(s.db, () => s.store.insert(b), { group: true });
-    commitGroup(s.db);
-    // b is sent and delivered; its writes ride the next group.
-    transaction(s.db, () => s.store.insert(s.make()), { group: true });
-    transaction(s.db, () => s.store.insert(s.make()), { group: true });
-    deliver(s, b.id);
-    g.ingest();
-    assert.equal(s.wb.dirtyIds(), []);
-    // What SQLITE_FULL on a statement outside transaction() can do: the whole transaction goes.
-    s.db.exec('ROLLBACK');
-    assert.is(s.committed(b.id), 'pending', 'b reads as waiting again');
-    assert.not.ok(g.due().includes(b.id), 'but is not handed to the dispatcher a second time');
-    assert.equal(s.wb.dirtyIds(), [b.id], 'its writes are kept, and it is skipped until they commit');
-    s.wb.flush();
-    assert.is(s.committed(b.id), 'delivered');
-  } finally {
-    s.close();
-  }
+groupTest('a group SQLite rolled back unannounced is noticed before the queue is read: its deliveries are skipped again', (s, g) => {
+  const b = s.make();
+  g.ingest();
+  transaction(s.db, () => s.store.insert(b), { group: true });
+  commitGroup(s.db);
+  // b is sent and delivered; its writes ride the next group.
+  transaction(s.db, () => s.store.insert(s.make()), { group: true });
+  transaction(s.db, () => s.store.insert(s.make()), { group: true });
+  deliver(s, b.id);
+  g.ingest();
+  assert.equal(s.wb.dirtyIds(), []);
+  // What SQLITE_FULL on a statement outside transaction() can do: the whole transaction goes.
+  s.db.exec('ROLLBACK');
+  assert.is(s.committed(b.id), 'pending', 'b reads as waiting again');
+  assert.not.ok(g.due().includes(b.id), 'but is not handed to the dispatcher a second time');
+  assert.equal(s.wb.dirtyIds(), [b.id], 'its writes are kept, and it is skipped until they commit');
+  s.wb.flush();
+  assert.is(s.committed(b.id), 'delivered');
 });
 
-test("the write-behind's own flush gives a silently lost group's writes back before it takes newer ones: they commit in order", () => {
-  const s = setup();
-  try {
-    const g = withOpenGroup(s);
-    s.wb.deferSending(g.a.id, 'ifc_a', s.nowMs(), () => s.store.markSending(g.a.id, s.nowMs()));
-    g.ingest(); // the 'sending' mark rides the group
-    s.db.exec('ROLLBACK'); // SQLite lost the group without a word (SQLITE_FULL outside transaction())
-    // The send failed: its retry is written against the mark, from the timer's flush (no wait).
-    s.wb.defer(g.a.id, 'ifc_a', (fromWaiting) => void s.store.scheduleRetry(g.a.id, s.nowMs() + 60_000, 'no ack', s.nowMs(), fromWaiting), true);
-    s.wb.flush({ wait: false });
-    s.wb.flush();
-    const row = s.db.prepare('SELECT state, attempts FROM deliveries WHERE id = ?').get(g.a.id) as { state: string; attempts: number };
-    assert.equal({ ...row }, { state: 'retrying', attempts: 1 }, 'the mark, then the retry: not left sending with nothing on the air');
-    assert.equal(s.wb.dirtyIds(), []);
-  } finally {
-    s.close();
-  }
+groupTest("the write-behind's own flush gives a silently lost group's writes back before it takes newer ones: they commit in order", (s, g) => {
+  s.wb.deferSending(g.a.id, 'ifc_a', s.nowMs(), () => s.store.markSending(g.a.id, s.nowMs()));
+  g.ingest(); // the 'sending' mark rides the group
+  s.db.exec('ROLLBACK'); // SQLite lost the group without a word (SQLITE_FULL outside transaction())
+  // The send failed: its retry is written against the mark, from the timer's flush (no wait).
+  s.wb.defer(g.a.id, 'ifc_a', (fromWaiting) => void s.store.scheduleRetry(g.a.id, s.nowMs() + 60_000, 'no ack', s.nowMs(), fromWaiting), true);
+  s.wb.flush({ wait: false });
+  s.wb.flush();
+  const row = s.db.prepare('SELECT state, attempts FROM deliveries WHERE id = ?').get(g.a.id) as { state: string; attempts: number };
+  assert.equal({ ...row }, { state: 'retrying', attempts: 1 }, 'the mark, then the retry: not left sending with nothing on the air');
+  assert.equal(s.wb.dirtyIds(), []);
 });
 
 test('an interface going down does not hold a delivery whose writes could not be committed (it may be on the air)', () => {
