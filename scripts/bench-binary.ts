@@ -97,7 +97,7 @@ async function startBridgeProcess(command: string, args: string[], extraEnv: Nod
     ...process.env,
     SERVICE_DB_PATH: join(dir, 'data', 'bridge.db'),
     SERVICE_LISTEN: `127.0.0.1:${port}`,
-    PKG_NATIVE_CACHE_PATH: join(dir, 'cache'),
+    CACHE_DIRECTORY: join(dir, 'cache'),
     SERVICE_LOG_LEVEL: 'error',
     ...extraEnv,
   };
@@ -301,7 +301,7 @@ export async function main(): Promise<number> {
     return 1;
   }
   const variants = [
-    { name: 'executable (pkg SEA)', command: binary, args: [] as string[], samples: [] as StartSample[] },
+    { name: 'executable (Node SEA)', command: binary, args: [] as string[], samples: [] as StartSample[] },
     { name: `node ${process.version} + bundle`, command: process.execPath, args: [bundle], samples: [] as StartSample[] },
     { name: 'bare node: HTTP server only', command: process.execPath, args: ['-e', BARE_NODE_SERVER], samples: [] as StartSample[] },
   ];

@@ -91,8 +91,8 @@ smoke() {
   prefix=$(runner "$arch") || exit $?
   local dir=$work/$arch
   mkdir -p "$dir"
-  # The addon cache goes where the systemd unit puts it (PKG_NATIVE_CACHE_PATH), HOME stays clean.
-  local -a env=(env HOME="$dir/home" PKG_NATIVE_CACHE_PATH="$dir/cache" SERVICE_LOG_FORMAT=json)
+  # The addon cache goes where systemd's CacheDirectory= puts it (CACHE_DIRECTORY), HOME stays clean.
+  local -a env=(env HOME="$dir/home" CACHE_DIRECTORY="$dir/cache" SERVICE_LOG_FORMAT=json)
   local -a run=("${env[@]}")
   # shellcheck disable=SC2206
   [ -n "$prefix" ] && run+=($prefix)
@@ -159,7 +159,8 @@ smoke() {
     fail "serial addon: $check"
   fi
   kill "$socat" 2>/dev/null
-  if ls "$dir/cache"/pkg/*/@serialport >/dev/null 2>&1; then pass "the addon was unpacked under PKG_NATIVE_CACHE_PATH"; else fail "nothing unpacked under PKG_NATIVE_CACHE_PATH ($dir/cache)"; fi
+  if ls "$dir/cache"/serialport-*.node >/dev/null 2>&1; then pass "the addon was written under CACHE_DIRECTORY"; else fail "no addon written under CACHE_DIRECTORY ($dir/cache)"; fi
+  if [ ! -e "$dir/home" ]; then pass "nothing written under HOME"; else fail "files written under HOME: $(find "$dir/home" | head -3 | tr '\n' ' ')"; fi
 
   local list
   if list=$("${run[@]}" ports 2>&1); then pass "ports lists without error ($(grep -c . <<<"$list") lines)"; else fail "ports: $list"; fi

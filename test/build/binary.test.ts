@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { binaryPath, devPackagesAmong, packedFiles, TARGETS } from '../../build/build.ts';
+import { binaryPath, blobPath, bundleInputsPath, carriesBlob, devPackagesAmong, seaConfig, seaConfigPath, TARGETS } from '../../build/build.ts';
+import { addonAssetName } from '../../src/lib/serialport-addon.ts';
 
 // The shipped executables, proven inside `npm test` (and so inside CI): built when dist/ is
 // missing or older than the sources, then run through scripts/smoke-binary.sh for every
@@ -19,7 +20,7 @@ function newestMtime(path: string): number {
 
 function run(command: string, args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    // Node 24 first on PATH: the build and pkg need it (package.json pins it).
+    // Node 24 first on PATH: the build needs it (package.json pins it).
     const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH}` };
     const child = spawn(command, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -42,15 +43,23 @@ test('the executables are built and current', async () => {
   assert.is(r.code, 0, `the build failed:\n${r.output}`);
 });
 
-test('each executable is under 120 MB and carries only the bundle and the serial addon', () => {
+test('each executable is under 120 MB and carries only the bundle and the serial addons', () => {
+  // What the blob was made of, as the build wrote it down: the bundle as main, the two addons as
+  // assets and nothing else; the bundle's inputs hold no development package.
+  const used = JSON.parse(readFileSync(seaConfigPath, 'utf8')) as ReturnType<typeof seaConfig>;
+  assert.equal(used, seaConfig(), 'the blob was made from the configuration the build describes');
+  assert.ok(used.main.endsWith('/fieldbridge.cjs'), 'the bundle is the main script');
+  assert.equal(Object.keys(used.assets).sort(), TARGETS.map((t) => addonAssetName(t.arch)).sort(), 'one serialport addon per architecture, nothing else');
+  for (const t of TARGETS) assert.ok(used.assets[addonAssetName(t.arch)].includes(`prebuilds/linux-${t.arch}/`), `the ${t.arch} asset is the linux-${t.arch} prebuild`);
+  assert.not.ok(used.useCodeCache || used.useSnapshot, 'no code cache or snapshot: one blob serves both architectures');
+  const inputs = JSON.parse(readFileSync(bundleInputsPath, 'utf8')) as string[];
+  assert.equal(devPackagesAmong(inputs), [], 'no development dependency in the bundle');
+  assert.not.match(readFileSync(used.main, 'utf8'), /sourceMappingURL=/, 'no source map');
+  const blob = readFileSync(blobPath);
   for (const t of TARGETS) {
     const file = binaryPath(t.arch);
     assert.ok(statSync(file).size < 120 * 1024 * 1024, `${file} is over 120 MB`);
-    const packed = packedFiles(file);
-    assert.ok(packed.some((f) => f.endsWith('/fieldbridge.cjs')), 'the bundle is packed');
-    assert.ok(packed.some((f) => f.includes(`prebuilds/linux-${t.arch}/`)), `the linux-${t.arch} serialport addon is packed`);
-    assert.equal(devPackagesAmong(packed), [], 'no development dependency');
-    assert.equal(packed.filter((f) => f.endsWith('.map')), [], 'no source map');
+    assert.ok(carriesBlob(file, blob), `${file} carries the blob with its fuse set`);
   }
 });
 

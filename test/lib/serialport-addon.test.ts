@@ -1,0 +1,88 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import loadSerialportAddon, { addonCacheDir, materializeAddon } from '../../src/lib/serialport-addon.ts';
+
+// How the release executable gets serialport's addon onto disk for dlopen (docs/packaging.md,
+// "serialport's addon inside the executable"). The executable itself is exercised by
+// scripts/smoke-binary.sh (a pty pair through the addon, x64 and arm64); here the file handling.
+
+function scratch(): string {
+  return mkdtempSync(join(tmpdir(), 'fb-addon-'));
+}
+
+const bytesA = Buffer.from('\x7fELF pretend addon A');
+const bytesB = Buffer.from('\x7fELF pretend addon B, a newer release');
+
+test('the addon is written once under a name holding its hash, 0700, and a restart writes nothing', () => {
+  const dir = join(scratch(), 'cache', 'fieldbridge');
+  try {
+    const file = materializeAddon(bytesA, dir);
+    assert.is(file, join(dir, `serialport-${createHash('sha256').update(bytesA).digest('hex').slice(0, 16)}.node`));
+    assert.equal(readFileSync(file), bytesA);
+    assert.is(statSync(file).mode & 0o777, 0o700);
+    const before = statSync(file);
+    assert.is(materializeAddon(bytesA, dir), file, 'the same bytes: the same file');
+    const after = statSync(file);
+    assert.is(after.ino, before.ino, 'not written again');
+    assert.is(after.mtimeMs, before.mtimeMs, 'not written again');
+    assert.equal(readdirSync(dir), [file.slice(dir.length + 1)], 'no partial file left');
+  } finally {
+    rmSync(dir.slice(0, dir.indexOf('/cache')), { recursive: true, force: true });
+  }
+});
+
+test('a file of that name with other bytes (damaged, or planted) is replaced with what the executable carries', () => {
+  const dir = scratch();
+  try {
+    const file = materializeAddon(bytesA, dir);
+    writeFileSync(file, 'truncated');
+    assert.is(materializeAddon(bytesA, dir), file);
+    assert.equal(readFileSync(file), bytesA);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('an upgraded executable writes its addon beside the old one instead of over it', () => {
+  const dir = scratch();
+  try {
+    const a = materializeAddon(bytesA, dir);
+    const b = materializeAddon(bytesB, dir);
+    assert.is.not(a, b);
+    assert.equal(readFileSync(a), bytesA, 'a process still running the old release keeps its file');
+    assert.equal(readFileSync(b), bytesB);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a cache that cannot be written gives an error naming the directory and the variable, and leaves nothing', () => {
+  const dir = scratch();
+  try {
+    const blocker = join(dir, 'not-a-directory');
+    writeFileSync(blocker, ''); // a file where the directory should be: refused even for root
+    const cache = join(blocker, 'fieldbridge');
+    assert.throws(() => materializeAddon(bytesA, cache), (e: Error) => e.message.includes(cache) && e.message.includes('CACHE_DIRECTORY'));
+    assert.equal(readdirSync(dir), ['not-a-directory']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the cache is systemd\'s CacheDirectory=, else the XDG cache, else ~/.cache', () => {
+  assert.is(addonCacheDir({ CACHE_DIRECTORY: '/var/cache/fieldbridge', XDG_CACHE_HOME: '/x', HOME: '/h' }), '/var/cache/fieldbridge');
+  assert.is(addonCacheDir({ CACHE_DIRECTORY: '/var/cache/a:/var/cache/b' }), '/var/cache/a', 'several CacheDirectory= entries: the first');
+  assert.is(addonCacheDir({ CACHE_DIRECTORY: '', XDG_CACHE_HOME: '/x', HOME: '/h' }), '/x/fieldbridge');
+  assert.is(addonCacheDir({ HOME: '/home/pi' }), '/home/pi/.cache/fieldbridge');
+});
+
+test('outside the executable the package\'s own prebuild is loaded, and it is the real addon', () => {
+  const binding = loadSerialportAddon() as Record<string, unknown>;
+  for (const fn of ['open', 'close', 'set', 'get', 'update', 'flush', 'drain']) assert.type(binding[fn], 'function', `binding.${fn}`);
+});
+
+test.run();
