@@ -12,6 +12,9 @@
 //   BENCH_BINARY_MESSAGES=100000   messages routed through the executable before its RSS is
 //                                  read again (0 skips; issue 22: 100,000)
 //   BENCH_BINARY_SETTLE_MS=2000    how long after the first answer the settled RSS is read
+//   BENCH_BINARY_UNIT_ENV=0        run without the allocator settings of the systemd unit
+//                                  (by default every process here gets them, as the unit
+//                                  gives them to the bridge: MALLOC_ARENA_MAX=1 today)
 //
 // Figures are medians. Not a test: a noisy machine moves them (docs/packaging.md measured
 // 60-114 ms startup here). `npm run bench` runs it after the routing benchmark.
@@ -29,6 +32,7 @@ const MAIN = join(root, 'src', 'main.ts');
 
 const MESSAGES = envInt('BENCH_BINARY_MESSAGES', 100_000, 0, 10_000_000);
 const SETTLE_MS = envInt('BENCH_BINARY_SETTLE_MS', 2_000, 0, 60_000);
+const UNIT_ENV = envInt('BENCH_BINARY_UNIT_ENV', 1, 0, 1) === 1;
 const LOAD_CONCURRENCY = 8;
 const TICK_MS = 1000 / 100; // USER_HZ: /proc/<pid>/stat counts CPU in 1/100 s on Linux
 
@@ -89,12 +93,22 @@ interface Running {
   stop(): Promise<void>;
 }
 
+/**
+ * The glibc allocator settings (MALLOC_*) that systemd/fieldbridge.service gives the bridge,
+ * read from the unit so the figures follow it: the executable is measured as it is run.
+ */
+export function unitAllocatorEnv(): Record<string, string> {
+  const unit = readFileSync(join(root, 'systemd', 'fieldbridge.service'), 'utf8');
+  return Object.fromEntries([...unit.matchAll(/^Environment=(MALLOC_[A-Z_]+)=(\S+)$/gm)].map((m) => [m[1], m[2]]));
+}
+
 /** Spawns `command ...args bridge` on a fresh database and waits for GET /api/health to answer 200. */
 async function startBridgeProcess(command: string, args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<Running> {
   const dir = mkdtempSync(join(tmpdir(), 'fb-bench-'));
   const port = await freePort();
   const env = {
     ...process.env,
+    ...(UNIT_ENV ? unitAllocatorEnv() : {}),
     SERVICE_DB_PATH: join(dir, 'data', 'bridge.db'),
     SERVICE_LISTEN: `127.0.0.1:${port}`,
     CACHE_DIRECTORY: join(dir, 'cache'),
@@ -305,6 +319,8 @@ export async function main(): Promise<number> {
     { name: `node ${process.version} + bundle`, command: process.execPath, args: [bundle], samples: [] as StartSample[] },
     { name: 'bare node: HTTP server only', command: process.execPath, args: ['-e', BARE_NODE_SERVER], samples: [] as StartSample[] },
   ];
+  const allocator = Object.entries(UNIT_ENV ? unitAllocatorEnv() : {}).map(([k, v]) => `${k}=${v}`).join(' ');
+  out(`binary env      ${allocator ? `${allocator} for every process below, as systemd/fieldbridge.service runs the bridge` : 'glibc defaults (BENCH_BINARY_UNIT_ENV=0)'}`);
   for (const file of [binary, bundle, process.execPath]) dropPageCache(file);
   for (let i = 0; i < runs; i++) for (const v of variants) v.samples.push(await measureStart(v.command, v.args));
   const rows = variants.map((v) => ({
@@ -321,13 +337,13 @@ export async function main(): Promise<number> {
   out(`binary startup  executable / node+bundle      ${(exe.ms / node.ms).toFixed(2)}x time   ${(exe.rss / node.rss).toFixed(2)}x RSS   (median of ${runs} runs each)`);
   out(`binary startup  executable - bare node        +${(exe.ms - bare.ms).toFixed(0)} ms   +${(exe.cpu - bare.cpu).toFixed(0)} ms CPU   +${(exe.settled - bare.settled).toFixed(0)} MiB RSS settled`);
   let met = exe.settled <= TARGET_START_MIB;
-  out(`target: executable RSS after start at most ${TARGET_START_MIB} MiB: ${met ? 'MET' : 'NOT MET'} (${exe.settled.toFixed(0)} MiB settled, ${exe.rss.toFixed(0)} at the first answer)`);
+  out(`target: executable RSS after start at most ${TARGET_START_MIB} MiB: ${met ? 'MET' : 'NOT MET'} (${exe.settled.toFixed(1)} MiB settled, ${exe.rss.toFixed(1)} at the first answer)`);
 
   if (MESSAGES > 0) {
     const load = await measureLoad(binary, [], MESSAGES);
     out(`binary load     executable, ${load.messages} messages routed (sim to sim, ${(load.messages / load.seconds).toFixed(0)} msg/s, CPU ${load.cpuMsPerMessage.toFixed(2)} ms/message): RSS ${load.startRssMiB.toFixed(0)} -> ${load.rssMiB.toFixed(0)} MiB, peak ${load.peakRssMiB.toFixed(0)} MiB`);
     const loadMet = load.peakRssMiB <= TARGET_LOADED_MIB;
-    out(`target: executable RSS after ${load.messages} messages at most ${TARGET_LOADED_MIB} MiB: ${loadMet ? 'MET' : 'NOT MET'} (peak ${load.peakRssMiB.toFixed(0)} MiB, now ${load.rssMiB.toFixed(0)})`);
+    out(`target: executable RSS after ${load.messages} messages at most ${TARGET_LOADED_MIB} MiB: ${loadMet ? 'MET' : 'NOT MET'} (peak ${load.peakRssMiB.toFixed(1)} MiB, now ${load.rssMiB.toFixed(1)})`);
     met &&= loadMet;
   }
   return met ? 0 : 1;
