@@ -146,7 +146,7 @@ async function bundle(): Promise<void> {
   if (devPackages.length > 0) {
     throw new StepError(`the bundle contains development dependencies: ${devPackages.join(', ')}`, 'import them only from test/, scripts/ or build/, never from src/');
   }
-  if (!inputs.some((f) => f.includes('@serialport/bindings-cpp/')) || inputs.some((f) => f.includes('node_modules/node-gyp-build/'))) {
+  if (!inputs.some((f) => f.includes('@serialport/bindings-cpp/')) || !inputs.includes('src/lib/serialport-addon.ts') || inputs.some((f) => f.includes('node_modules/node-gyp-build/'))) {
     throw new StepError('serialport is not bundled with src/lib/serialport-addon.ts as its addon loader', 'check the serialport-addon plugin in build/build.ts');
   }
   writeFileSync(bundleInputsPath, JSON.stringify(inputs));

@@ -12,9 +12,10 @@
 //   BENCH_BINARY_MESSAGES=100000   messages routed through the executable before its RSS is
 //                                  read again (0 skips; issue 22: 100,000)
 //   BENCH_BINARY_SETTLE_MS=2000    how long after the first answer the settled RSS is read
-//   BENCH_BINARY_UNIT_ENV=0        run without the allocator settings of the systemd unit
-//                                  (by default every process here gets them, as the unit
-//                                  gives them to the bridge: MALLOC_ARENA_MAX=1 today)
+//   BENCH_BINARY_UNIT_ENV=0        run with glibc's defaults (no MALLOC_* at all) instead of
+//                                  the systemd unit's allocator settings (by default every
+//                                  process here gets them, as the unit gives them to the
+//                                  bridge: MALLOC_ARENA_MAX=1 today)
 //
 // Figures are medians. Not a test: a noisy machine moves them (docs/packaging.md measured
 // 60-114 ms startup here). `npm run bench` runs it after the routing benchmark.
@@ -107,7 +108,7 @@ async function startBridgeProcess(command: string, args: string[], extraEnv: Nod
   const dir = mkdtempSync(join(tmpdir(), 'fb-bench-'));
   const port = await freePort();
   const env = {
-    ...process.env,
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('MALLOC_'))),
     ...(UNIT_ENV ? unitAllocatorEnv() : {}),
     SERVICE_DB_PATH: join(dir, 'data', 'bridge.db'),
     SERVICE_LISTEN: `127.0.0.1:${port}`,
@@ -283,7 +284,7 @@ export function summarizeModules(urls: string[]): { ours: number; packages: numb
 /**
  * Drops the page cache of a file (GNU dd, iflag=nocache count=0: posix_fadvise DONTNEED on the
  * whole file), so it is read from disk as after a reboot. How the cache was filled changes the
- * RSS: pages pkg has just written come back in large folios, mapped whole on the first fault,
+ * RSS: pages the build has just written come back in large folios, mapped whole on the first fault,
  * and the same executable then shows about 15 MiB more file-backed RSS than a copy of it
  * (docs/performance.md, "Memory and start-up"). Pages other processes have mapped stay.
  */

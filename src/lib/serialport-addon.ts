@@ -1,13 +1,13 @@
-import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { homedir, tmpdir } from 'node:os';
+import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { getRawAsset, isSea } from 'node:sea';
 
-// How the release executable loads serialport's native addon (docs/packaging.md, "Single
-// executable"). build/build.ts bundles @serialport/bindings-cpp and points its `node-gyp-build`
-// import at this file; from the source tree bindings-cpp keeps its own loader.
+// How the release executable loads serialport's native addon (docs/packaging.md, "serialport's
+// addon inside the executable"). build/build.ts bundles @serialport/bindings-cpp and points its
+// `node-gyp-build` import at this file; from the source tree bindings-cpp keeps its own loader.
 //
 // node-gyp-build looks for a prebuilt .node file beside the package on disk. Inside the
 // executable there is no such disk: the addon travels as a SEA asset, and the dynamic loader can
@@ -24,44 +24,54 @@ export const SERIALPORT_PREBUILDS = {
 export const addonAssetName = (arch: string): string => `serialport-linux-${arch}.node`;
 
 /**
- * Where the addon is written: systemd's CacheDirectory= (it exports CACHE_DIRECTORY; the units
- * set it), else the user's cache directory, else the temporary directory.
+ * Where the addon is written: systemd's CacheDirectory= (it exports CACHE_DIRECTORY; the bridge's
+ * unit sets it), else $XDG_CACHE_HOME/fieldbridge, else ~/.cache/fieldbridge. Never a shared
+ * directory such as /tmp: what is there is loaded as code.
  */
-export function addonCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+export function addonCacheDir(env: NodeJS.ProcessEnv = process.env, home: () => string = homedir): string {
   const systemd = env.CACHE_DIRECTORY?.split(':')[0];
   if (systemd) return systemd;
   if (env.XDG_CACHE_HOME) return join(env.XDG_CACHE_HOME, 'fieldbridge');
-  const home = env.HOME || homedir();
-  return home ? join(home, '.cache', 'fieldbridge') : join(tmpdir(), `fieldbridge-${process.getuid?.() ?? 'user'}`);
+  return join(env.HOME || home(), '.cache', 'fieldbridge');
+}
+
+/** Why this process must not load code from `dir`, or undefined: it must be a directory of our
+ *  own user that nobody else may write (a file there is dlopen'ed). */
+export function unsafeDirReason(dir: string, uid: number | undefined = process.getuid?.()): string | undefined {
+  const st = lstatSync(dir);
+  if (!st.isDirectory()) return 'it is not a directory';
+  if (uid !== undefined && st.uid !== uid) return `it belongs to uid ${st.uid}, not to this user (uid ${uid})`;
+  if ((st.mode & 0o022) !== 0) return `group or others may write it (mode ${(st.mode & 0o777).toString(8)})`;
+  return undefined;
 }
 
 /**
  * Puts `bytes` into `dir` as serialport-<first 16 hex digits of its SHA-256>.node and returns the
  * path. A file already there with the same bytes is used as it is; one with other bytes
- * (damaged, or put there by someone else) is replaced, so what is loaded is always what the
- * executable carries. Written beside and renamed, so a crash never leaves half an addon.
+ * (damaged by a crash of an older release, say) is replaced, so what is loaded is what the
+ * executable carries. Written under a fresh random name, exclusively, and renamed, so neither a
+ * crash nor a second process ever leaves half an addon under the final name.
  */
 export function materializeAddon(bytes: Uint8Array, dir: string): string {
+  const hint = `the serialport addon is written to ${dir} before a serial port opens`;
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw new Error(`${hint}, and it cannot be created (${(error as Error).message}); give this user a cache directory (CACHE_DIRECTORY, XDG_CACHE_HOME or HOME)`, { cause: error });
+  }
+  const unsafe = unsafeDirReason(dir);
+  if (unsafe) throw new Error(`${hint}, and it is not safe to load code from: ${unsafe}; fix its owner and mode or choose another (CACHE_DIRECTORY)`);
   const hash = createHash('sha256').update(bytes).digest('hex').slice(0, 16);
   const file = join(dir, `serialport-${hash}.node`);
   const present = readIfThere(file);
   if (present && Buffer.compare(present, bytes) === 0) return file;
-  const partial = `${file}.${process.pid}.partial`;
+  const partial = join(dir, `.serialport-${hash}.${randomBytes(6).toString('hex')}.partial`);
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    writeFileSync(partial, bytes, { mode: 0o700 });
+    writeFileSync(partial, bytes, { mode: 0o700, flag: 'wx' });
     renameSync(partial, file);
   } catch (error) {
-    try {
-      rmSync(partial, { force: true });
-    } catch {
-      // The directory itself is unusable: there is no partial file to remove.
-    }
-    throw new Error(
-      `serial ports need the serialport addon written to ${dir} (${(error as Error).message}); ` +
-        'set CACHE_DIRECTORY to a directory this user may write',
-      { cause: error },
-    );
+    rmSync(partial, { force: true });
+    throw new Error(`${hint}, and writing it failed (${(error as Error).message})`, { cause: error });
   }
   return file;
 }
@@ -77,6 +87,8 @@ function readIfThere(file: string): Buffer | undefined {
 /**
  * Stands in for `require('node-gyp-build')(packageDir)` inside the bundle: returns the addon's
  * exports. The argument is ignored: once bundled, bindings-cpp's `__dirname` is the bundle's.
+ * A failure here fails bindings-cpp's module, which the bundle remembers: serial opens report
+ * it until the bridge restarts.
  */
 export default function loadSerialportAddon(): unknown {
   if (!isSea()) {
@@ -93,8 +105,18 @@ export default function loadSerialportAddon(): unknown {
   } catch {
     throw new Error(`this executable carries no serialport addon for ${process.arch} (${name}); serial ports cannot be opened`);
   }
-  const file = materializeAddon(new Uint8Array(asset), addonCacheDir());
+  let dir: string;
+  try {
+    dir = addonCacheDir();
+  } catch (error) {
+    throw new Error(`no cache directory for the serialport addon: set CACHE_DIRECTORY (${(error as Error).message})`, { cause: error });
+  }
+  const file = materializeAddon(new Uint8Array(asset), dir);
   const addon = { exports: {} as unknown };
-  process.dlopen(addon, file);
+  try {
+    process.dlopen(addon, file);
+  } catch (error) {
+    throw new Error(`the serialport addon ${file} could not be loaded (${(error as Error).message}); a file system mounted noexec refuses it`, { cause: error });
+  }
   return addon.exports;
 }

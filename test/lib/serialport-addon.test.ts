@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import loadSerialportAddon, { addonCacheDir, materializeAddon } from '../../src/lib/serialport-addon.ts';
+import loadSerialportAddon, { addonCacheDir, materializeAddon, unsafeDirReason } from '../../src/lib/serialport-addon.ts';
 
 // How the release executable gets serialport's addon onto disk for dlopen (docs/packaging.md,
 // "serialport's addon inside the executable"). The executable itself is exercised by
@@ -60,7 +60,7 @@ test('an upgraded executable writes its addon beside the old one instead of over
   }
 });
 
-test('a cache that cannot be written gives an error naming the directory and the variable, and leaves nothing', () => {
+test('a cache that cannot be created gives an error naming the directory and the variables, and leaves nothing', () => {
   const dir = scratch();
   try {
     const blocker = join(dir, 'not-a-directory');
@@ -73,11 +73,55 @@ test('a cache that cannot be written gives an error naming the directory and the
   }
 });
 
-test('the cache is systemd\'s CacheDirectory=, else the XDG cache, else ~/.cache', () => {
-  assert.is(addonCacheDir({ CACHE_DIRECTORY: '/var/cache/fieldbridge', XDG_CACHE_HOME: '/x', HOME: '/h' }), '/var/cache/fieldbridge');
-  assert.is(addonCacheDir({ CACHE_DIRECTORY: '/var/cache/a:/var/cache/b' }), '/var/cache/a', 'several CacheDirectory= entries: the first');
-  assert.is(addonCacheDir({ CACHE_DIRECTORY: '', XDG_CACHE_HOME: '/x', HOME: '/h' }), '/x/fieldbridge');
-  assert.is(addonCacheDir({ HOME: '/home/pi' }), '/home/pi/.cache/fieldbridge');
+test('code is never loaded from a directory others may write or that is not ours: refused, nothing written', () => {
+  const dir = scratch();
+  try {
+    const shared = join(dir, 'shared');
+    mkdirSync(shared);
+    chmodSync(shared, 0o777);
+    assert.throws(() => materializeAddon(bytesA, shared), (e: Error) => e.message.includes(shared) && /others may write it \(mode 777\)/.test(e.message));
+    assert.equal(readdirSync(shared), []);
+    const theirs = join(dir, 'theirs');
+    mkdirSync(theirs, { mode: 0o700 });
+    assert.match(unsafeDirReason(theirs, 12345) ?? '', /belongs to uid \d+, not to this user \(uid 12345\)/);
+    if (process.getuid?.() === 0) {
+      chownSync(theirs, 65534, 65534); // nobody: root can hand it over, and must then refuse it
+      assert.throws(() => materializeAddon(bytesA, theirs), /belongs to uid 65534/);
+    }
+    const link = join(dir, 'link');
+    symlinkSync(join(dir, 'shared'), link);
+    assert.match(unsafeDirReason(link) ?? '', /not a directory/, 'a symlink is not followed');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('two processes writing the same addon at once both end with the whole file', async () => {
+  const dir = scratch();
+  try {
+    const big = Buffer.alloc(4 * 1024 * 1024, 7);
+    const { execFile } = await import('node:child_process');
+    const script = `import { materializeAddon } from ${JSON.stringify(join(import.meta.dirname, '..', '..', 'src', 'lib', 'serialport-addon.ts'))};
+      process.stdout.write(materializeAddon(Buffer.alloc(${big.length}, 7), ${JSON.stringify(dir)}));`;
+    const run = () =>
+      new Promise<string>((resolve, reject) => execFile(process.execPath, ['--input-type=module', '-e', script], (error, stdout) => (error ? reject(error) : resolve(stdout))));
+    const files = await Promise.all([run(), run(), run()]);
+    assert.equal(new Set(files).size, 1);
+    assert.ok(Buffer.compare(readFileSync(files[0]), big) === 0, 'the whole addon');
+    assert.equal(readdirSync(dir), [files[0].slice(dir.length + 1)], 'no partial file left');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the cache is systemd\'s CacheDirectory=, else the XDG cache, else ~/.cache, never /tmp', () => {
+  const passwd = () => '/home/from-passwd';
+  assert.is(addonCacheDir({ CACHE_DIRECTORY: '/var/cache/fieldbridge', XDG_CACHE_HOME: '/x', HOME: '/h' }, passwd), '/var/cache/fieldbridge');
+  assert.is(addonCacheDir({ CACHE_DIRECTORY: '/var/cache/a:/var/cache/b' }, passwd), '/var/cache/a', 'several CacheDirectory= entries: the first');
+  assert.is(addonCacheDir({ CACHE_DIRECTORY: '', XDG_CACHE_HOME: '/x', HOME: '/h' }, passwd), '/x/fieldbridge');
+  assert.is(addonCacheDir({ XDG_CACHE_HOME: '/x' }, passwd), '/x/fieldbridge');
+  assert.is(addonCacheDir({ HOME: '/home/pi' }, passwd), '/home/pi/.cache/fieldbridge');
+  assert.is(addonCacheDir({ HOME: '' }, passwd), '/home/from-passwd/.cache/fieldbridge', 'an empty HOME: the passwd entry');
 });
 
 test('outside the executable the package\'s own prebuild is loaded, and it is the real addon', () => {

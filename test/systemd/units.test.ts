@@ -48,6 +48,9 @@ for (const [unit, command, state] of [['fieldbridge.service', 'bridge', 'fieldbr
     // The bridge writes serialport's addon into CACHE_DIRECTORY, which systemd sets from
     // CacheDirectory= (src/lib/serialport-addon.ts); the hub opens no serial port.
     assert.is(lines.includes(`CacheDirectory=${state}`), command === 'bridge', 'a cache directory for the bridge alone');
+    // A rollback to a pkg-built bridge executable (docs/raspberry-pi.md) under this unit still
+    // finds a writable place for its addon.
+    assert.is(lines.includes(`Environment=PKG_NATIVE_CACHE_PATH=/var/cache/${state}`), command === 'bridge', 'the older executables\' addon cache');
     assert.not.ok(lines.some((l) => /^(PrivateDevices|MemoryDenyWriteExecute|Group|User)=/.test(l)), 'PrivateDevices hides ttys, MemoryDenyWriteExecute kills V8');
   });
 
