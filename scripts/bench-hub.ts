@@ -28,6 +28,12 @@
 //              maximum) that only takes each message and lets mqtt.js acknowledge it: no JSON,
 //              no signature, no database. What any hub on this MQTT client costs at least; the
 //              hub's own work is what it spends above it. Measured in the first store's rounds.
+//   checks:    the hub's own per-event checks alone, in this process on the same signed
+//              payloads: verifyPayload (the HMAC-SHA256 of issue 15) and decodeForIngest (JSON
+//              and the event's fields), the functions the ingest calls. No MQTT, no database.
+//              With the raw insert and the mqtt.js floor it gives the least a hub that checks
+//              each event can cost: "bound" = (raw + checks + floor) / raw, and without the MQTT
+//              client at all, (raw + checks) / raw.
 //
 // Targets (issue 22): 0 lost; >= 8,000 events/s on PostgreSQL and >= 20,000 on SQLite; hub CPU
 // per event at most 2x the raw inserts.
@@ -54,8 +60,9 @@ import { startHub } from '../src/hub/app.ts';
 import { RECEIVE_MAXIMUM } from '../src/hub/ingest/subscriber.ts';
 import { openHubStore } from '../src/hub/store/store.ts';
 import { createLogger } from '../src/lib/log.ts';
+import { decodeForIngest } from '../src/hub/ingest/decode.ts';
 import { ingestSubscription } from '../src/lib/topics.ts';
-import { mintEnrollmentToken, signPayload } from '../src/lib/uplink-auth.ts';
+import { mintEnrollmentToken, signingKey, signPayload, verifyPayload } from '../src/lib/uplink-auth.ts';
 
 const EVENTS = Math.max(100, Math.min(200_000, Number(process.env.BENCH_HUB_EVENTS ?? 9000) || 9000));
 const PG_URL = process.env.BENCH_HUB_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -398,6 +405,33 @@ async function floorRun(dir: string, publishers: number): Promise<Figures> {
   }
 }
 
+/**
+ * CPU per event of the hub's own checks alone (see "checks" above): the median of 5 passes over
+ * 4 x EVENTS payloads signed as the publishers sign them, after one pass to warm up.
+ */
+function checksUsPerEvent(): number {
+  const secret = randomBytes(32);
+  const key = signingKey(secret);
+  const payloads: Array<{ topic: string; bytes: Buffer }> = [];
+  for (let b = 0; b < 4; b++) {
+    const bridge = `bench-checks-${b}`;
+    const topic = `fieldbridge/v1/${TENANT}/${bridge}/telemetry`;
+    for (let i = 0; i < EVENTS; i++) payloads.push({ topic, bytes: Buffer.from(signPayload(secret, topic, eventBody(bridge, i))) });
+  }
+  const pass = (): number => {
+    const c0 = process.cpuUsage();
+    for (const p of payloads) {
+      const check = verifyPayload(key, p.topic, p.bytes);
+      if (!check.ok || !decodeForIngest('telemetry', check.text).ok) throw new Error('bench-hub: a payload signed here did not pass the hub\'s checks');
+    }
+    const c = process.cpuUsage(c0);
+    return (c.user + c.system) / payloads.length;
+  };
+  pass();
+  const runs = Array.from({ length: 5 }, pass).sort((a, b) => a - b);
+  return runs[2];
+}
+
 /** The round with the median CPU per event; its rate is reported with it. */
 function median(xs: Figures[]): Figures {
   return [...xs].sort((a, b) => usPer(a) - usPer(b))[Math.floor(xs.length / 2)];
@@ -426,6 +460,8 @@ export async function main(): Promise<number> {
       `hub ingest (${EVENTS.toLocaleString('en-US')} telemetry events per publisher, QoS 1 at full speed; private Mosquitto, max_queued_messages ${fmt(QUEUE.documented)} as docs/hub.md asks, and stock ${fmt(QUEUE.stock)})\n`,
     );
     const floors = new Map<number, Figures>();
+    const checksUs = checksUsPerEvent();
+    process.stdout.write(`  ${'checks: signature + decode per event, alone'.padEnd(46)} ${''.padStart(8)}           ${checksUs.toFixed(1).padStart(6)} us CPU/event   (verifyPayload + decodeForIngest, no MQTT, no database)\n`);
     for (const store of STORES) {
       if (store === 'postgres' && !admin) {
         process.stdout.write(`  postgres: skipped (${pgSkipped})\n`);
@@ -461,6 +497,12 @@ export async function main(): Promise<number> {
         );
         process.stdout.write(
           `  ${`floor: mqtt.js receive + acknowledge only`.padEnd(46)} ${fmt(rate(floor)).padStart(8)} events/s  ${usPer(floor).toFixed(1).padStart(6)} us CPU/event   ${(usPer(floor) / usPer(raw)).toFixed(2)}x raw   (the hub's work above it: ${(hubUsPer(hub) - usPer(floor)).toFixed(1)} us${store === 'postgres' ? `, and the server's ${((hub.serverCpuMs * 1000) / Math.max(1, hub.stored)).toFixed(1)} us` : ''})\n`,
+        );
+        // The least any hub that checks each event can cost here, against the raw inserts.
+        const boundWith = (usPer(raw) + checksUs + usPer(floor)) / usPer(raw);
+        const boundWithout = (usPer(raw) + checksUs) / usPer(raw);
+        process.stdout.write(
+          `  ${'bound: raw + checks + mqtt.js floor'.padEnd(46)} ${''.padStart(8)}           ${(usPer(raw) + checksUs + usPer(floor)).toFixed(1).padStart(6)} us CPU/event   ${boundWith.toFixed(2)}x raw   (without any MQTT client: ${boundWithout.toFixed(2)}x)\n`,
         );
         if (publishers === 4 && process.env.BENCH_HUB_STOCK !== '0') {
           // The same run on a broker left at its stock queue limit: what a default install loses.
