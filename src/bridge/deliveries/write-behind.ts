@@ -220,8 +220,11 @@ export class WriteBehind {
     // Another process holds the lock: nothing waits for it inside SQLite (a read of the
     // delivery store would stall the event loop a slice each time); reads go on from what is
     // committed, and the writes wait for the lock on this timer (issue 14, item 7).
-    if (!writeLockFree(this.#db)) {
-      if (!this.#failing) this.#log.error('delivery_state_write_failed', { error: 'database is locked by another process', action: 'kept in memory; retrying in 1 s' });
+    // The same wait for any other refusal of the lock (a file system remounted read-only, an
+    // I/O error): thrown from the timer it would end the process with the writes in memory.
+    const refused = writeLockRefusal(this.#db);
+    if (refused) {
+      if (!this.#failing) this.#log.error('delivery_state_write_failed', { error: refused, action: 'kept in memory; retrying in 1 s' });
       this.#failing = true;
       this.#schedule(FLUSH_RETRY_MS);
       return;
@@ -317,5 +320,15 @@ export class WriteBehind {
       if (!this.#pending.has(id)) this.#unmarkDirty(id, p.interfaceId);
     }
     if (batch.wake.size > 0) this.flushed.emit([...batch.wake]);
+  }
+}
+
+/** Why the write lock cannot be taken now (another process holds it, or SQLite refused it:
+ *  a read-only file system, an I/O error), or undefined when it can. */
+function writeLockRefusal(db: DatabaseSync): string | undefined {
+  try {
+    return writeLockFree(db) ? undefined : 'database is locked by another process';
+  } catch (error) {
+    return (error as Error).message;
   }
 }

@@ -286,6 +286,38 @@ test('an interface going down does not hold a delivery whose writes could not be
   }
 });
 
+test('a database that turns read-only (an SD card remounted after errors) fails the timer flush without throwing: writes kept, committed once it is writable', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fb-group-'));
+  const db = openBridgeDatabase(join(dir, 'b.db'));
+  const lines: string[] = [];
+  const wb = new WriteBehind(db, createLogger({ level: 'error', format: 'json', write: (line) => void lines.push(line) }));
+  const store = new DeliveryStore(db, wb, new EventStream<never>() as never);
+  const thrown: unknown[] = [];
+  const onUncaught = (error: unknown) => void thrown.push(error);
+  process.on('uncaughtException', onUncaught);
+  try {
+    const d = newDelivery({ message: { id: 'msg_ro', from: 'local', channel: null, kind: 'text', text: 'x', payload: null }, precedence: 4, nowMs: 0 }, { id: 'ifc_a', retry: {} }, 'peer');
+    transaction(db, () => store.insert(d));
+    // query_only refuses BEGIN IMMEDIATE with SQLITE_READONLY, as a read-only file system does.
+    db.exec('PRAGMA query_only = ON');
+    wb.deferSending(d.id, 'ifc_a', 1, () => store.markSending(d.id, 1));
+    wb.defer(d.id, 'ifc_a', (fromWaiting) => void store.settle(d.id, 'delivered', null, 1, fromWaiting));
+    await sleep(GROUP_COMMIT_MS + 100); // the write-behind's own timer fires and fails
+    assert.equal(thrown, [], 'nothing thrown out of the timer (it would end the process)');
+    assert.ok(wb.backlogged, 'the write is kept in memory');
+    assert.ok(lines.some((l) => l.includes('delivery_state_write_failed') && l.includes('readonly')), `the failure is logged with its cause: ${lines.join(' ')}`);
+    db.exec('PRAGMA query_only = OFF');
+    await sleep(1300); // the retry timer (1 s)
+    assert.equal(thrown, []);
+    assert.not.ok(wb.backlogged, 'committed once the database takes writes again');
+    assert.is((db.prepare('SELECT state FROM deliveries WHERE id = ?').get(d.id) as { state: string }).state, 'delivered');
+  } finally {
+    process.off('uncaughtException', onUncaught);
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('audit entries ride the next commit too, or commit on their own within GROUP_COMMIT_MS', async () => {
   const s = setup();
   const audit = new AuditStore(s.db, quiet);
