@@ -161,6 +161,21 @@ smoke() {
   kill "$socat" 2>/dev/null
   if ls "$dir/cache"/serialport-*.node >/dev/null 2>&1; then pass "the addon was written under CACHE_DIRECTORY"; else fail "no addon written under CACHE_DIRECTORY ($dir/cache)"; fi
   if [ ! -e "$dir/home" ]; then pass "nothing written under HOME"; else fail "files written under HOME: $(find "$dir/home" | head -3 | tr '\n' ' ')"; fi
+  # A cache others may write is refused (what is there would be loaded as code), with a message
+  # that says why and no stack trace.
+  local shared=$dir/shared-cache refused
+  mkdir -p "$shared" && chmod 777 "$shared"
+  local -a refuse=(env HOME="$dir/home" CACHE_DIRECTORY="$shared")
+  # shellcheck disable=SC2206
+  [ -n "$prefix" ] && refuse+=($prefix)
+  refuse+=("$bin")
+  if refused=$("${refuse[@]}" ports --check "$a" --peer "$b" 2>&1); then
+    fail "a world-writable cache was accepted: $refused"
+  elif grep -q 'not safe to load code from: group or others may write it' <<<"$refused" && ! grep -q '^    at ' <<<"$refused" && [ -z "$(ls -A "$shared")" ]; then
+    pass "a world-writable addon cache is refused, nothing written: $(head -1 <<<"$refused")"
+  else
+    fail "a world-writable cache: unexpected output: $refused"
+  fi
 
   local list
   if list=$("${run[@]}" ports 2>&1); then pass "ports lists without error ($(grep -c . <<<"$list") lines)"; else fail "ports: $list"; fi

@@ -68,7 +68,7 @@ test('scripts/smoke-binary.sh passes for x64 and arm64', async () => {
   assert.not.match(r.output, /\bFAIL\b/);
   assert.match(r.output, 'every check passed for: x64 arm64');
   for (const arch of ['x64', 'arm64']) {
-    for (const check of ['version: ', 'GET /api/health', 'GET /api/auth/keys with the owner key: 200', 'SIGTERM: stopped cleanly, exit 0', 'serial addon: ok']) {
+    for (const check of ['version: ', 'GET /api/health', 'GET /api/auth/keys with the owner key: 200', 'SIGTERM: stopped cleanly, exit 0', 'serial addon: ok', 'the addon was written under CACHE_DIRECTORY', 'a world-writable addon cache is refused']) {
       assert.ok(r.output.includes(`[smoke ${arch}] ok    ${check}`), `${arch}: no passing "${check}" line`);
     }
   }

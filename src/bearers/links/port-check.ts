@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { StartupError } from '../../lib/errors.ts';
 
 // `fieldbridge ports --check PATH [--peer PATH2]`: opens serial paths through the real
 // serialport native binding and passes a probe line, to prove the addon inside the shipped
@@ -21,8 +22,15 @@ interface OpenPort {
 }
 
 export async function checkSerialPaths(path: string, peer: string | undefined, timeoutMs = 3000): Promise<PortCheckResult> {
-  // Loaded here, not at the top: only this command needs the native addon.
-  const { SerialPort } = await import('serialport');
+  // Loaded here, not at the top: only this command needs the native addon. The executable
+  // writes it out first (src/lib/serialport-addon.ts); its errors say what to fix, so they are
+  // printed alone, not as a stack trace.
+  let SerialPort: typeof import('serialport').SerialPort;
+  try {
+    ({ SerialPort } = await import('serialport'));
+  } catch (error) {
+    throw new StartupError(`serial ports cannot be used: ${(error as Error).message}`);
+  }
   const open = (p: string) =>
     new Promise<OpenPort>((resolve, reject) => {
       const port = new SerialPort({ path: p, baudRate: 115200, autoOpen: false });
