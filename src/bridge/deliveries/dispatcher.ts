@@ -72,11 +72,13 @@ export class Dispatcher {
     });
     // A delivery is waiting again: its queue needs a timer for it, and its TTL a timer too.
     deps.writeBehind.flushed.subscribe((interfaceIds) => {
-      this.#scheduleExpiry();
       for (const id of interfaceIds) {
         this.#due.delete(id); // the delivery back in the queue may belong before the batch read
         this.kick(id);
       }
+      // Told from inside a COMMIT (or the write-behind's timer): a read that fails here (an I/O
+      // error) must not reach the commit's other waiters, nor end the process.
+      this.#scheduleExpiryOrRetry();
     });
   }
 
@@ -384,6 +386,23 @@ export class Dispatcher {
     );
   }
 
+  /** #scheduleExpiry where nothing may throw (a timer, a commit's listeners): a failed read is
+   *  logged and tried again in a second. */
+  #scheduleExpiryOrRetry(): void {
+    try {
+      this.#scheduleExpiry();
+    } catch (error) {
+      this.#expiryFailed(error);
+    }
+  }
+
+  #expiryFailed(error: unknown): void {
+    this.#d.log.error('expiry_failed', { error: (error as Error).message, action: 'retrying in 1 s' });
+    if (this.#expiryTimer) this.#d.clock.clearTimeout(this.#expiryTimer);
+    this.#expiryAt = this.#d.clock.now() + 1000;
+    this.#expiryTimer = this.#d.clock.setTimeout(() => this.#scheduleExpiryOrRetry(), 1000);
+  }
+
   #scheduleExpiry(): void {
     if (this.#stopped) return;
     if (this.#expiryTimer) this.#d.clock.clearTimeout(this.#expiryTimer);
@@ -400,9 +419,7 @@ export class Dispatcher {
         this.#scheduleExpiry();
       } catch (error) {
         // Busy past 5 s: try again in a second rather than crash or stop expiring.
-        this.#d.log.error('expiry_failed', { error: (error as Error).message, action: 'retrying in 1 s' });
-        this.#expiryAt = this.#d.clock.now() + 1000;
-        this.#expiryTimer = this.#d.clock.setTimeout(() => this.#scheduleExpiry(), 1000);
+        this.#expiryFailed(error);
       }
     }, at - now);
   }

@@ -1,0 +1,62 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openBridgeDatabase } from '../../../src/bridge/app.ts';
+import { newDelivery } from '../../../src/bridge/deliveries/admission.ts';
+import { Dispatcher } from '../../../src/bridge/deliveries/dispatcher.ts';
+import { DeliveryStore } from '../../../src/bridge/deliveries/store.ts';
+import { GROUP_COMMIT_MS, WriteBehind } from '../../../src/bridge/deliveries/write-behind.ts';
+import { transaction } from '../../../src/db/sqlite.ts';
+import { systemClock } from '../../../src/lib/clock.ts';
+import { EventStream } from '../../../src/lib/events.ts';
+import { createLogger } from '../../../src/lib/log.ts';
+
+// What the dispatcher does when the database fails it where nothing may throw: after a group
+// of delivery states commits, it reads when the next TTL falls due (written-behind states wake
+// it from inside the COMMIT or from the write-behind's timer). A throw there ended the process
+// and left the commit's other waiters unanswered (review).
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('a read that fails after a commit is logged and tried again in a second, never thrown out of the timer', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fb-dispatch-'));
+  const db = openBridgeDatabase(join(dir, 'b.db'));
+  const lines: string[] = [];
+  const log = createLogger({ level: 'error', format: 'json', write: (line) => void lines.push(line) });
+  const wb = new WriteBehind(db, log);
+  const events = new EventStream<never>();
+  const store = new DeliveryStore(db, wb, events as never);
+  // Not started: nothing is sent, so the host is never asked for a bearer.
+  const dispatcher = new Dispatcher({ store, writeBehind: wb, host: {} as never, events: events as never, interfaces: { find: () => undefined }, clock: systemClock, log });
+  const thrown: unknown[] = [];
+  const onUncaught = (error: unknown) => void thrown.push(error);
+  process.on('uncaughtException', onUncaught);
+  try {
+    const d = newDelivery({ message: { id: 'msg_f', from: 'local', channel: null, kind: 'text', text: 'x', payload: null }, precedence: 4, nowMs: Date.now() }, { id: 'ifc_a', retry: {} }, 'peer');
+    transaction(db, () => store.insert(d));
+    // A retry (it wakes the queue once committed) whose own write leaves the deliveries table
+    // unreadable: the commit succeeds, the read of the next expiry after it fails for real.
+    wb.defer(d.id, 'ifc_a', () => db.exec('ALTER TABLE deliveries RENAME TO deliveries_gone'), true);
+    // A retry commits at the next turn (the write-behind's own timer, GROUP_COMMIT_MS at the
+    // latest); the failed read's retry comes a second later.
+    for (let waited = 0; !lines.some((l) => l.includes('"expiry_failed"')) && waited < GROUP_COMMIT_MS + 500; waited += 10) await sleep(10);
+    assert.equal(thrown, [], 'nothing thrown out of the timer');
+    const failed = () => lines.filter((l) => l.includes('"expiry_failed"'));
+    assert.is(failed().length, 1, lines.join('\n'));
+    assert.match(failed()[0], /no such table: deliveries/);
+    assert.match(failed()[0], /retrying in 1 s/);
+    db.exec('ALTER TABLE deliveries_gone RENAME TO deliveries');
+    await sleep(1200); // the retry reads again, and now succeeds
+    assert.equal(thrown, []);
+    assert.is(failed().length, 1, 'no further failure once the table reads again');
+  } finally {
+    process.off('uncaughtException', onUncaught);
+    await dispatcher.stop(0);
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test.run();
