@@ -224,10 +224,20 @@ export function seaConfig(arch: Target['arch'], codeCache: boolean): SeaConfig {
   return { main: bundlePath, output: blobPath(arch), disableExperimentalSEAWarning: true, useSnapshot: false, useCodeCache: codeCache, assets };
 }
 
+/** Debian's packages that let this machine run the other architecture's Node (qemu-user and its
+ *  libraries), so the build can write that architecture's code cache. */
+export const CROSS_RUN_PACKAGES: Record<Target['arch'], string> = {
+  x64: 'qemu-user-static libc6-amd64-cross libstdc++6-amd64-cross libgcc-s1-amd64-cross',
+  arm64: 'qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross libgcc-s1-arm64-cross',
+};
+
 /** How to run a binary of the target's architecture here: directly, under qemu-user, or not. */
 function runnerFor(target: Target): string[] | undefined {
   if (target.arch === process.arch) return [];
-  if (hasCommand(target.qemu) && existsSync(target.sysroot)) return [target.qemu, '-L', target.sysroot];
+  // The folder alone exists as soon as the cross binutils are installed; the libraries are what
+  // the target's Node needs.
+  const libraries = ['lib/libc.so.6', 'lib/libstdc++.so.6'].map((f) => join(target.sysroot, f));
+  if (hasCommand(target.qemu) && libraries.every((f) => existsSync(f))) return [target.qemu, '-L', target.sysroot];
   return undefined;
 }
 
@@ -247,9 +257,9 @@ function writeBlob(target: Target, node: string): void {
   writeFileSync(seaConfigPath(target.arch), JSON.stringify(config, null, 2));
   // Without a runner the blob is written by this machine's Node (the same pinned version).
   const [command, ...args] = runner ? [...runner, node, '--experimental-sea-config', seaConfigPath(target.arch)] : [process.execPath, '--experimental-sea-config', seaConfigPath(target.arch)];
-  run(command, args, `read the output above; install ${target.qemu} (Debian: qemu-user-static) or delete .build/ and build again`);
+  run(command, args, 'read the output above; delete .build/ and build again');
   if (!existsSync(config.output)) throw new StepError(`${relative(root, config.output)} was not written`, 'read the output above');
-  const how = runner === undefined ? `no code cache (${target.qemu} is not installed)` : runner.length === 0 ? 'code cache written by its Node' : `code cache written by its Node under ${target.qemu}`;
+  const how = runner === undefined ? `no code cache (${target.qemu} or ${target.sysroot}'s libc and libstdc++ are missing: ${CROSS_RUN_PACKAGES[target.arch]})` : runner.length === 0 ? 'code cache written by its Node' : `code cache written by its Node under ${target.qemu}`;
   note(`${relative(root, config.output)} ${mb(statSync(config.output).size)}: the bundle, ${how}, ${Object.keys(config.assets).join(', ')}`);
 }
 

@@ -52,7 +52,10 @@ const commands: Record<string, Command> = {
     summary: 'print fieldbridge, Node and SQLite versions and the CPU architecture',
     usage: 'fieldbridge version',
     run: async () => {
-      const [{ DatabaseSync }, { VERSION }] = await Promise.all([import('node:sqlite'), import('./lib/version.ts')]);
+      // getBuiltinModule, not import(): the executable's code cache leaves no import() callback
+      // (docs/packaging.md).
+      const { DatabaseSync } = process.getBuiltinModule('node:sqlite');
+      const { VERSION } = await import('./lib/version.ts');
       const db = new DatabaseSync(':memory:');
       const sqlite = (db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v;
       db.close();
