@@ -77,6 +77,8 @@ export class WriteBehind {
   /** A flush that failed (its writes are kept and retried in a second). */
   readonly failures = new EventStream<Error>();
   #failing = false;
+  /** What the last failed flush was refused with (logged once while it stays the same). */
+  #failure: string | undefined;
   /** What a transaction carries for us (transaction() in db/sqlite.ts). */
   readonly #rider: CommitRider;
 
@@ -224,8 +226,7 @@ export class WriteBehind {
     // I/O error): thrown from the timer it would end the process with the writes in memory.
     const refused = writeLockRefusal(this.#db);
     if (refused) {
-      if (!this.#failing) this.#log.error('delivery_state_write_failed', { error: refused, action: 'kept in memory; retrying in 1 s' });
-      this.#failing = true;
+      this.#failed(refused);
       this.#schedule(FLUSH_RETRY_MS);
       return;
     }
@@ -301,16 +302,24 @@ export class WriteBehind {
       this.#markDirty(id, p.interfaceId);
     }
     for (const interfaceId of batch.wake) this.#wake.add(interfaceId);
-    this.#log.error('delivery_state_write_failed', { error: (error as Error).message, action: 'kept in memory; retrying in 1 s' });
-    this.#failing = true;
+    this.#failed((error as Error).message);
     leaveRide(this.#db, this.#rider);
     this.failures.emit(error as Error);
     this.#schedule(FLUSH_RETRY_MS);
   }
 
+  /** A flush failed: logged when the failing starts or its cause changes, not at every retry (a
+   *  full disk would write a line a second). The recovery is logged once too (#done). */
+  #failed(cause: string): void {
+    if (!this.#failing || cause !== this.#failure) this.#log.error('delivery_state_write_failed', { error: cause, action: 'kept in memory; retrying in 1 s' });
+    this.#failing = true;
+    this.#failure = cause;
+  }
+
   #done(batch: Batch): void {
     if (this.#failing) this.#log.info('delivery_state_write_recovered', { writes: batch.writes.length });
     this.#failing = false;
+    this.#failure = undefined;
     // Its retries are committed: their deliveries are the queue's again, but for any with a
     // newer write waiting in memory; then their queues look again. Per batch: a group carrying
     // several batches commits them at once, and a queue woken by an earlier batch's turn would

@@ -318,6 +318,39 @@ test('a database that turns read-only (an SD card remounted after errors) fails 
   }
 });
 
+test('a flush that keeps failing for the same cause logs it once, not at every retry; a new cause and the recovery are logged', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fb-group-'));
+  const db = openBridgeDatabase(join(dir, 'b.db'));
+  const lines: string[] = [];
+  const wb = new WriteBehind(db, createLogger({ level: 'info', format: 'json', write: (line) => void lines.push(line) }));
+  const store = new DeliveryStore(db, wb, new EventStream<never>() as never);
+  const count = (event: string) => lines.filter((l) => l.includes(`"event":"${event}"`)).length;
+  try {
+    const d = newDelivery({ message: { id: 'msg_full', from: 'local', channel: null, kind: 'text', text: 'x', payload: null }, precedence: 4, nowMs: 0 }, { id: 'ifc_a', retry: {} }, 'peer');
+    transaction(db, () => store.insert(d));
+    // A write whose COMMIT fails (a deferred foreign key), as a full disk fails every retry.
+    db.exec('CREATE TABLE parent (id TEXT PRIMARY KEY); CREATE TABLE child (p TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)');
+    wb.defer(d.id, 'ifc_a', () => db.exec("INSERT INTO child VALUES ('nobody')"));
+    for (let i = 0; i < 5; i++) wb.flush();
+    assert.is(count('delivery_state_write_failed'), 1, lines.join('\n'));
+    assert.ok(wb.backlogged);
+    db.exec('PRAGMA query_only = ON'); // another cause: logged again, once
+    for (let i = 0; i < 3; i++) wb.flush();
+    assert.is(count('delivery_state_write_failed'), 2, lines.join('\n'));
+    db.exec('PRAGMA query_only = OFF');
+    db.exec("INSERT INTO parent VALUES ('nobody')");
+    wb.flush();
+    assert.not.ok(wb.backlogged);
+    assert.is(count('delivery_state_write_recovered'), 1);
+    wb.defer(d.id, 'ifc_a', () => db.exec("INSERT INTO child VALUES ('nobody2')"));
+    wb.flush();
+    assert.is(count('delivery_state_write_failed'), 3, 'a failure after the recovery is a new one');
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('audit entries ride the next commit too, or commit on their own within GROUP_COMMIT_MS', async () => {
   const s = setup();
   const audit = new AuditStore(s.db, quiet);
