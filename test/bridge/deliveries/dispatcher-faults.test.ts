@@ -59,4 +59,30 @@ test('a read that fails after a commit is logged and tried again in a second, ne
   }
 });
 
+test('stopping while delivery states cannot be written says how many are left to be sent again', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fb-dispatch-'));
+  const db = openBridgeDatabase(join(dir, 'b.db'));
+  const lines: string[] = [];
+  const log = createLogger({ level: 'error', format: 'json', write: (line) => void lines.push(line) });
+  const wb = new WriteBehind(db, log);
+  const events = new EventStream<never>();
+  const store = new DeliveryStore(db, wb, events as never);
+  const dispatcher = new Dispatcher({ store, writeBehind: wb, host: {} as never, events: events as never, interfaces: { find: () => undefined }, clock: systemClock, log });
+  try {
+    const d = newDelivery({ message: { id: 'msg_s', from: 'local', channel: null, kind: 'text', text: 'x', payload: null }, precedence: 4, nowMs: Date.now() }, { id: 'ifc_a', retry: {} }, 'peer');
+    transaction(db, () => store.insert(d));
+    db.exec('PRAGMA query_only = ON'); // as a file system remounted read-only
+    wb.deferSending(d.id, 'ifc_a', 1, () => store.markSending(d.id, 1));
+    await dispatcher.stop(0);
+    const line = lines.find((l) => l.includes('"delivery_states_unwritten_at_stop"'));
+    assert.ok(line, lines.join('\n'));
+    assert.match(line!, /"deliveries":1/);
+    db.exec('PRAGMA query_only = OFF');
+    assert.is((db.prepare('SELECT state FROM deliveries WHERE id = ?').get(d.id) as { state: string }).state, 'pending', 'it reads as waiting: sent again after a restart');
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test.run();
