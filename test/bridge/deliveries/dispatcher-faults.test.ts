@@ -20,7 +20,9 @@ import { createLogger } from '../../../src/lib/log.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-test('a read that fails after a commit is logged and tried again in a second, never thrown out of the timer', async () => {
+/** A real database, write-behind, store and dispatcher (not started: nothing is sent, so the
+ *  host is never asked for a bearer), one delivery waiting, and the log lines. */
+function setup() {
   const dir = mkdtempSync(join(tmpdir(), 'fb-dispatch-'));
   const db = openBridgeDatabase(join(dir, 'b.db'));
   const lines: string[] = [];
@@ -28,14 +30,22 @@ test('a read that fails after a commit is logged and tried again in a second, ne
   const wb = new WriteBehind(db, log);
   const events = new EventStream<never>();
   const store = new DeliveryStore(db, wb, events as never);
-  // Not started: nothing is sent, so the host is never asked for a bearer.
   const dispatcher = new Dispatcher({ store, writeBehind: wb, host: {} as never, events: events as never, interfaces: { find: () => undefined }, clock: systemClock, log });
+  const d = newDelivery({ message: { id: 'msg_f', from: 'local', channel: null, kind: 'text', text: 'x', payload: null }, precedence: 4, nowMs: Date.now() }, { id: 'ifc_a', retry: {} }, 'peer');
+  transaction(db, () => store.insert(d));
+  const close = () => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { db, wb, store, dispatcher, d, lines, close };
+}
+
+test('a read that fails after a commit is logged and tried again in a second, never thrown out of the timer', async () => {
+  const { db, wb, dispatcher, d, lines, close } = setup();
   const thrown: unknown[] = [];
   const onUncaught = (error: unknown) => void thrown.push(error);
   process.on('uncaughtException', onUncaught);
   try {
-    const d = newDelivery({ message: { id: 'msg_f', from: 'local', channel: null, kind: 'text', text: 'x', payload: null }, precedence: 4, nowMs: Date.now() }, { id: 'ifc_a', retry: {} }, 'peer');
-    transaction(db, () => store.insert(d));
     // A retry (it wakes the queue once committed) whose own write leaves the deliveries table
     // unreadable: the commit succeeds, the read of the next expiry after it fails for real.
     wb.defer(d.id, 'ifc_a', () => db.exec('ALTER TABLE deliveries RENAME TO deliveries_gone'), true);
@@ -54,23 +64,13 @@ test('a read that fails after a commit is logged and tried again in a second, ne
   } finally {
     process.off('uncaughtException', onUncaught);
     await dispatcher.stop(0);
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
+    close();
   }
 });
 
 test('stopping while delivery states cannot be written says how many are left to be sent again', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'fb-dispatch-'));
-  const db = openBridgeDatabase(join(dir, 'b.db'));
-  const lines: string[] = [];
-  const log = createLogger({ level: 'error', format: 'json', write: (line) => void lines.push(line) });
-  const wb = new WriteBehind(db, log);
-  const events = new EventStream<never>();
-  const store = new DeliveryStore(db, wb, events as never);
-  const dispatcher = new Dispatcher({ store, writeBehind: wb, host: {} as never, events: events as never, interfaces: { find: () => undefined }, clock: systemClock, log });
+  const { db, wb, store, dispatcher, d, lines, close } = setup();
   try {
-    const d = newDelivery({ message: { id: 'msg_s', from: 'local', channel: null, kind: 'text', text: 'x', payload: null }, precedence: 4, nowMs: Date.now() }, { id: 'ifc_a', retry: {} }, 'peer');
-    transaction(db, () => store.insert(d));
     db.exec('PRAGMA query_only = ON'); // as a file system remounted read-only
     wb.deferSending(d.id, 'ifc_a', 1, () => store.markSending(d.id, 1));
     await dispatcher.stop(0);
@@ -80,8 +80,7 @@ test('stopping while delivery states cannot be written says how many are left to
     db.exec('PRAGMA query_only = OFF');
     assert.is((db.prepare('SELECT state FROM deliveries WHERE id = ?').get(d.id) as { state: string }).state, 'pending', 'it reads as waiting: sent again after a restart');
   } finally {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
+    close();
   }
 });
 
