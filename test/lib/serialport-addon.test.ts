@@ -10,108 +10,87 @@ import loadSerialportAddon, { addonCacheDir, materializeAddon, unsafeDirReason }
 // "serialport's addon inside the executable"). The executable itself is exercised by
 // scripts/smoke-binary.sh (a pty pair through the addon, x64 and arm64); here the file handling.
 
-function scratch(): string {
-  return mkdtempSync(join(tmpdir(), 'fb-addon-'));
+/** A test given a fresh directory, removed afterwards whatever happens. */
+function scratchTest(name: string, fn: (dir: string) => void | Promise<void>): void {
+  test(name, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fb-addon-'));
+    try {
+      await fn(dir);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 }
 
 const bytesA = Buffer.from('\x7fELF pretend addon A');
 const bytesB = Buffer.from('\x7fELF pretend addon B, a newer release');
 
-test('the addon is written once under a name holding its hash, 0700, and a restart writes nothing', () => {
-  const dir = join(scratch(), 'cache', 'fieldbridge');
-  try {
-    const file = materializeAddon(bytesA, dir);
-    assert.is(file, join(dir, `serialport-${createHash('sha256').update(bytesA).digest('hex').slice(0, 16)}.node`));
-    assert.equal(readFileSync(file), bytesA);
-    assert.is(statSync(file).mode & 0o777, 0o700);
-    const before = statSync(file);
-    assert.is(materializeAddon(bytesA, dir), file, 'the same bytes: the same file');
-    const after = statSync(file);
-    assert.is(after.ino, before.ino, 'not written again');
-    assert.is(after.mtimeMs, before.mtimeMs, 'not written again');
-    assert.equal(readdirSync(dir), [file.slice(dir.length + 1)], 'no partial file left');
-  } finally {
-    rmSync(dir.slice(0, dir.indexOf('/cache')), { recursive: true, force: true });
-  }
+scratchTest('the addon is written once under a name holding its hash, 0700, and a restart writes nothing', (root) => {
+  const dir = join(root, 'cache', 'fieldbridge');
+  const file = materializeAddon(bytesA, dir);
+  assert.is(file, join(dir, `serialport-${createHash('sha256').update(bytesA).digest('hex').slice(0, 16)}.node`));
+  assert.equal(readFileSync(file), bytesA);
+  assert.is(statSync(file).mode & 0o777, 0o700);
+  const before = statSync(file);
+  assert.is(materializeAddon(bytesA, dir), file, 'the same bytes: the same file');
+  const after = statSync(file);
+  assert.is(after.ino, before.ino, 'not written again');
+  assert.is(after.mtimeMs, before.mtimeMs, 'not written again');
+  assert.equal(readdirSync(dir), [file.slice(dir.length + 1)], 'no partial file left');
 });
 
-test('a file of that name with other bytes (damaged, or planted) is replaced with what the executable carries', () => {
-  const dir = scratch();
-  try {
-    const file = materializeAddon(bytesA, dir);
-    writeFileSync(file, 'truncated');
-    assert.is(materializeAddon(bytesA, dir), file);
-    assert.equal(readFileSync(file), bytesA);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+scratchTest('a file of that name with other bytes (damaged, or planted) is replaced with what the executable carries', (dir) => {
+  const file = materializeAddon(bytesA, dir);
+  writeFileSync(file, 'truncated');
+  assert.is(materializeAddon(bytesA, dir), file);
+  assert.equal(readFileSync(file), bytesA);
 });
 
-test('an upgraded executable writes its addon beside the old one instead of over it', () => {
-  const dir = scratch();
-  try {
-    const a = materializeAddon(bytesA, dir);
-    const b = materializeAddon(bytesB, dir);
-    assert.is.not(a, b);
-    assert.equal(readFileSync(a), bytesA, 'a process still running the old release keeps its file');
-    assert.equal(readFileSync(b), bytesB);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+scratchTest('an upgraded executable writes its addon beside the old one instead of over it', (dir) => {
+  const a = materializeAddon(bytesA, dir);
+  const b = materializeAddon(bytesB, dir);
+  assert.is.not(a, b);
+  assert.equal(readFileSync(a), bytesA, 'a process still running the old release keeps its file');
+  assert.equal(readFileSync(b), bytesB);
 });
 
-test('a cache that cannot be created gives an error naming the directory and the variables, and leaves nothing', () => {
-  const dir = scratch();
-  try {
-    const blocker = join(dir, 'not-a-directory');
-    writeFileSync(blocker, ''); // a file where the directory should be: refused even for root
-    const cache = join(blocker, 'fieldbridge');
-    assert.throws(() => materializeAddon(bytesA, cache), (e: Error) => e.message.includes(cache) && e.message.includes('CACHE_DIRECTORY'));
-    assert.equal(readdirSync(dir), ['not-a-directory']);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+scratchTest('a cache that cannot be created gives an error naming the directory and the variables, and leaves nothing', (dir) => {
+  const blocker = join(dir, 'not-a-directory');
+  writeFileSync(blocker, ''); // a file where the directory should be: refused even for root
+  const cache = join(blocker, 'fieldbridge');
+  assert.throws(() => materializeAddon(bytesA, cache), (e: Error) => e.message.includes(cache) && e.message.includes('CACHE_DIRECTORY'));
+  assert.equal(readdirSync(dir), ['not-a-directory']);
 });
 
-test('code is never loaded from a directory others may write or that is not ours: refused, nothing written', () => {
-  const dir = scratch();
-  try {
-    const shared = join(dir, 'shared');
-    mkdirSync(shared);
-    chmodSync(shared, 0o777);
-    assert.throws(() => materializeAddon(bytesA, shared), (e: Error) => e.message.includes(shared) && /others may write it \(mode 777\)/.test(e.message));
-    assert.equal(readdirSync(shared), []);
-    const theirs = join(dir, 'theirs');
-    mkdirSync(theirs, { mode: 0o700 });
-    assert.match(unsafeDirReason(theirs, 12345) ?? '', /belongs to uid \d+, not to this user \(uid 12345\)/);
-    if (process.getuid?.() === 0) {
-      chownSync(theirs, 65534, 65534); // nobody: root can hand it over, and must then refuse it
-      assert.throws(() => materializeAddon(bytesA, theirs), /belongs to uid 65534/);
-    }
-    const link = join(dir, 'link');
-    symlinkSync(join(dir, 'shared'), link);
-    assert.match(unsafeDirReason(link) ?? '', /not a directory/, 'a symlink is not followed');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+scratchTest('code is never loaded from a directory others may write or that is not ours: refused, nothing written', (dir) => {
+  const shared = join(dir, 'shared');
+  mkdirSync(shared);
+  chmodSync(shared, 0o777);
+  assert.throws(() => materializeAddon(bytesA, shared), (e: Error) => e.message.includes(shared) && /others may write it \(mode 777\)/.test(e.message));
+  assert.equal(readdirSync(shared), []);
+  const theirs = join(dir, 'theirs');
+  mkdirSync(theirs, { mode: 0o700 });
+  assert.match(unsafeDirReason(theirs, 12345) ?? '', /belongs to uid \d+, not to this user \(uid 12345\)/);
+  if (process.getuid?.() === 0) {
+    chownSync(theirs, 65534, 65534); // nobody: root can hand it over, and must then refuse it
+    assert.throws(() => materializeAddon(bytesA, theirs), /belongs to uid 65534/);
   }
+  const link = join(dir, 'link');
+  symlinkSync(join(dir, 'shared'), link);
+  assert.match(unsafeDirReason(link) ?? '', /not a directory/, 'a symlink is not followed');
 });
 
-test('two processes writing the same addon at once both end with the whole file', async () => {
-  const dir = scratch();
-  try {
-    const big = Buffer.alloc(4 * 1024 * 1024, 7);
-    const { execFile } = await import('node:child_process');
-    const script = `import { materializeAddon } from ${JSON.stringify(join(import.meta.dirname, '..', '..', 'src', 'lib', 'serialport-addon.ts'))};
-      process.stdout.write(materializeAddon(Buffer.alloc(${big.length}, 7), ${JSON.stringify(dir)}));`;
-    const run = () =>
-      new Promise<string>((resolve, reject) => execFile(process.execPath, ['--input-type=module', '-e', script], (error, stdout) => (error ? reject(error) : resolve(stdout))));
-    const files = await Promise.all([run(), run(), run()]);
-    assert.equal(new Set(files).size, 1);
-    assert.ok(Buffer.compare(readFileSync(files[0]), big) === 0, 'the whole addon');
-    assert.equal(readdirSync(dir), [files[0].slice(dir.length + 1)], 'no partial file left');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+scratchTest('two processes writing the same addon at once both end with the whole file', async (dir) => {
+  const big = Buffer.alloc(4 * 1024 * 1024, 7);
+  const { execFile } = await import('node:child_process');
+  const script = `import { materializeAddon } from ${JSON.stringify(join(import.meta.dirname, '..', '..', 'src', 'lib', 'serialport-addon.ts'))};
+    process.stdout.write(materializeAddon(Buffer.alloc(${big.length}, 7), ${JSON.stringify(dir)}));`;
+  const run = () =>
+    new Promise<string>((resolve, reject) => execFile(process.execPath, ['--input-type=module', '-e', script], (error, stdout) => (error ? reject(error) : resolve(stdout))));
+  const files = await Promise.all([run(), run(), run()]);
+  assert.equal(new Set(files).size, 1);
+  assert.ok(Buffer.compare(readFileSync(files[0]), big) === 0, 'the whole addon');
+  assert.equal(readdirSync(dir), [files[0].slice(dir.length + 1)], 'no partial file left');
 });
 
 test('the cache is systemd\'s CacheDirectory=, else the XDG cache, else ~/.cache, never /tmp', () => {

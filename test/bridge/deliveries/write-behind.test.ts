@@ -24,7 +24,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function setup() {
   const dir = mkdtempSync(join(tmpdir(), 'fb-group-'));
   const db = openBridgeDatabase(join(dir, 'b.db'));
-  const wb = new WriteBehind(db, quiet);
+  /** What the write-behind logged (info and above), one JSON line each. */
+  const lines: string[] = [];
+  const wb = new WriteBehind(db, createLogger({ level: 'info', format: 'json', write: (line) => void lines.push(line) }));
   const events = new EventStream<never>();
   const store = new DeliveryStore(db, wb, events as never);
   const iface = { id: 'ifc_a', name: 'a', retry: {} };
@@ -36,7 +38,19 @@ function setup() {
     db.close();
     rmSync(dir, { recursive: true, force: true });
   };
-  return { db, wb, store, make, committed, close, nowMs: () => now };
+  /** Two deliveries stored in one transaction. */
+  const insertPair = () => {
+    const pair = [make(), make()] as const;
+    transaction(db, () => pair.forEach((d) => store.insert(d)));
+    return pair;
+  };
+  return { db, wb, store, make, insertPair, committed, close, lines, nowMs: () => now };
+}
+
+/** From now on a write of "INSERT INTO child VALUES ('nobody')" makes its COMMIT fail (a deferred
+ *  foreign key: the work succeeds, the COMMIT is refused), until a parent 'nobody' exists. */
+function failCommitsOnOrphans(db: DatabaseSync): void {
+  db.exec('CREATE TABLE parent (id TEXT PRIMARY KEY); CREATE TABLE child (p TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)');
 }
 
 /** The dispatcher's way: the 'sending' mark, then the outcome. */
@@ -71,12 +85,7 @@ test('a delivered state rides the next transaction: one commit carries the next 
 test('with no other commit the group commits on its own within GROUP_COMMIT_MS; a retry at the next turn', async () => {
   const s = setup();
   try {
-    const a = s.make();
-    const b = s.make();
-    transaction(s.db, () => {
-      s.store.insert(a);
-      s.store.insert(b);
-    });
+    const [a, b] = s.insertPair();
     deliver(s, a.id);
     await sleep(GROUP_COMMIT_MS / 2);
     assert.is(s.committed(a.id), 'pending', 'still waiting for a commit to ride');
@@ -144,7 +153,7 @@ test('a host transaction that rolls back takes the riders with it, and they are 
     transaction(s.db, () => s.store.insert(a));
     deliver(s, a.id);
     // The host's own work succeeds but its COMMIT is refused: a deferred foreign key check.
-    s.db.exec('CREATE TABLE parent (id TEXT PRIMARY KEY); CREATE TABLE child (p TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)');
+    failCommitsOnOrphans(s.db);
     assert.throws(() => transaction(s.db, () => s.db.exec("INSERT INTO child VALUES ('nobody')")));
     assert.is(s.committed(a.id), 'pending');
     assert.equal(s.wb.dirtyIds(), [a.id], 'kept');
@@ -218,7 +227,7 @@ groupTest("a group carrying a send's mark and, in a later ride, its retry wakes 
 
 groupTest('a group whose COMMIT fails gives its deliveries back to the skip list with their writes', (s, g) => {
   deliver(s, g.a.id);
-  s.db.exec('CREATE TABLE parent (id TEXT PRIMARY KEY); CREATE TABLE child (p TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)');
+  failCommitsOnOrphans(s.db);
   // The next unit's own work is fine until the COMMIT checks the deferred foreign key.
   transaction(s.db, () => s.db.exec("INSERT INTO child VALUES ('nobody')"), { group: true });
   assert.equal(s.wb.dirtyIds(), [], 'written into the group');
@@ -265,13 +274,8 @@ groupTest("the write-behind's own flush gives a silently lost group's writes bac
 test('an interface going down does not hold a delivery whose writes could not be committed (it may be on the air)', () => {
   const s = setup();
   try {
-    const a = s.make();
-    const b = s.make();
-    transaction(s.db, () => {
-      s.store.insert(a);
-      s.store.insert(b);
-    });
-    s.db.exec('CREATE TABLE parent (id TEXT PRIMARY KEY); CREATE TABLE child (p TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)');
+    const [a, b] = s.insertPair();
+    failCommitsOnOrphans(s.db);
     // a is on the air; a write of the same flush makes every COMMIT of it fail.
     s.wb.deferSending(a.id, 'ifc_a', s.nowMs(), () => s.store.markSending(a.id, s.nowMs()));
     s.wb.defer(b.id, 'ifc_a', () => s.db.exec("INSERT INTO child VALUES ('nobody')"));
@@ -287,67 +291,56 @@ test('an interface going down does not hold a delivery whose writes could not be
 });
 
 test('a database that turns read-only (an SD card remounted after errors) fails the timer flush without throwing: writes kept, committed once it is writable', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'fb-group-'));
-  const db = openBridgeDatabase(join(dir, 'b.db'));
-  const lines: string[] = [];
-  const wb = new WriteBehind(db, createLogger({ level: 'error', format: 'json', write: (line) => void lines.push(line) }));
-  const store = new DeliveryStore(db, wb, new EventStream<never>() as never);
+  const s = setup();
   const thrown: unknown[] = [];
   const onUncaught = (error: unknown) => void thrown.push(error);
   process.on('uncaughtException', onUncaught);
   try {
-    const d = newDelivery({ message: { id: 'msg_ro', from: 'local', channel: null, kind: 'text', text: 'x', payload: null }, precedence: 4, nowMs: 0 }, { id: 'ifc_a', retry: {} }, 'peer');
-    transaction(db, () => store.insert(d));
+    const d = s.make();
+    transaction(s.db, () => s.store.insert(d));
     // query_only refuses BEGIN IMMEDIATE with SQLITE_READONLY, as a read-only file system does.
-    db.exec('PRAGMA query_only = ON');
-    wb.deferSending(d.id, 'ifc_a', 1, () => store.markSending(d.id, 1));
-    wb.defer(d.id, 'ifc_a', (fromWaiting) => void store.settle(d.id, 'delivered', null, 1, fromWaiting));
+    s.db.exec('PRAGMA query_only = ON');
+    deliver(s, d.id);
     await sleep(GROUP_COMMIT_MS + 100); // the write-behind's own timer fires and fails
     assert.equal(thrown, [], 'nothing thrown out of the timer (it would end the process)');
-    assert.ok(wb.backlogged, 'the write is kept in memory');
-    assert.ok(lines.some((l) => l.includes('delivery_state_write_failed') && l.includes('readonly')), `the failure is logged with its cause: ${lines.join(' ')}`);
-    db.exec('PRAGMA query_only = OFF');
+    assert.ok(s.wb.backlogged, 'the write is kept in memory');
+    assert.ok(s.lines.some((l) => l.includes('delivery_state_write_failed') && l.includes('readonly')), `the failure is logged with its cause: ${s.lines.join(' ')}`);
+    s.db.exec('PRAGMA query_only = OFF');
     await sleep(1300); // the retry timer (1 s)
     assert.equal(thrown, []);
-    assert.not.ok(wb.backlogged, 'committed once the database takes writes again');
-    assert.is((db.prepare('SELECT state FROM deliveries WHERE id = ?').get(d.id) as { state: string }).state, 'delivered');
+    assert.not.ok(s.wb.backlogged, 'committed once the database takes writes again');
+    assert.is(s.committed(d.id), 'delivered');
   } finally {
     process.off('uncaughtException', onUncaught);
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
+    s.close();
   }
 });
 
 test('a flush that keeps failing for the same cause logs it once, not at every retry; a new cause and the recovery are logged', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'fb-group-'));
-  const db = openBridgeDatabase(join(dir, 'b.db'));
-  const lines: string[] = [];
-  const wb = new WriteBehind(db, createLogger({ level: 'info', format: 'json', write: (line) => void lines.push(line) }));
-  const store = new DeliveryStore(db, wb, new EventStream<never>() as never);
-  const count = (event: string) => lines.filter((l) => l.includes(`"event":"${event}"`)).length;
+  const s = setup();
+  const count = (event: string) => s.lines.filter((l) => l.includes(`"event":"${event}"`)).length;
   try {
-    const d = newDelivery({ message: { id: 'msg_full', from: 'local', channel: null, kind: 'text', text: 'x', payload: null }, precedence: 4, nowMs: 0 }, { id: 'ifc_a', retry: {} }, 'peer');
-    transaction(db, () => store.insert(d));
-    // A write whose COMMIT fails (a deferred foreign key), as a full disk fails every retry.
-    db.exec('CREATE TABLE parent (id TEXT PRIMARY KEY); CREATE TABLE child (p TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)');
-    wb.defer(d.id, 'ifc_a', () => db.exec("INSERT INTO child VALUES ('nobody')"));
-    for (let i = 0; i < 5; i++) wb.flush();
-    assert.is(count('delivery_state_write_failed'), 1, lines.join('\n'));
-    assert.ok(wb.backlogged);
-    db.exec('PRAGMA query_only = ON'); // another cause: logged again, once
-    for (let i = 0; i < 3; i++) wb.flush();
-    assert.is(count('delivery_state_write_failed'), 2, lines.join('\n'));
-    db.exec('PRAGMA query_only = OFF');
-    db.exec("INSERT INTO parent VALUES ('nobody')");
-    wb.flush();
-    assert.not.ok(wb.backlogged);
+    const d = s.make();
+    transaction(s.db, () => s.store.insert(d));
+    // A write whose COMMIT fails, as a full disk fails every retry.
+    failCommitsOnOrphans(s.db);
+    s.wb.defer(d.id, 'ifc_a', () => s.db.exec("INSERT INTO child VALUES ('nobody')"));
+    for (let i = 0; i < 5; i++) s.wb.flush();
+    assert.is(count('delivery_state_write_failed'), 1, s.lines.join('\n'));
+    assert.ok(s.wb.backlogged);
+    s.db.exec('PRAGMA query_only = ON'); // another cause: logged again, once
+    for (let i = 0; i < 3; i++) s.wb.flush();
+    assert.is(count('delivery_state_write_failed'), 2, s.lines.join('\n'));
+    s.db.exec('PRAGMA query_only = OFF');
+    s.db.exec("INSERT INTO parent VALUES ('nobody')");
+    s.wb.flush();
+    assert.not.ok(s.wb.backlogged);
     assert.is(count('delivery_state_write_recovered'), 1);
-    wb.defer(d.id, 'ifc_a', () => db.exec("INSERT INTO child VALUES ('nobody2')"));
-    wb.flush();
+    s.wb.defer(d.id, 'ifc_a', () => s.db.exec("INSERT INTO child VALUES ('nobody2')"));
+    s.wb.flush();
     assert.is(count('delivery_state_write_failed'), 3, 'a failure after the recovery is a new one');
   } finally {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
+    s.close();
   }
 });
 
