@@ -226,6 +226,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const handler = createRequestHandler({
     routes: bridgeRoutes(services, { startedAt, now: () => clock.now() }),
     log,
+    now: () => clock.now(),
     authenticate: (token) => keys.authenticate(token),
     authFailures: new AuthFailureLimiter({ clock, log, metrics, prefix: 'fieldbridge' }),
     // A preview changes nothing, so it is not audited (issue 17).

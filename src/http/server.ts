@@ -19,6 +19,8 @@ import { compileRoutes, matchRoute } from './router.ts';
 export interface HttpAppOptions {
   routes: Route[];
   log: Logger;
+  /** The program's clock: request ids carry its time, like every other id (issue 30). */
+  now: () => number;
   /** Resolves a presented bearer token to a key, or null when it is unknown or revoked. */
   authenticate(token: string, route: Route): Principal | null | Promise<Principal | null>;
   metrics?: HttpMetrics;
@@ -49,7 +51,7 @@ export function createRequestHandler(options: HttpAppOptions): RequestHandler {
   return (req, res) => {
     const started = process.hrtime.bigint();
     const headerId = req.headers['x-request-id'];
-    const requestId = typeof headerId === 'string' && REQUEST_ID.test(headerId) ? headerId : newId('req');
+    const requestId = typeof headerId === 'string' && REQUEST_ID.test(headerId) ? headerId : newId('req', options.now());
     res.setHeader('X-Request-Id', requestId);
     let routeTemplate = '(unmatched)';
     let principal: Principal | null = null;

@@ -114,6 +114,7 @@ export async function startHub(options: HubOptions): Promise<RunningHub> {
     const handler = createRequestHandler({
       routes,
       log,
+      now: () => clock.now(),
       authenticate: (token, route) => keys.authenticate(token, route),
       metrics: httpMetrics(metrics, 'fieldbridge_hub'),
       checkResponses: options.checkResponses,

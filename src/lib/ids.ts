@@ -27,7 +27,9 @@ function random16(): number[] {
   return out;
 }
 
-export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
+/** A new id at `nowMs`, the injected clock's time (never Date.now(): a test's fake clock and the
+ *  real one must not mix, and ids never go back in time within a process, issue 30). */
+export function newId(prefix: IdPrefix, nowMs: number): string {
   let random: number[];
   if (nowMs <= lastMs) {
     // Same (or earlier) millisecond: increment the previous randomness so ids stay strictly
@@ -65,6 +67,6 @@ function increment(digits: number[]): number[] {
   return next;
 }
 
-export function isoNow(nowMs: number = Date.now()): string {
+export function isoNow(nowMs: number): string {
   return new Date(nowMs).toISOString();
 }

@@ -55,6 +55,7 @@ async function server() {
   const handler = createRequestHandler({
     routes: [route({ method: 'POST', path: '/echo', summary: 'echo', roles: 'public', body: z.unknown(), handler: ({ body }) => ({ got: body === undefined ? null : 'a value' }) })],
     log: createLogger({ write: () => {} }),
+    now: () => 0,
     authenticate: () => null,
   });
   const s = await listen(handler, '127.0.0.1', 0);

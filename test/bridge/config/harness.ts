@@ -49,6 +49,7 @@ export async function startHarness(): Promise<Harness> {
   const handler = createRequestHandler({
     routes: [...keyRoutes(keyService), ...configRoutes(config)],
     log: createLogger({ write: () => {} }),
+    now: () => clock.now(),
     authenticate: (token) => keyService.authenticate(token),
     checkResponses: true,
   });
