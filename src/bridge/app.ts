@@ -59,6 +59,8 @@ import { ruleRoutes } from './rules/routes.ts';
 import { RuleService } from './rules/service.ts';
 import { RuleStore, type RuleRef } from './rules/store.ts';
 import { systemRoutes } from './system/routes.ts';
+import { ClockGuard, type ClockStatus } from './clock/guard.ts';
+import type { RadioTimeSource } from './config/sections.ts';
 import { followRouter } from './uplink/router-events.ts';
 import { type UplinkEnv, UplinkService } from './uplink/service.ts';
 
@@ -150,11 +152,13 @@ export const BRIDGE_API_INFO = {
     '/api/health and /api/openapi.json needs "Authorization: Bearer <key>". Errors are application/problem+json.',
 };
 
-export function bridgeRoutes(services: BridgeServices, extra: { startedAt: number; now: () => number }): Route[] {
+/** `startedAt`: the clock's monotonic time at start (uptime); `now`: the wall clock (previews);
+ *  `clock`: the bridge clock's state for health (issue 30). */
+export function bridgeRoutes(services: BridgeServices, extra: { startedAt: number; now: () => number; clock?: () => ClockStatus }): Route[] {
   const routes: Route[] = [];
   const openapi = () => buildOpenApi(BRIDGE_API_INFO, routes);
   routes.push(
-    ...systemRoutes({ db: services.db, metrics: services.metrics, startedAt: extra.startedAt, now: extra.now, openapi, uplink: services.uplink }),
+    ...systemRoutes({ db: services.db, metrics: services.metrics, startedAt: extra.startedAt, now: () => services.clock.monotonic(), openapi, uplink: services.uplink, clock: extra.clock }),
     ...keyRoutes(services.keys),
     ...interfaceRoutes(services.interfaces),
     ...ruleRoutes(services.rules),
@@ -207,10 +211,19 @@ export function openMigrated(dbPath: string, log?: Logger, options: OpenOptions 
 }
 
 export async function startBridge(options: BridgeOptions): Promise<RunningBridge> {
-  const clock = options.clock ?? systemClock;
   const log = options.log;
-  const startedAt = clock.now();
   const { db, fresh } = openMigrated(options.dbPath, log, options.db);
+  // Every time the bridge reads comes from the guard's clock, which a system clock step does
+  // not move (clock/guard.ts, issue 30).
+  let guard: ClockGuard;
+  try {
+    guard = new ClockGuard(db, options.clock ?? systemClock, log);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  const clock = guard.clock;
+  const startedAt = clock.monotonic();
   const services = createServices(db, clock, log, options.random, options.uplinkEnv);
   const { keys, metrics } = services;
   // bridge.storage.sync: applied at start and whenever it changes (issue 22).
@@ -224,7 +237,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   if (ownerKeyFile) log.info('owner_key_created', { path: ownerKeyFile, note: 'first start: the owner key was written to this file (mode 0600)' });
 
   const handler = createRequestHandler({
-    routes: bridgeRoutes(services, { startedAt, now: () => clock.now() }),
+    routes: bridgeRoutes(services, { startedAt, now: () => clock.now(), clock: () => guard.status() }),
     log,
     now: () => clock.now(),
     authenticate: (token) => keys.authenticate(token),
@@ -266,6 +279,14 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   }
   await services.interfaces.startAll();
   services.core.start();
+  guard.start({
+    beforeRebase: () => services.deliveries.flush(),
+    // Queues read their retry and expiry times again (their timers run on the monotonic clock).
+    rebased: () => {
+      for (const id of services.deliveries.interfacesWithWork()) services.dispatcher.changed(id);
+    },
+    allows: (source) => services.config.section('bridge').clock.radio_time.includes(source as RadioTimeSource),
+  });
   retention.start();
   auditRetention.start();
   services.uplink.start();
@@ -293,6 +314,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
         await services.core.stop(graceMs);
         await services.uplink.close();
         services.audit.flush();
+        guard.stop();
         try {
           commitGroup(db);
         } catch (error) {

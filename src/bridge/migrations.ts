@@ -415,4 +415,18 @@ export const bridgeMigrations: Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 13,
+    name: 'clock_state',
+    sql: `
+      -- Issue 30 (docs/decisions.md, "a clock a Raspberry Pi cannot trust"): the latest time the
+      -- bridge knew to be good, advanced while it runs, and what set it. A start whose system
+      -- clock is behind it counts on from it instead.
+      CREATE TABLE clock_state (
+        id            INTEGER PRIMARY KEY CHECK (id = 1),
+        last_good_ms  INTEGER NOT NULL,
+        source        TEXT NOT NULL
+      );
+    `,
+  },
 ];

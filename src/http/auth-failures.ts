@@ -67,7 +67,7 @@ export class AuthFailureLimiter {
    * further, so Retry-After stays a few seconds however hard a client keeps trying).
    */
   failed(source: string, reason: AuthFailureReason): number | null {
-    const now = this.#clock.now();
+    const now = this.#clock.monotonic();
     let state = this.#sources.get(source);
     if (state) {
       this.#sources.delete(source);
@@ -97,13 +97,13 @@ export class AuthFailureLimiter {
   }
 
   #drained(state: SourceState): number {
-    const elapsed = Math.max(0, this.#clock.now() - state.at);
+    const elapsed = Math.max(0, this.#clock.monotonic() - state.at);
     return Math.max(0, state.level - (elapsed * this.#perMinute) / 60_000);
   }
 
   #note(source: string, state: SourceState, reason: AuthFailureReason | 'rate_limited'): void {
     state.unlogged++;
-    const now = this.#clock.now();
+    const now = this.#clock.monotonic();
     if (now - state.loggedAt < LOG_EVERY_MS) return;
     this.#log.warn('auth_failed', {
       source,
@@ -119,7 +119,7 @@ export class AuthFailureLimiter {
     if (this.#sources.size < this.#maxSources) return;
     // Forget every source whose bucket has drained and whose line is older than a minute; if
     // that frees nothing, the one not heard from longest (the first in the map).
-    const now = this.#clock.now();
+    const now = this.#clock.monotonic();
     for (const [source, state] of this.#sources) {
       if (this.#drained(state) === 0 && now - state.loggedAt >= LOG_EVERY_MS) this.#sources.delete(source);
     }

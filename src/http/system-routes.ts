@@ -14,6 +14,7 @@ export interface DbCheck {
 export interface SystemRouteDeps {
   what: string;
   metrics: MetricsRegistry;
+  /** The monotonic clock at start, and now: uptime never follows a wall-clock step. */
   startedAt: number;
   now: () => number;
   openapi: () => unknown;

@@ -61,6 +61,7 @@ export async function startHub(options: HubOptions): Promise<RunningHub> {
   const clock = options.clock ?? systemClock;
   const log = options.log;
   const startedAt = clock.now();
+  const startedMono = clock.monotonic();
   const store = await openHubStore(options.store, { now: () => clock.now(), ...options.storeOptions });
   if (store.migrations.applied.length > 0) {
     log.info('hub_db_migrated', { dialect: store.dialect, applied: store.migrations.applied.map((m) => `${m.version} ${m.name}`).join(', ') });
@@ -100,8 +101,9 @@ export async function startHub(options: HubOptions): Promise<RunningHub> {
       ...hubSystemRoutes({
         store,
         metrics,
-        startedAt,
-        now: () => clock.now(),
+        // Uptime on the monotonic clock: a wall-clock step does not change it (issue 30).
+        startedAt: startedMono,
+        now: () => clock.monotonic(),
         openapi: () => buildOpenApi(HUB_API_INFO, routes),
         mqttState: () => ingest?.state() ?? 'off',
       }),

@@ -70,3 +70,17 @@ function increment(digits: number[]): number[] {
 export function isoNow(nowMs: number): string {
   return new Date(nowMs).toISOString();
 }
+
+/** The millisecond an id was minted at (its first 10 characters after the prefix). */
+export function idTime(id: string): number {
+  const at = id.indexOf('_') + 1;
+  let ms = 0;
+  for (let i = at; i < at + 10; i++) ms = ms * 32 + CROCKFORD.indexOf(id[i]);
+  return ms;
+}
+
+/** The smallest possible id of `prefix` minted at `ms` or later: `id >= idFloor(...)` in SQL
+ *  selects the rows made since. */
+export function idFloor(prefix: IdPrefix, ms: number): string {
+  return `${prefix}_${encodeTime(Math.max(0, Math.floor(ms)))}`;
+}

@@ -28,6 +28,9 @@ function isIanaTimezone(name: string): boolean {
   }
 }
 
+export const RADIO_TIME_SOURCES = ['meshtastic', 'iridium', 'sms'] as const;
+export type RadioTimeSource = (typeof RADIO_TIME_SOURCES)[number];
+
 export const BridgeSettings = z.strictObject({
   name: z.string().min(1).max(64).refine((s) => !CONTROL.test(s), 'must not contain control characters').default('fieldbridge')
     .describe('What this bridge calls itself in logs, the hub and exports'),
@@ -44,6 +47,12 @@ export const BridgeSettings = z.strictObject({
   storage: z.strictObject({
     sync: z.enum(['normal', 'full']).default('normal')
       .describe('normal: a power cut may lose the last commits (never an application crash, never the file); full: every commit waits for the disk (an fsync each), so a power cut loses nothing committed'),
+  }).prefault({}),
+  // Issue 30: a gateway whose only time source is its radios (docs/decisions.md, "a clock a
+  // Raspberry Pi cannot trust").
+  clock: z.strictObject({
+    radio_time: z.array(z.enum(RADIO_TIME_SOURCES)).max(RADIO_TIME_SOURCES.length).refine((l) => new Set(l).size === l.length, 'must not repeat a source').default([])
+      .describe('Radios whose time the bridge may take when it is ahead of its own (never backwards): "meshtastic" (the board\'s GPS or phone time), "iridium" (the Iridium network\'s time), "sms" (the cellular network\'s time). Empty: only the system clock'),
   }).prefault({}),
 });
 

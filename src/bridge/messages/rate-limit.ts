@@ -26,7 +26,7 @@ export class SendRateLimiter {
   take(): void {
     const { sends_per_minute: perMinute, burst } = this.#limits();
     if (perMinute === 0) return;
-    const now = this.#clock.now();
+    const now = this.#clock.monotonic();
     const perMs = perMinute / 60_000;
     this.#tokens = Math.min(burst, (this.#tokens ?? burst) + (now - this.#at) * perMs);
     this.#at = now;

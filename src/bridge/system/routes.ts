@@ -5,6 +5,7 @@ import type { UplinkService } from '../uplink/service.ts';
 import type { Route } from '../../http/route.ts';
 import { systemRoutes as sharedSystemRoutes } from '../../http/system-routes.ts';
 import { DbHealth } from '../../db/health.ts';
+import type { ClockStatus } from '../clock/guard.ts';
 
 export interface SystemDeps {
   db: DatabaseSync;
@@ -14,6 +15,8 @@ export interface SystemDeps {
   openapi: () => unknown;
   /** Health reports the uplink and its outbox (issue 15 item 2). */
   uplink?: UplinkService;
+  /** Health reports the bridge's clock: its source, a jump it met (issue 30). */
+  clock?: () => ClockStatus;
 }
 
 const UplinkHealth = z.object({
@@ -29,6 +32,20 @@ const UplinkHealth = z.object({
   }),
 }).describe('The hub uplink and its outbox (docs/hub.md)');
 
+const ClockHealth = z.object({
+  time: z.string().describe('The bridge\'s time now (ISO 8601, UTC): what ids, deadlines, schedules and retention use'),
+  source: z.enum(['system', 'last_good', 'meshtastic', 'iridium', 'sms']).describe('What set it: "system" (the system clock), "last_good" (the system clock was behind the last time this bridge knew, so the bridge counts on from that time), or the radio whose time was taken (bridge.clock.radio_time)'),
+  system_offset_s: z.number().int().describe('The system clock minus the bridge\'s time, in seconds: negative while the system clock is behind and the bridge keeps its own time'),
+  last_good_at: z.string().describe('The latest time the bridge knew to be good; it never counts back past it'),
+  last_jump: z.object({
+    at: z.string().describe('When it was seen, by the system clock'),
+    when: z.enum(['start', 'running']),
+    seconds: z.number().int().describe('Signed size of the jump: positive forwards'),
+    source: z.enum(['system', 'last_good', 'meshtastic', 'iridium', 'sms']),
+    action: z.string().describe('What the bridge did about it'),
+  }).nullable().describe('The last clock jump seen (beyond 30 s), null when none since the start'),
+}).describe('The bridge\'s clock (docs/decisions.md, "Issue 30: a clock a Raspberry Pi cannot trust")');
+
 export function systemRoutes(deps: SystemDeps): Route[] {
   // Never waits on a lock, at most one check a second (db/health.ts; issue 14).
   const health = new DbHealth(deps.db);
@@ -36,19 +53,20 @@ export function systemRoutes(deps: SystemDeps): Route[] {
     ...deps,
     what: 'bridge (the "Bridge API")',
     checkDb: () => health.status(),
-    extra: deps.uplink
-      ? {
-          shape: { uplink: UplinkHealth.optional() },
-          values: () => {
-            const u = deps.uplink!;
-            // Reading the outbox needs the database; a closed one reports through db already.
-            try {
-              return { uplink: { state: u.state(), enrolled: u.identity()?.enrolled ?? false, outbox: u.outbox() } };
-            } catch {
-              return {};
-            }
-          },
+    extra: {
+      shape: { uplink: UplinkHealth.optional(), clock: ClockHealth.optional() },
+      values: () => {
+        const out: Record<string, unknown> = {};
+        if (deps.clock) out.clock = deps.clock();
+        const u = deps.uplink;
+        // Reading the outbox needs the database; a closed one reports through db already.
+        try {
+          if (u) out.uplink = { state: u.state(), enrolled: u.identity()?.enrolled ?? false, outbox: u.outbox() };
+        } catch {
+          // Reported through db.
         }
-      : undefined,
+        return out;
+      },
+    },
   });
 }
