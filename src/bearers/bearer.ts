@@ -92,6 +92,11 @@ export interface BearerEvents {
    *  hurried for it, as it is for answers that acknowledge (db/transaction.ts, MAX_WAITING). */
   receive(frame: InboundFrame, options?: { watchOnly?: boolean }): boolean | void | PromiseLike<boolean>;
   state(state: BearerState): void;
+  /** The time the device holds now, in milliseconds since the epoch, when it comes from a
+   *  source better than a free-running clock (the Iridium or cellular network's time, a GPS
+   *  fix): the bridge's clock may take it when the operator allows the kind (docs/clock.md).
+   *  Optional: test contexts may leave it out. */
+  time?(atMs: number): void;
   /** Nodes the radio heard or reported; kept in the bridge's node database. */
   nodes(reports: NodeReport[]): void;
 }

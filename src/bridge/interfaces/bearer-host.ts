@@ -210,6 +210,10 @@ export class BearerHost {
           if (this.#running.get(row.id)?.bearer !== bearer) return;
           this.#setState(row.id, state);
         },
+        time: (atMs) => {
+          if (this.#running.get(row.id)?.bearer !== bearer) return;
+          this.#d.events.emit({ type: 'time', interfaceId: row.id, kind: row.kind, atMs });
+        },
       },
     });
     created.bearer = bearer;

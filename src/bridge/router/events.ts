@@ -15,4 +15,7 @@ export type RouterEvent =
    *  send attempt failed at the bearer (an interrupted send is not one). */
   | { type: 'delivery'; delivery: DeliveryRow; failedAttempt: boolean }
   /** An interface's link came up or went down. */
-  | { type: 'link'; interfaceId: string; connected: boolean };
+  | { type: 'link'; interfaceId: string; connected: boolean }
+  /** A device told the time it holds (a network's or a GPS's): the bridge's clock may take it
+   *  (bridge/clock/guard.ts, bridge.clock.radio_time). */
+  | { type: 'time'; interfaceId: string; kind: string; atMs: number };

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { CHECK_EVERY_MS } from '../../../src/bridge/clock/guard.ts';
+import { openBridgeDatabase } from '../../../src/bridge/app.ts';
+import { CHECK_EVERY_MS, ClockGuard } from '../../../src/bridge/clock/guard.ts';
+import { createLogger } from '../../../src/lib/log.ts';
 import { FakeClock } from '../../../src/lib/clock.ts';
 import { idTime } from '../../../src/lib/ids.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
@@ -150,6 +152,40 @@ test('a 30-day backward step while running: sends are not refused, ids keep incr
     }
   } finally {
     await t.stop();
+  }
+});
+
+test('a radio\'s time is taken only when the operator allows its kind, only forwards, and health names it', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fb-clock-'));
+  const db = openBridgeDatabase(join(dir, 'bridge.db'));
+  try {
+    const clock = new FakeClock(Date.parse('1970-01-02T00:00:00.000Z'));
+    const lines: string[] = [];
+    const guard = new ClockGuard(db, clock, createLogger({ format: 'json', write: (l) => lines.push(l) }));
+    const allowed = new Set<string>();
+    guard.start({ allows: (source) => allowed.has(source) });
+    assert.not.ok(guard.offer('iridium', REAL), 'not allowed: ignored');
+    allowed.add('iridium');
+    assert.not.ok(guard.offer('iridium', guard.clock.now() - DAY), 'behind: ignored');
+    assert.not.ok(guard.offer('iridium', guard.clock.now() + 5000), 'within 30 s: ignored');
+    assert.ok(guard.offer('iridium', REAL));
+    assert.ok(Math.abs(guard.clock.now() - REAL) < 10);
+    const status = guard.status();
+    assert.is(status.source, 'iridium');
+    assert.is(status.last_jump?.source, 'iridium');
+    assert.ok(lines.some((l) => l.includes('clock_jump')));
+    // The system clock (still 1970) is behind now: the bridge keeps the radio's time.
+    clock.advance(CHECK_EVERY_MS);
+    assert.ok(guard.clock.now() >= REAL);
+    assert.is(guard.status().source, 'iridium');
+    guard.stop();
+    // And the next start counts on from it.
+    const again = new ClockGuard(db, new FakeClock(Date.parse('1970-01-02T00:00:00.000Z')), createLogger({ write: () => {} }));
+    assert.ok(again.clock.now() >= REAL);
+    assert.is(again.status().source, 'last_good');
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
