@@ -83,9 +83,9 @@ export class DbHealth {
       return { db: 'full', detail: `${room} bytes left for the database, less than ${MIN_FREE_BYTES}: writes fail or soon will; free space on its file system` };
     }
     const trouble = lastWriteTrouble(db);
-    if (trouble && Date.now() - trouble.atMs < WRITE_TROUBLE_MS) {
+    if (trouble && performance.now() - trouble.atMs < WRITE_TROUBLE_MS) {
       const state = fromError(trouble.error);
-      if (state) return { db: state.db, detail: `a write failed ${Math.round((Date.now() - trouble.atMs) / 1000)} s ago: ${state.detail}` };
+      if (state) return { db: state.db, detail: `a write failed ${Math.round((performance.now() - trouble.atMs) / 1000)} s ago: ${state.detail}` };
     }
     return { db: 'ok', detail: null };
   }

@@ -10,6 +10,7 @@ import { isReadOnlyError, isStorageFullError } from './errors.ts';
  *  (SQLITE_FULL, SQLITE_READONLY), and when; forgotten at the next commit. DbHealth reads it. */
 export interface WriteTrouble {
   error: unknown;
+  /** performance.now() when it failed: an age, not a time. */
   atMs: number;
 }
 const troubles = new WeakMap<DatabaseSync, WriteTrouble>();
@@ -20,7 +21,7 @@ export function lastWriteTrouble(db: DatabaseSync): WriteTrouble | undefined {
 
 function noteOutcome(db: DatabaseSync, error: unknown): void {
   if (error === null) troubles.delete(db);
-  else if (isStorageFullError(error) || isReadOnlyError(error)) troubles.set(db, { error, atMs: Date.now() });
+  else if (isStorageFullError(error) || isReadOnlyError(error)) troubles.set(db, { error, atMs: performance.now() });
 }
 
 /**

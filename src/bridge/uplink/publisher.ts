@@ -826,8 +826,9 @@ export class UplinkPublisher {
         }
       }
       if (rows.length === 0) continue;
-      // Paced: at most `rate` a second, whether first sends or resends.
-      const now = Date.now();
+      // Paced: at most `rate` a second, whether first sends or resends. Counted on the same
+      // clock as the setTimeout below (monotonic, real): a wall-clock step never stalls it.
+      const now = performance.now();
       this.#paceAt = Math.max(this.#paceAt, now) + (rows.length * 1000) / this.#rate;
       const sentAt = this.#o.clock.now();
       // The ack timeout runs from the oldest unacknowledged publish: after a quiet moment,
@@ -844,7 +845,7 @@ export class UplinkPublisher {
       // The broker's PUBACK only paces us (mqtt.js holds what is in flight in memory); the row
       // stays until the hub acknowledges it.
       await Promise.all(published);
-      const wait = this.#paceAt - Date.now() - 1000 / this.#rate;
+      const wait = this.#paceAt - performance.now() - 1000 / this.#rate;
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
   }
