@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -27,15 +28,33 @@ test('the file is there while the work runs, mode 0600, and gone after it, also 
   assert.not.ok(existsSync(writeWantedPath(db)), 'removed after a failure too');
 });
 
-test("a file another process made is left to it; one left by a process that died long ago is ignored", async () => {
+test("a file another process made is left to it while that process runs; one whose process is gone is ignored", async () => {
   const db = join(dir, 'b.db');
-  writeFileSync(writeWantedPath(db), '');
+  // This test process stands for the other one: it runs.
+  writeFileSync(writeWantedPath(db), `${process.pid}\n`);
   await whileWriteWanted(db, () => undefined);
   assert.ok(existsSync(writeWantedPath(db)), 'not ours to remove');
   assert.ok(writeWantedWatcher(db)());
-  const old = (Date.now() - WRITE_WANTED_MAX_AGE_MS - 5_000) / 1000;
-  utimesSync(writeWantedPath(db), old, old);
-  assert.is(writeWantedWatcher(db)(), false, 'stale: the bridge groups again');
+  const gone = spawnSync('true').pid;
+  writeFileSync(writeWantedPath(db), `${gone}\n`);
+  assert.is(writeWantedWatcher(db)(), false, 'its process is gone: the bridge groups again');
+});
+
+test('our own wish carries our pid; a file without one (an operator\'s touch) counts for a minute from when the bridge sees it', async () => {
+  const db = join(dir, 'e.db');
+  await whileWriteWanted(db, () => assert.is(readFileSync(writeWantedPath(db), 'utf8').trim(), String(process.pid)));
+  let now = 0;
+  const watch = writeWantedWatcher(db, () => now);
+  writeFileSync(writeWantedPath(db), '');
+  assert.ok(watch(), 'new: stands');
+  now = WRITE_WANTED_MAX_AGE_MS - 100;
+  assert.ok(watch());
+  now = WRITE_WANTED_MAX_AGE_MS;
+  assert.is(watch(), false, 'a minute later: left over, ignored');
+  const st = statSync(writeWantedPath(db));
+  utimesSync(writeWantedPath(db), st.atime, new Date(st.mtimeMs + 2000));
+  now += 100;
+  assert.ok(watch(), 'touched again: stands again');
 });
 
 test('the bridge looks at the file at most every 50 ms (a stat per ingest would cost more than it tells)', async () => {
@@ -43,7 +62,7 @@ test('the bridge looks at the file at most every 50 ms (a stat per ingest would 
   let now = 0;
   const watch = writeWantedWatcher(db, () => now);
   assert.is(watch(), false);
-  writeFileSync(writeWantedPath(db), '');
+  writeFileSync(writeWantedPath(db), `${process.pid}\n`);
   now = 49;
   assert.is(watch(), false, 'the last look still holds');
   now = 50;
