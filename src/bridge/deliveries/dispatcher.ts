@@ -35,8 +35,6 @@ export interface DispatcherDeps {
   clock: Clock;
   log: Logger;
   random?: () => number;
-  /** Told of every delivery's first attempt (an ordered fallback list's deadline starts then). */
-  fallbacks?: { firstAttempt(d: DeliveryRow, nowMs: number): void };
   /** Whether the database's write lock is free now (db/busy.ts writeLockFree); without it, writes
    *  are simply tried. */
   lockFree?: () => boolean;
@@ -192,21 +190,6 @@ export class Dispatcher {
     }
   }
 
-  /** A fallback member's first attempt starts its deadline (fallback.ts). That write must not
-   *  stop the send: the delivery has left its batch already and would lose its place in the
-   *  queue. Met by another process's lock, it is written a second later, from the same
-   *  instant (it is written once). */
-  #firstAttempt(delivery: DeliveryRow, nowMs: number): void {
-    try {
-      this.#d.fallbacks?.firstAttempt(delivery, nowMs);
-    } catch (error) {
-      this.#d.log.error('fallback_deadline_failed', { delivery_id: delivery.id, error: (error as Error).message, action: 'retrying in 1 s' });
-      this.#d.clock.setTimeout(() => {
-        if (!this.#stopped) this.#firstAttempt(delivery, nowMs);
-      }, 1000);
-    }
-  }
-
   /** pause() then drain(). */
   async stop(graceMs = 5000): Promise<void> {
     this.pause();
@@ -260,7 +243,6 @@ export class Dispatcher {
         this.#record(delivery, 'expired', 'message TTL passed before delivery', () => store.expire(delivery.id, now));
         continue;
       }
-      if (delivery.attempts === 0 && delivery.fallback_id) this.#firstAttempt(delivery, now);
       this.#d.writeBehind.deferSending(delivery.id, interfaceId, now, () => store.markSending(delivery.id, now));
       const bearerAtStart = host.bearer(interfaceId);
       // A driver or transform that throws (the contract says send never throws) is a retryable
