@@ -67,7 +67,7 @@ async function sendMany(to: string, count: number): Promise<string[]> {
   return ids;
 }
 
-test('members queued behind 8 unacknowledged sends escalate at their deadline, saying what held them', async () => {
+test('members queued behind 8 unacknowledged sends escalate at their deadline, saying what held them; the silent interface then sends again', async () => {
   await sim('mute-a', { behaviour: 'never_ack' });
   await sim('ok-a');
   const to = await routeTo({ strategy: 'ordered', fallback: [{ interface: 'mute-a', to: 'peer', ack_within_s: 6 }, { interface: 'ok-a', to: 'peer' }] });
@@ -96,6 +96,11 @@ test('members queued behind 8 unacknowledged sends escalate at their deadline, s
   }
   assert.ok(first.every((d) => d.state === 'cancelled'));
 
+  // The 8 escalated sends still wait for their acknowledgement in the bearer, but no longer
+  // hold the interface's places on the air: a new message to mute-a goes out at once.
+  const direct = await routeTo({ interface: 'mute-a', to: 'peer' });
+  const [next] = await sendMany(direct, 1);
+  await until('the next send on mute-a on the air', async () => (await story(next)).items[0].state === 'sending');
 });
 
 test('a member held by its link being down escalates at its deadline with that reason', async () => {
