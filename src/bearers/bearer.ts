@@ -154,7 +154,9 @@ export interface Bearer {
   /** Largest payload in bytes one frame can carry. */
   readonly mtu: number;
   /** Sends the dispatcher may have outstanding at once (default 1). A bearer whose sends wait
-   *  for an acknowledgement takes several, so one slow ack does not hold up the others. */
+   *  for an acknowledgement takes several, so one slow ack does not hold up the others. A send
+   *  cancelled while outstanding (a fallback list escalated past it) no longer counts, so a
+   *  bearer may be left with more than this waiting for acknowledgements. */
   readonly concurrency?: number;
   /** Longest a send may take before the dispatcher gives up on it (default 120 s): a bearer
    *  whose send waits for an acknowledgement or a status report names its own, so a slow but

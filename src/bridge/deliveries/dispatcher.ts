@@ -35,8 +35,6 @@ export interface DispatcherDeps {
   clock: Clock;
   log: Logger;
   random?: () => number;
-  /** Told of every delivery's first attempt (an ordered fallback list's deadline starts then). */
-  fallbacks?: { firstAttempt(d: DeliveryRow, nowMs: number): void };
   /** Whether the database's write lock is free now (db/busy.ts writeLockFree); without it, writes
    *  are simply tried. */
   lockFree?: () => boolean;
@@ -51,6 +49,10 @@ export class Dispatcher {
   readonly #linkRetries = new Map<string, TimerHandle>();
   readonly #inFlight = new Set<Promise<void>>();
   readonly #sending = new Map<string, Set<Promise<void>>>();
+  /** The same sends by delivery id, so one cancelled while on the air can give its place back. */
+  readonly #sendingIds = new Map<string, { interfaceId: string; send: Promise<void> }>();
+  /** Per interface, wakes a queue that waits for a place on the air when one is given back. */
+  readonly #placeFreed = new Map<string, () => void>();
   #expiryTimer: TimerHandle | undefined;
   // Bearers come up (and kick their queues) before start() has recovered the deliveries a
   // crash left in 'sending'; sending before that recovery would have it take fresh sends for
@@ -69,6 +71,11 @@ export class Dispatcher {
     deps.events.subscribe((event) => {
       if (event.type === 'queued') this.added(event.interfaceId, event.earliestExpiryMs, event.precedence);
       else if (event.type === 'link') this.#linkChanged(event.interfaceId, event.connected);
+      // Told inside the transaction that cancels it: looked at once that has committed.
+      else if (event.type === 'delivery' && event.delivery.state === 'cancelled' && this.#sendingIds.has(event.delivery.id)) {
+        const id = event.delivery.id;
+        setImmediate(() => this.#abandon(id));
+      }
     });
     // A delivery is waiting again: its queue needs a timer for it, and its TTL a timer too.
     deps.writeBehind.flushed.subscribe((interfaceIds) => {
@@ -192,18 +199,40 @@ export class Dispatcher {
     }
   }
 
-  /** A fallback member's first attempt starts its deadline (fallback.ts). That write must not
-   *  stop the send: the delivery has left its batch already and would lose its place in the
-   *  queue. Met by another process's lock, it is written a second later, from the same
-   *  instant (it is written once). */
-  #firstAttempt(delivery: DeliveryRow, nowMs: number): void {
+  /**
+   * A delivery cancelled while on the air (a fallback list escalated past it, its message was
+   * cancelled) gives its place on the air back: what the bearer still waits for no longer holds
+   * up the interface's queue. The send itself goes on, and its outcome is still written when it
+   * comes (a late acknowledgement counts: DeliveryStore.settle).
+   */
+  #abandon(id: string): void {
+    const entry = this.#sendingIds.get(id);
+    if (!entry || this.#stopped) return;
+    let state: string | undefined;
     try {
-      this.#d.fallbacks?.firstAttempt(delivery, nowMs);
+      state = this.#d.store.get(id)?.state;
     } catch (error) {
-      this.#d.log.error('fallback_deadline_failed', { delivery_id: delivery.id, error: (error as Error).message, action: 'retrying in 1 s' });
-      this.#d.clock.setTimeout(() => {
-        if (!this.#stopped) this.#firstAttempt(delivery, nowMs);
-      }, 1000);
+      this.#d.log.error('abandon_check_failed', { delivery_id: id, error: (error as Error).message, action: 'retrying in 1 s' });
+      this.#d.clock.setTimeout(() => this.#abandon(id), 1000);
+      return;
+    }
+    // The cancellation was rolled back: the send keeps its place.
+    if (state !== 'cancelled') return;
+    this.#sendingIds.delete(id);
+    this.#onAir(entry.interfaceId).delete(entry.send);
+    this.#d.log.info('send_abandoned', { delivery_id: id, interface_id: entry.interfaceId, note: 'cancelled while on the air; its place goes to the next in the queue, a late acknowledgement still counts' });
+    this.#placeFreed.get(entry.interfaceId)?.();
+    this.kick(entry.interfaceId);
+  }
+
+  /** Waits until a send of the interface settles or one gives its place back (#abandon). */
+  async #placeOnAir(interfaceId: string, onAir: Set<Promise<void>>): Promise<void> {
+    // A fresh signal per wait: one left pending across waits would gather a reaction per wait.
+    const freed = new Promise<void>((resolve) => this.#placeFreed.set(interfaceId, resolve));
+    try {
+      await Promise.race([...onAir, freed]);
+    } finally {
+      this.#placeFreed.delete(interfaceId);
     }
   }
 
@@ -241,7 +270,7 @@ export class Dispatcher {
       // A bearer that waits for acknowledgements takes several sends at once (Bearer.concurrency).
       const onAir = this.#onAir(interfaceId);
       if (onAir.size >= Math.max(1, bearer.concurrency ?? 1)) {
-        await Promise.race(onAir);
+        await this.#placeOnAir(interfaceId, onAir);
         continue;
       }
       // Delivery states cannot be written now (write-behind.ts, backlogged; issue 14): a send
@@ -260,7 +289,6 @@ export class Dispatcher {
         this.#record(delivery, 'expired', 'message TTL passed before delivery', () => store.expire(delivery.id, now));
         continue;
       }
-      if (delivery.attempts === 0 && delivery.fallback_id) this.#firstAttempt(delivery, now);
       this.#d.writeBehind.deferSending(delivery.id, interfaceId, now, () => store.markSending(delivery.id, now));
       const bearerAtStart = host.bearer(interfaceId);
       // A driver or transform that throws (the contract says send never throws) is a retryable
@@ -269,14 +297,16 @@ export class Dispatcher {
         .catch((error: Error) => ({ ok: false as const, error: `driver error: ${error?.message ?? String(error)}`, retryable: true }))
         .then((outcome) => this.#settle(row, delivery, outcome, bearerAtStart));
       onAir.add(send);
+      this.#sendingIds.set(delivery.id, { interfaceId, send });
       this.#inFlight.add(send);
       void send.finally(() => {
         onAir.delete(send);
+        this.#sendingIds.delete(delivery.id);
         this.#inFlight.delete(send);
         // A slot came free while the loop may have returned: look at the queue again.
         if ((bearer.concurrency ?? 1) > 1) this.kick(interfaceId);
       });
-      if ((bearer.concurrency ?? 1) <= 1) await send;
+      if ((bearer.concurrency ?? 1) <= 1) await this.#placeOnAir(interfaceId, onAir);
     }
   }
 

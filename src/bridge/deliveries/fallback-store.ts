@@ -33,7 +33,8 @@ export interface FallbackRow {
   members: FallbackMemberRow[];
   /** The member started last. */
   position: number;
-  /** When the current member's acknowledgement is due (set at its first attempt). */
+  /** An ordered list's: when the current member's acknowledgement is due (set when it became
+   *  the active member); null otherwise, and for the last member kept past its deadline. */
   deadline_ms: number | null;
   state: FallbackState;
   trace: TraceEntry[];
@@ -90,13 +91,6 @@ export class FallbackStore {
     const r = this.#statements
       .prepare('UPDATE fallbacks SET position = ?, deadline_ms = ?, state = ?, trace = ?, outcome = ?, updated_at = ? WHERE id = ? AND position = ? AND state = ?')
       .run(next.position, next.deadline_ms, next.state, toJson(next.trace), next.outcome, next.updated_at, next.id, seen.position, seen.state);
-    return Number(r.changes) > 0;
-  }
-  /** The current member's first attempt: its deadline starts (once). */
-  startDeadline(id: string, position: number, deadlineMs: number, at: string): boolean {
-    const r = this.#statements
-      .prepare("UPDATE fallbacks SET deadline_ms = ?, updated_at = ? WHERE id = ? AND position = ? AND state = 'active' AND deadline_ms IS NULL")
-      .run(deadlineMs, at, id, position);
     return Number(r.changes) > 0;
   }
 }

@@ -15,17 +15,20 @@ import type { DeliveryRow, DeliveryStore } from './store.ts';
 // members, and a strategy for getting it through by whichever works.
 //
 // - ordered: one member at a time. The next starts when the current one is not delivered
-//   within its ack_within_s (counted from its first attempt), or ends dead, expired or
-//   cancelled. A member that cannot take the message now (interface disabled, unbound,
-//   offline, out of budget) is skipped at once, with the reason.
+//   within its ack_within_s, or ends dead, expired or cancelled. The deadline counts from when
+//   the member became the active one, whether its interface sends it at once or not: "mesh
+//   first, SMS after 60 s" means 60 s from when the mesh was chosen, busy or jammed. A member
+//   that cannot take the message now (interface disabled, unbound, offline, out of budget) is
+//   skipped at once, with the reason.
 // - first_available: the first member that can take it now, no deadline; the next only if it
 //   ends without being delivered.
 // - all: every member at once.
 // The first member delivered cancels every other member still waiting ("superseded"); one
 // delivered later (a late acknowledgement) is recorded, never hidden. Deadlines are stored:
-// after a power cut, an escalation that fell due is made at start. Starting a member writes
-// its delivery and moves the list's position in one transaction, conditional on the position
-// read, so no member is ever started twice.
+// after a power cut, an escalation that fell due is made at start, before any queue sends
+// (routing core start()), so a member past its deadline never goes on the air again. Starting
+// a member writes its delivery and moves the list's position in one transaction, conditional
+// on the position read, so no member is ever started twice.
 
 const WAITING = "('pending', 'held', 'retrying')";
 
@@ -86,20 +89,12 @@ export class FallbackService {
       if (d) deliveries.push(d);
     }
     this.#d.store.insert(list);
+    if (list.deadline_ms !== null) this.#armBy(list.deadline_ms);
     return { list, deliveries };
   }
 
-  /** The dispatcher is about to make a delivery's first attempt: an ordered list's deadline for
-   *  that member starts now. */
-  firstAttempt(d: DeliveryRow, nowMs: number): void {
-    if (!d.fallback_id || d.fallback_pos === null || d.fallback_pos === undefined) return;
-    const list = this.#d.store.get(d.fallback_id);
-    if (!list || list.strategy !== 'ordered' || list.position !== d.fallback_pos || list.deadline_ms !== null) return;
-    const member = list.members[d.fallback_pos];
-    if (this.#d.store.startDeadline(list.id, d.fallback_pos, nowMs + member.ack_within_s * 1000, iso(nowMs))) this.#arm();
-  }
-
-  /** Recovers after a restart: reactions a crash cut short, and escalations that fell due. */
+  /** Recovers after a restart: reactions a crash cut short, and escalations that fell due.
+   *  Runs before the dispatcher starts, so nothing past its deadline is sent again first. */
   start(): void {
     this.#stopped = false;
     for (const list of this.#d.store.active()) {
@@ -108,6 +103,7 @@ export class FallbackService {
       const current = members.filter((d) => d.fallback_pos === list.position);
       if (delivered) this.#react(delivered);
       else if (current.length > 0 && current.every((d) => isFinal(d.state))) this.#react(current[0]);
+      else this.#giveDeadline(list);
     }
     this.#fireDue();
   }
@@ -209,10 +205,21 @@ export class FallbackService {
     if (this.#stopped) return;
     const at = this.#d.store.earliestDeadline();
     if (at === this.#timerAt) return;
+    this.#setTimer(at ?? null);
+  }
+
+  /** A new deadline: the timer fires by then (no query; planned lists come one per message). A
+   *  deadline rolled back with its transaction only makes the timer find nothing due. */
+  #armBy(at: number): void {
+    if (this.#stopped || (this.#timerAt !== null && this.#timerAt <= at)) return;
+    this.#setTimer(at);
+  }
+
+  #setTimer(at: number | null): void {
     if (this.#timer) this.#d.clock.clearTimeout(this.#timer);
     this.#timer = null;
-    this.#timerAt = at ?? null;
-    if (at === undefined) return;
+    this.#timerAt = at;
+    if (at === null) return;
     this.#timer = this.#d.clock.setTimeout(() => {
       this.#timer = null;
       this.#timerAt = null;
@@ -220,23 +227,15 @@ export class FallbackService {
     }, at - this.#d.clock.now());
   }
 
-  #retryDueLater(): void {
-    if (this.#timer) this.#d.clock.clearTimeout(this.#timer);
-    this.#timerAt = this.#d.clock.now() + 1000;
-    this.#timer = this.#d.clock.setTimeout(() => {
-      this.#timer = null;
-      this.#timerAt = null;
-      this.#fireDue();
-    }, 1000);
-  }
-
   #fireDue(): void {
     if (this.#stopped) return;
     let failed = false;
-    for (const list of this.#d.store.due(this.#d.clock.now())) {
-      const member = list.members[list.position];
+    // Every reason is read before any list moves: an escalation cancels sends on the air, and
+    // a member queued behind them must be told what held it, not the queue as it is after.
+    const due = this.#d.store.due(this.#d.clock.now()).map((list) => ({ list, detail: this.#timedOut(list) }));
+    for (const { list, detail } of due) {
       try {
-        this.#escalate(list, { event: 'escalated', detail: `timed out at ${member?.ack_within_s ?? '?'} s` });
+        this.#escalate(list, { event: 'escalated', detail });
       } catch (error) {
         this.#d.log.error('fallback_escalation_failed', { list_id: list.id, error: (error as Error).message });
         failed = true;
@@ -244,8 +243,43 @@ export class FallbackService {
     }
     // One still due: armed again now, the timer would fire at once and meet the same lock (or
     // full disk) in a tight loop. Again in a second.
-    if (failed) this.#retryDueLater();
+    if (failed) this.#setTimer(this.#d.clock.now() + 1000);
     else this.#arm();
+  }
+
+  /** Why the current member of a list past its deadline is not delivered: "timed out at 60 s"
+   *  when it went on the air, else "not started within 60 s: <what held it>". */
+  #timedOut(list: FallbackRow): string {
+    const member = list.members[list.position];
+    const seconds = `${member?.ack_within_s ?? '?'} s`;
+    const d = this.#d.deliveries.byFallback(list.id).filter((x) => x.fallback_pos === list.position).at(-1);
+    if (!d || d.attempts > 0 || d.state === 'sending' || isFinal(d.state)) return `timed out at ${seconds}`;
+    return `not started within ${seconds}: ${this.#notStartedWhy(d)}`;
+  }
+
+  #notStartedWhy(d: DeliveryRow): string {
+    const cannot = this.#d.canTake(d.interface_id);
+    if (cannot !== null) return cannot.startsWith('the interface') ? cannot : `the interface was ${cannot}`;
+    if (d.state === 'held') return d.until_heard ? `held until ${d.until_heard} is heard` : 'the interface was down';
+    // A send the bearer did not make (a budget, a busy modem) says why in its last error.
+    if (d.last_error) return d.last_error;
+    const byState = new Map<string, number>();
+    for (const r of this.#d.deliveries.queueByPrecedence(d.interface_id)) byState.set(r.state, (byState.get(r.state) ?? 0) + r.n);
+    const onAir = byState.get('sending') ?? 0;
+    const waiting = (byState.get('pending') ?? 0) + (byState.get('retrying') ?? 0) + (byState.get('held') ?? 0) - 1;
+    return `the interface was busy with other sends (${onAir} on the air, ${Math.max(waiting, 0)} more waiting)`;
+  }
+
+  /** A list stored before deadlines counted from the member's start (its member not yet on the
+   *  air then had none): its deadline counts from when that member started, as the trace says. */
+  #giveDeadline(list: FallbackRow): void {
+    if (list.strategy !== 'ordered' || list.deadline_ms !== null) return;
+    // The last member kept past its deadline has none any more, on purpose.
+    if (list.trace.some((t) => t.member === list.position && t.event === 'escalated')) return;
+    const started = list.trace.findLast((t) => t.member === list.position && t.event === 'started');
+    const member = list.members[list.position];
+    if (!started || !member) return;
+    this.#d.store.update({ ...list, deadline_ms: Date.parse(started.at) + member.ack_within_s * 1000 }, list);
   }
 
   /** Starts the next member that can take the message. The current one is cancelled unless the
@@ -331,6 +365,8 @@ export class FallbackService {
     }
     this.#d.deliveries.insert(d);
     if (!all || pos > list.position) list.position = pos;
+    // Its deadline runs from now, whether its interface sends it now or later.
+    if (list.strategy === 'ordered') list.deadline_ms = t.nowMs + m.ack_within_s * 1000;
     this.#trace(list, pos, 'started', note, t.nowMs);
     // Inside the transaction that wrote it, like every delivery change (the uplink hears it).
     this.#d.events.emit({ type: 'delivery', delivery: d, failedAttempt: false });

@@ -91,7 +91,7 @@ export class RoutingCore {
     const nodes = { upsert: (interfaceId: string, report: NodeReport, nowIso: string) => this.deferred.run(() => this.nodes.upsert(interfaceId, report, nowIso)) };
     this.host = new BearerHost({ log, clock, events, sink: this.held, nodes, driverState: this.driverState, deviceConfig: d.deviceConfig, drivers: d.drivers, linkOptions: d.linkOptions });
     this.dispatcher = new Dispatcher({
-      store: this.deliveries, writeBehind: this.writeBehind, host: this.host, events, interfaces: d.interfaceStore, clock, log, random: d.random, fallbacks: this.fallbacks,
+      store: this.deliveries, writeBehind: this.writeBehind, host: this.host, events, interfaces: d.interfaceStore, clock, log, random: d.random,
       lockFree: () => writeLockFree(db),
     });
     // A group of ingests whose COMMIT failed (a full disk, an I/O error; db/transaction.ts) took
@@ -120,10 +120,12 @@ export class RoutingCore {
     return null;
   }
 
-  /** Recovers deliveries a crash left on the air and starts sending. Bearers may start before. */
+  /** Recovers deliveries a crash left on the air and starts sending. Bearers may start before.
+   *  Fallback lists first: a member whose deadline passed while the bridge was down escalates
+   *  (and is cancelled) before its queue could put it on the air again. */
   start(): void {
-    this.dispatcher.start();
     this.fallbacks.start();
+    this.dispatcher.start();
   }
 
   /** No new sends; bearers stop (sends on the air go back to their queue without spending an
