@@ -8,7 +8,8 @@ import type { Link } from '../links/link.ts';
 import { CreditLedger, type CreditCheck } from './credits.ts';
 import { mtFrame } from './inbound.ts';
 import {
-  MT_STATUS, SBD_MAX_MO_BYTES, SBDWB_STATUS, holdsForMinutes, moStatus, parseSbdix, parseSignal, rockblockPrefix, sbdWriteData, sessionCredits,
+  MT_STATUS, SBD_MAX_MO_BYTES, SBDWB_STATUS, holdsForMinutes, moStatus, msstmTime, parseMsstm, parseSbdix, parseSignal, rockblockPrefix, sbdWriteData,
+  sessionCredits,
   type SbdixResult,
 } from './sbd.ts';
 import { IridiumSettings } from './settings.ts';
@@ -23,6 +24,11 @@ import { IridiumSettings } from './settings.ts';
 // A send that cannot start (budget spent, no signal, pacing) is `notSent`: the delivery waits
 // without spending an attempt. A failed session does not rewrite the MO buffer: the next try
 // reuses it (iridium-sbd.md 3.2), after AT+SBDSX confirms the modem still holds it.
+//
+// The Iridium network's time (AT-MSSTM, iridium-sbd.md 3.8) is read when the modem comes up,
+// at each health poll and after each session that went through, and told to the bridge
+// (BearerEvents.time), which takes it only when the operator allows (docs/clock.md). It is a
+// local query: no session, no credit.
 
 export type IridiumPhase = 'closed' | 'opening' | 'initialising' | 'online' | 'waiting' | 'backoff';
 
@@ -84,10 +90,14 @@ export class IridiumBearer implements Bearer {
    *  (which would overwrite that buffer) starts until it is stored. */
   #mtUnstored: number | null = null;
   #lastSession: { at: string; mo_status: number; meaning: string; momsn: number | null } | null = null;
+  /** The last network time read (its UTC time and era), and when (our clock). */
+  #networkTime: { time: string; era: string; read_at: string } | null = null;
+  /** Why the last AT-MSSTM gave no time; shown once in the log per distinct reason. */
+  #noNetworkTime: string | null = null;
   #timers: { fetch?: TimerHandle; periodic?: TimerHandle; health?: TimerHandle } = {};
   readonly #counters = {
     sessions: 0, sessions_failed: 0, sent: 0, failed: 0, mo_reused: 0, received: 0, mailbox_checks: 0, ring_alerts: 0,
-    mt_bad_checksum: 0, mt_read_failures: 0, store_failures: 0,
+    mt_bad_checksum: 0, mt_read_failures: 0, store_failures: 0, network_time_reads: 0,
   };
 
   constructor(ctx: BearerContext, options: IridiumDriverOptions) {
@@ -145,6 +155,8 @@ export class IridiumBearer implements Bearer {
       waiting: this.#waiting,
       next_session_at: this.#nextSessionAt > this.#ctx.clock.now() ? new Date(this.#nextSessionAt).toISOString() : null,
       last_session: this.#lastSession,
+      network_time: this.#networkTime,
+      network_time_unavailable: this.#noNetworkTime,
       mt_queued: this.#mtQueued,
       registered: this.#registered,
       ...this.#credits.view(),
@@ -292,6 +304,8 @@ export class IridiumBearer implements Bearer {
   async #afterSession(at: AtSession, s: SbdixResult): Promise<void> {
     this.#ringPending = false;
     this.#mtQueued = s.mtQueued;
+    // The modem has just heard the network: its time is as fresh as it gets.
+    await this.#readNetworkTime(at);
     if (s.mtStatus === MT_STATUS.received && s.mtLength > 0) await this.#readMt(at, s.mtmsn);
     if (s.mtQueued > 0) this.#scheduleFetch('queued');
   }
@@ -406,10 +420,32 @@ export class IridiumBearer implements Bearer {
         const r = await at.run('AT+CSQF');
         const bars = parseSignal(r.info.find((l) => l.startsWith('+CSQ')) ?? '');
         if (bars.ok) this.#signal = bars.value;
+        await this.#readNetworkTime(at);
       }).finally(() => {
         if (this.#at === at) this.#armHealth();
       });
     }, this.#timing.healthPollMs);
+  }
+
+  /** AT-MSSTM: the network's time, told to the bridge. "no network service" (the modem has
+   *  not registered since power-up) and a count this driver cannot place are shown in stats
+   *  and tried again at the next health poll; neither is an error of the modem. */
+  async #readNetworkTime(at: AtSession): Promise<void> {
+    const r = await at.run('AT-MSSTM');
+    if (!r.ok) return;
+    const line = r.info.find((l) => l.trim().toUpperCase().startsWith('-MSSTM'));
+    const parsed = parseMsstm(line ?? '');
+    const decoded = parsed.ok && parsed.value !== null ? msstmTime(parsed.value) : null;
+    if (decoded?.ok) {
+      this.#counters.network_time_reads++;
+      this.#noNetworkTime = null;
+      this.#networkTime = { time: new Date(decoded.value.ms).toISOString(), era: decoded.value.era, read_at: new Date(this.#ctx.clock.now()).toISOString() };
+      this.#ctx.events.time?.(decoded.value.ms);
+      return;
+    }
+    const why = !parsed.ok ? parsed.error : parsed.value === null ? 'no network service: the modem has no time from the network yet' : (decoded as { ok: false; error: string }).error;
+    if (why !== this.#noNetworkTime) this.#ctx.log.info('iridium.no_network_time', { reason: why });
+    this.#noNetworkTime = why;
   }
 
   #onRing(): void {
@@ -468,6 +504,8 @@ export class IridiumBearer implements Bearer {
       this.#enter('online', 'modem initialised', s);
       this.#armPeriodic();
       this.#armHealth();
+      const at = this.#at;
+      if (at) void this.#exclusive(() => this.#readNetworkTime(at));
       if (this.settings.ring_alerts) void this.#exclusive(() => this.#register());
       if (this.#ringPending || this.#mtQueued > 0) this.#scheduleFetch(this.#ringPending ? 'ring' : 'queued');
     } else if (phase === 'backoff' || phase === 'opening') {

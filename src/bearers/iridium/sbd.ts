@@ -121,6 +121,54 @@ export function parseSignal(line: string): Parsed<number> {
   return { ok: true, value: bars };
 }
 
+// ---- -MSSTM: the Iridium network's time (iridium-sbd.md 3.8) ----
+
+/** One Iridium time era: the UTC instant its tick count starts from, and when the network
+ *  began to broadcast it (a re-epoch happens months after the new epoch itself). */
+export interface IridiumEra {
+  name: string;
+  epochMs: number;
+  /** When the constellation switched its broadcast to this era. */
+  fromMs: number;
+}
+
+/** The eras, oldest first (iridium-sbd.md 3.8). A count does not say which era it belongs
+ *  to, so only the newest row decodes; a re-epoch after ERA3 needs a new row here. */
+export const IRIDIUM_ERAS: readonly IridiumEra[] = [
+  { name: 'ERA1', epochMs: Date.UTC(2007, 2, 8, 3, 50, 21), fromMs: Date.UTC(2007, 2, 8, 3, 50, 21) },
+  { name: 'ERA2', epochMs: Date.UTC(2014, 4, 11, 14, 23, 55), fromMs: Date.UTC(2015, 2, 3, 18, 0, 0) },
+  { name: 'ERA3', epochMs: Date.UTC(2025, 1, 14, 18, 14, 17), fromMs: Date.UTC(2026, 0, 14, 18, 8, 0) },
+];
+
+/** One tick of the Iridium system time: an L-band frame. */
+export const MSSTM_TICK_MS = 90;
+
+/** `-MSSTM: <hex>` (1 to 8 hex digits: the count of 90 ms frames since the era's epoch; the
+ *  references differ on leading zeros) -> the count; `-MSSTM: no network service` -> null
+ *  (the modem has not had the time from the network yet). Anything else is an error. */
+export function parseMsstm(line: string): Parsed<number | null> {
+  const m = /^\s*-MSSTM:\s*(.*?)\s*$/i.exec(line);
+  if (!m) return { ok: false, error: `expected a -MSSTM line, got ${show(line)}` };
+  if (/^no network service$/i.test(m[1])) return { ok: true, value: null };
+  if (!/^[0-9a-fA-F]{1,8}$/.test(m[1])) return { ok: false, error: `-MSSTM must be 1 to 8 hex digits or "no network service", got ${show(m[1])}` };
+  return { ok: true, value: parseInt(m[1], 16) };
+}
+
+/** The UTC time of a -MSSTM count, decoded in the newest era of `eras`. A count that decodes
+ *  to before that era began to be broadcast cannot be one of its counts (it is an older era's,
+ *  from a modem that kept counting since before the re-epoch, or a later era this table does
+ *  not know): an error, never a guess, because the bridge's clock would take a wrong time
+ *  that is ahead and never give it back. */
+export function msstmTime(ticks: number, eras: readonly IridiumEra[] = IRIDIUM_ERAS): Parsed<{ ms: number; era: string }> {
+  if (!Number.isInteger(ticks) || ticks < 0 || ticks > 0xffff_ffff) return { ok: false, error: `a -MSSTM count is 32 bits, got ${ticks}` };
+  const era = eras[eras.length - 1];
+  const ms = era.epochMs + ticks * MSSTM_TICK_MS;
+  if (ms < era.fromMs) {
+    return { ok: false, error: `-MSSTM count ${ticks.toString(16)} decodes to ${new Date(ms).toISOString()} in ${era.name}, before ${era.name} began (${new Date(era.fromMs).toISOString()}): not a count of the current era` };
+  }
+  return { ok: true, value: { ms, era: era.name } };
+}
+
 /** Credits a session costs as RockBLOCK bills it (iridium-sbd.md 3.6): one per 50 bytes of MO
  *  or part of it; an empty MO (a mailbox check) costs one. Failed sessions are not billed. */
 export function sessionCredits(moBytes: number): number {

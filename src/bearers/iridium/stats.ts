@@ -20,6 +20,9 @@ const IridiumStats = z.object({
   last_session: z.object({ at: z.iso.datetime(), mo_status: z.number().int(), meaning: z.string(), momsn: z.number().int().nullable() }).nullable()
     .describe('The last session the modem answered'),
   mt_queued: count('Messages the gateway said it still holds for this modem'),
+  network_time: z.object({ time: z.iso.datetime(), era: z.string(), read_at: z.iso.datetime() }).nullable()
+    .describe('The Iridium network\'s time at the last AT-MSSTM, its era, and when it was read (the bridge\'s clock); docs/clock.md'),
+  network_time_unavailable: z.string().nullable().describe('Why the last AT-MSSTM gave no time (no network service yet, a count of an unknown era); null when it did'),
   registered: z.boolean().describe('Whether the modem is registered with the gateway since it powered up (ring alerts need it)'),
   credits_today: count('Credits spent today (UTC), as the provider bills them'),
   credits_this_month: count('Credits spent this calendar month (UTC)'),
@@ -37,12 +40,14 @@ const IridiumStats = z.object({
   mt_bad_checksum: count('Received messages whose checksum did not match (read again once, then dropped)'),
   mt_read_failures: count('Reads of a received message that got no answer'),
   store_failures: count('Received messages the database could not store (kept in the modem and retried)'),
+  network_time_reads: count('Network times read (AT-MSSTM) and told to the bridge'),
 });
 
 const ZERO = {
   imei: null, firmware: null, model: null, signal_bars: null, waiting: null, next_session_at: null, last_session: null, mt_queued: 0, registered: false,
+  network_time: null, network_time_unavailable: null,
   sessions: 0, sessions_failed: 0, sent: 0, failed: 0, mo_reused: 0, received: 0, mailbox_checks: 0, ring_alerts: 0, mt_bad_checksum: 0,
-  mt_read_failures: 0, store_failures: 0,
+  mt_read_failures: 0, store_failures: 0, network_time_reads: 0,
 };
 
 export const iridiumStats: StatsView<z.infer<typeof IridiumStats>> = {

@@ -11,7 +11,7 @@ import {
   type AdminMessage, type FromRadio, type MeshPacket, type ToRadio,
 } from './codec/messages.ts';
 import { Handshake, newNonce, type DeviceState } from './handshake.ts';
-import { deviceMetricsOf, inboundPacket } from './inbound.ts';
+import { deviceMetricsOf, inboundPacket, liveBoardTime } from './inbound.ts';
 import { outboundPacket } from './outbound.ts';
 import { MeshtasticSettings } from './settings.ts';
 
@@ -80,6 +80,9 @@ export class MeshtasticBearer implements Bearer {
   #timers: { heartbeat?: TimerHandle; silence?: TimerHandle; textWindow?: TimerHandle } = {};
   #textLines = 0;
   #unsubscribe: (() => void) | null = null;
+  /** The board's time as last told (from a live packet's rx_time), and when (our clock). */
+  #boardTime: { time: string; read_at: string } | null = null;
+  #boardTimeMs = -Infinity;
   readonly #counters = { received: 0, sent: 0, acked: 0, failed: 0, undecodable: 0, unknown_ports: 0, encrypted: 0, debug_lines: 0, oversize_frames: 0, config_pushes: 0, reboots: 0 };
   readonly #failedByReason: Record<string, number> = {};
 
@@ -178,6 +181,7 @@ export class MeshtasticBearer implements Bearer {
       queue_max: this.#queue.max,
       awaiting_ack: this.#acks.size,
       config_error: this.#configError,
+      board_time: this.#boardTime,
       ...this.#counters,
       failed_by_reason: { ...this.#failedByReason },
     };
@@ -405,6 +409,7 @@ export class MeshtasticBearer implements Bearer {
   }
 
   #onPacket(p: MeshPacket): void {
+    this.#boardTimeFrom(p);
     const result = inboundPacket(p);
     const own = this.#known?.myInfo?.my_node_num;
     if (result.type === 'routing') {
@@ -428,6 +433,19 @@ export class MeshtasticBearer implements Bearer {
     if (result.unknownPort) this.#counters.unknown_ports++;
     this.#ctx.events.nodes(result.nodes);
     this.#ctx.events.receive(result.frame);
+  }
+
+  /** Tells the bridge the board's time from a packet heard live (liveBoardTime), only once
+   *  the handshake is over: what a 2.8 board sends until config_complete_id, and the history
+   *  it replays, is not its time now. Told again when it has moved on by a minute or more,
+   *  not for every packet. */
+  #boardTimeFrom(p: MeshPacket): void {
+    if (this.#handshake || this.#phase !== 'online') return;
+    const ms = liveBoardTime(p);
+    if (ms === null || ms < this.#boardTimeMs + 60_000) return;
+    this.#boardTimeMs = ms;
+    this.#boardTime = { time: new Date(ms).toISOString(), read_at: new Date(this.#ctx.clock.now()).toISOString() };
+    this.#ctx.events.time?.(ms);
   }
 
   #debugLine(line: string): void {

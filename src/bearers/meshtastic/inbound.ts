@@ -75,6 +75,20 @@ export function inboundPacket(p: MeshPacket): InboundResult {
 }
 
 /** Degrees, metres and an ISO time; null when the packet carries no fix. */
+/** The board's own time, from a packet it has just heard over the air: rx_time is stamped by
+ *  the receiving board with its clock on arrival, and is 0 while the board has no time from
+ *  GPS, NTP, a phone or the mesh (firmware Router::handleReceived, getValidTime with
+ *  RTCQualityFromNet; docs/protocols/meshtastic.md). Only a packet with radio figures
+ *  (rx_rssi) was heard just now: a 2.8 board's replayed node records, the board's own packets
+ *  and the host's echoes carry none, and their rx_time is a record's time or our own. A packet
+ *  via MQTT is skipped too (it came over the internet, not the air). Null when none of this
+ *  holds; else milliseconds since the epoch. Pure. */
+export function liveBoardTime(p: MeshPacket): number | null {
+  if (!p.rx_time || p.rx_time <= 0) return null;
+  if (p.rx_rssi === undefined || p.rx_rssi === 0 || p.via_mqtt === true) return null;
+  return p.rx_time * 1000;
+}
+
 export function positionOf(p: Position): NonNullable<NodeReport['position']> | null {
   if (p.latitude_i === undefined || p.longitude_i === undefined) return null;
   const out: NonNullable<NodeReport['position']> = { latitude: p.latitude_i / 1e7, longitude: p.longitude_i / 1e7 };

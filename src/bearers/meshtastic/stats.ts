@@ -22,6 +22,8 @@ const MeshtasticStats = z.object({
   queue_max: n('Size of the device\'s transmit queue'),
   awaiting_ack: count('Packets sent and waiting for their acknowledgement'),
   config_error: s('Settings the device did not take after a push, or null'),
+  board_time: z.object({ time: z.iso.datetime(), read_at: z.iso.datetime() }).nullable()
+    .describe('The board\'s time as last told to the bridge (rx_time of a packet heard live) and when (the bridge\'s clock); null while none; docs/clock.md'),
   received: count('Packets received and stored (before duplicates are dropped)'),
   sent: count('Packets written to the device'),
   acked: count('Packets acknowledged (direct: by the destination; broadcast: a neighbour repeated it)'),
@@ -38,7 +40,7 @@ const MeshtasticStats = z.object({
 
 const ZERO = {
   firmware_version: null, node_id: null, long_name: null, short_name: null, region: null, modem_preset: null,
-  channel_utilization_pct: null, air_util_tx_pct: null, queue_free: null, queue_max: null, awaiting_ack: 0, config_error: null,
+  channel_utilization_pct: null, air_util_tx_pct: null, queue_free: null, queue_max: null, awaiting_ack: 0, config_error: null, board_time: null,
   received: 0, sent: 0, acked: 0, failed: 0, failed_by_reason: {}, undecodable: 0, unknown_ports: 0, encrypted: 0,
   debug_lines: 0, oversize_frames: 0, config_pushes: 0, reboots: 0,
 };

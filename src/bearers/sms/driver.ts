@@ -7,7 +7,7 @@ import { parseInfo } from '../codec/at.ts';
 import { SupervisorSlot } from '../links/device-supervisor.ts';
 import type { Link } from '../links/link.ts';
 import { DailyBudget } from './budget.ts';
-import { decodePdu, encodeSubmit, normalizeNumber, planData, planMessage, type SmsStatusReport } from './codec/index.ts';
+import { decodePdu, encodeSubmit, normalizeNumber, planData, planMessage, type SmsStatusReport, type SmsTimestamp } from './codec/index.ts';
 import { cmsFailure } from './errors.ts';
 import { Inbox, type ReadyMessage } from './inbox.ts';
 import { ReportBook } from './reports.ts';
@@ -20,6 +20,14 @@ import { SmsSettings } from './settings.ts';
 // and deleted from the SIM only after the database committed them, so a power cut between the
 // two reads them again (stored once: dedupe keys). Sending splits a message into parts, each
 // AT+CMGS with its reference; with delivery_reports the delivery waits for every part's report.
+//
+// The network's time: each received SMS-DELIVER carries the centre's timestamp (TP-SCTS, with
+// its zone; docs/protocols/sms.md 4.8), the network's clock when the message reached the
+// centre. The newest one seen is told to the bridge (BearerEvents.time), which takes it only
+// when the operator allows `sms` and it is ahead (docs/clock.md). An older one (a message that
+// waited on the SIM) is not told: it adds nothing. AT+CCLK is not used: a modem's clock is the
+// network's only if the network sent its time (NITZ) and the modem applied it, which the modem
+// does not say.
 
 export type SmsPhase = 'closed' | 'opening' | 'initialising' | 'online' | 'budget' | 'backoff';
 
@@ -72,6 +80,9 @@ export class SmsBearer implements Bearer {
    *  the retry sends every part, as before). Without delivery reports only: with them, the
    *  reports of the earlier parts belong to the failed attempt. */
   readonly #partial = new Map<string, { to: string; digest: string; reference: number; total: number; sent: number; references: number[] }>();
+  /** The newest centre timestamp seen (UTC ms) and what stats show of it. */
+  #centreTimeMs = -Infinity;
+  #centreTime: { time: string; local: string; read_at: string } | null = null;
   readonly #counters = { received: 0, sent_parts: 0, sent_messages: 0, failed: 0, reports: 0, undecodable: 0, deleted: 0, store_failures: 0, incomplete: 0 };
 
   constructor(ctx: BearerContext, options: SmsDriverOptions) {
@@ -188,6 +199,7 @@ export class SmsBearer implements Bearer {
       parts_left_today: this.#budget.left(),
       parts_waiting_for_reassembly: this.#inbox.waiting,
       awaiting_reports: this.#reports.size,
+      centre_time: this.#centreTime,
       ...this.#counters,
     };
   }
@@ -358,8 +370,19 @@ export class SmsBearer implements Bearer {
       return;
     }
     if (pdu.value.type !== 'deliver') return;
+    this.#centreTimeSeen(pdu.value.timestamp);
     const ready = this.#inbox.add(index, pdu.value, this.#ctx.clock.now());
     if (ready) await this.#store(at, ready);
+  }
+
+  /** A DELIVER's centre timestamp: told when it is the newest seen. A PDU whose timestamp was
+   *  malformed has none (the decoder warned) and tells nothing. */
+  #centreTimeSeen(timestamp: SmsTimestamp | null): void {
+    const ms = timestamp ? Date.parse(timestamp.utc) : NaN;
+    if (!timestamp || !Number.isFinite(ms) || ms <= this.#centreTimeMs) return;
+    this.#centreTimeMs = ms;
+    this.#centreTime = { time: timestamp.utc, local: timestamp.local, read_at: new Date(this.#ctx.clock.now()).toISOString() };
+    this.#ctx.events.time?.(ms);
   }
 
   /** Through the pipeline; deleted from the SIM only once stored (or a known duplicate). */

@@ -14,6 +14,8 @@ const SmsStats = z.object({
   parts_left_today: z.number().int().nullable().describe('Parts left in today\'s budget (parts_per_day); null without a limit'),
   parts_waiting_for_reassembly: count('Parts of long messages received and waiting for the rest'),
   awaiting_reports: count('Messages waiting for their status reports'),
+  centre_time: z.object({ time: z.iso.datetime(), local: z.string(), read_at: z.iso.datetime() }).nullable()
+    .describe('The newest SMS centre timestamp received (UTC and as the centre wrote it, with its zone) and when it was read (the bridge\'s clock); docs/clock.md'),
   received: count('Messages stored'),
   sent_parts: count('Parts the SMS centre accepted'),
   sent_messages: count('Messages all of whose parts were accepted'),
@@ -27,7 +29,7 @@ const SmsStats = z.object({
 
 const ZERO = {
   modem: null, registration: null, signal_csq: null, new_message_indications: null, parts_sent_today: 0, parts_left_today: null,
-  parts_waiting_for_reassembly: 0, awaiting_reports: 0, received: 0, sent_parts: 0, sent_messages: 0, failed: 0, reports: 0,
+  parts_waiting_for_reassembly: 0, awaiting_reports: 0, centre_time: null, received: 0, sent_parts: 0, sent_messages: 0, failed: 0, reports: 0,
   undecodable: 0, deleted: 0, store_failures: 0, incomplete: 0,
 };
 

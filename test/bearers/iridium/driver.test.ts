@@ -4,7 +4,7 @@ import type { BearerState, InboundFrame, OutboundFrame, SendResult } from '../..
 import { IridiumBearer, type IridiumTiming } from '../../../src/bearers/iridium/driver.ts';
 import { iridiumSimGateway, openIridiumSimLink, type IridiumSimLink } from '../../../src/bearers/simulators/iridium/link.ts';
 import type { IridiumModemOptions } from '../../../src/bearers/simulators/iridium/modem.ts';
-import { systemClock } from '../../../src/lib/clock.ts';
+import { FakeClock, systemClock } from '../../../src/lib/clock.ts';
 import { createLogger } from '../../../src/lib/log.ts';
 import { bearerContext, memoryState } from '../../helpers/bearer-context.ts';
 
@@ -33,10 +33,12 @@ interface Rig {
   state: ReturnType<typeof memoryState>;
   /** What receive() answers (false: the database failed). */
   store: boolean;
+  /** Times the driver told (BearerEvents.time). */
+  times: number[];
 }
 
 function rig(settings: Record<string, unknown> = {}, sim: Omit<IridiumModemOptions, 'gateway'> = {}, channel = `iridium-driver-${process.pid}-${++channels}`, state = memoryState(), timing: Partial<IridiumTiming> = {}): Rig {
-  const r = { channel, states: [], heard: [], links: [], logs: [], state, store: true } as unknown as Rig;
+  const r = { channel, states: [], heard: [], links: [], logs: [], state, store: true, times: [] } as unknown as Rig;
   r.bearer = new IridiumBearer(
     bearerContext({
       interfaceId: `ifc_${channel}`, interfaceName: 'sat', settings: { ...FAST, ...settings }, clock: systemClock, state,
@@ -48,6 +50,7 @@ function rig(settings: Record<string, unknown> = {}, sim: Omit<IridiumModemOptio
           return true;
         },
         state: (s) => void r.states.push(s),
+        time: (ms) => void r.times.push(ms),
       },
     }),
     {
@@ -396,6 +399,70 @@ test('mailbox checks: without ring alerts a periodic empty session fetches waiti
     const sent = await r.bearer.send(frame('a send still fits'));
     assert.ok(sent.ok, JSON.stringify(sent));
     assert.is(stats(r).credits_today, 2);
+  } finally {
+    await r.bearer.stop();
+  }
+});
+
+// ---- the network's time (AT-MSSTM, iridium-sbd.md 3.8) ----
+// The modem's clock is the network's: a FakeClock of its own, never compared with real time.
+
+test('network time: read when the modem comes up and told to the bridge, exactly as the modem counts it', async () => {
+  const network = new FakeClock(Date.parse('2026-11-28T12:00:02.000Z'));
+  const r = rig({}, { clock: network });
+  try {
+    await online(r);
+    await until('a time told', () => r.times.length > 0);
+    // 56,310,345 s after ERA3's epoch: a whole number of 90 ms ticks, so no rounding.
+    assert.is(r.times[0], Date.parse('2026-11-28T12:00:02.000Z'));
+    assert.equal(stats(r).network_time, { time: '2026-11-28T12:00:02.000Z', era: 'ERA3', read_at: stats(r).network_time.read_at });
+    assert.is(stats(r).network_time_reads, 1);
+    assert.is(gateway(r).counters.sessions, 0, 'no session, no credit for the time');
+    // After a send's session the modem has just heard the network: read again, 9 s later
+    // (9 s is a whole number of ticks; 5 s would read 4.95 s, the tick before).
+    network.advance(9000);
+    const sent = await r.bearer.send(frame('hello'));
+    assert.ok(sent.ok, JSON.stringify(sent));
+    await until('a second time', () => r.times.length > 1);
+    assert.is(r.times[1], Date.parse('2026-11-28T12:00:11.000Z'));
+  } finally {
+    await r.bearer.stop();
+  }
+});
+
+test('network time: "no network service" tells nothing and says why; the health poll tells it once the sky is back', async () => {
+  const network = new FakeClock(Date.parse('2026-11-28T12:00:02.000Z'));
+  const channel = `iridium-driver-${process.pid}-time-${++channels}`;
+  iridiumSimGateway(channel).bars = 0;
+  const r = rig({}, { clock: network }, channel, memoryState(), { healthPollMs: 100 });
+  try {
+    await online(r);
+    await until('the reason shown', () => stats(r).network_time_unavailable !== null);
+    assert.match(stats(r).network_time_unavailable, /no network service/);
+    await quiet(300);
+    assert.equal(r.times, [], 'no signal: no time');
+    assert.ok(r.logs.filter((l) => l.includes('iridium.no_network_time')).length === 1, 'logged once, not at every poll');
+    gateway(r).bars = 4;
+    await until('a time told', () => r.times.length > 0);
+    assert.is(r.times[0], Date.parse('2026-11-28T12:00:02.000Z'));
+    assert.is(stats(r).network_time_unavailable, null);
+  } finally {
+    await r.bearer.stop();
+  }
+});
+
+test('network time: a count the driver cannot place in ERA3 is never told', async () => {
+  // A modem whose clock is 2015-03-20 answers an ERA2 count (the simulator follows the era in
+  // force at its time): 26,991,365 s after ERA2's epoch, which read as an ERA3 count would be
+  // 2025-12-24T03:50:21.950Z, before ERA3 was broadcast. (A later ERA2 count would pass as ERA3:
+  // a count does not name its era; iridium-sbd.md 3.8 says why that no longer happens.)
+  const network = new FakeClock(Date.parse('2015-03-20T00:00:00.000Z'));
+  const r = rig({}, { clock: network });
+  try {
+    await online(r);
+    await until('the reason shown', () => stats(r).network_time_unavailable !== null);
+    assert.match(stats(r).network_time_unavailable, /before ERA3 began/);
+    assert.equal(r.times, []);
   } finally {
     await r.bearer.stop();
   }

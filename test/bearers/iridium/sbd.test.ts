@@ -2,7 +2,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AtDecoder, type AtEvent } from '../../../src/bearers/codec/at.ts';
 import {
-  holdsForMinutes, moStatus, parseSbdix, parseSignal, rockblockPrefix, sbdWriteData, sessionCredits, splitRockblockSender,
+  IRIDIUM_ERAS, holdsForMinutes, moStatus, msstmTime, parseMsstm, parseSbdix, parseSignal, rockblockPrefix, sbdWriteData, sessionCredits,
+  splitRockblockSender,
 } from '../../../src/bearers/iridium/sbd.ts';
 
 // The SBD codec (src/bearers/iridium/sbd.ts) with fixtures written from
@@ -148,6 +149,45 @@ test('chunking: the SBD exchange split at every offset gives the same events, re
 
 // ---- fuzz ----
 
+// ---- -MSSTM: the network's time (3.8) ----
+// Counts worked out by hand from the era epochs in iridium-sbd.md 3.8:
+// 2026-11-28T12:00:02Z is 56,310,345 s after ERA3's epoch 2025-02-14T18:14:17Z, which is
+// 625,670,500 ticks of 90 ms = 0x254AF964.
+
+test('-MSSTM: 1 to 8 hex digits are the tick count; "no network service" is no time; the rest is an error', () => {
+  assert.equal(parseMsstm('-MSSTM: 254af964'), { ok: true, value: 625_670_500 });
+  assert.equal(parseMsstm('-MSSTM:254AF964'), { ok: true, value: 625_670_500 });
+  // RockBLOCK's reference: "formatted as an ASCII hexadecimal number without leading zeroes".
+  assert.equal(parseMsstm('-MSSTM: fffffff'), { ok: true, value: 0x0fff_ffff });
+  assert.equal(parseMsstm('-MSSTM: 0'), { ok: true, value: 0 });
+  assert.equal(parseMsstm('-MSSTM: no network service'), { ok: true, value: null });
+  for (const bad of ['-MSSTM: 1ffffffff', '-MSSTM: ', '-MSSTM: 12 34', '-MSSTM: -1', '-MSSTM: 0x10', '+CSQ:5', '', '-MSSTM: no network']) {
+    const r = parseMsstm(bad);
+    assert.not.ok(r.ok, bad);
+  }
+});
+
+test('-MSSTM time: decoded in ERA3 from its epoch, 90 ms a tick', () => {
+  assert.equal(msstmTime(625_670_500), { ok: true, value: { ms: Date.parse('2026-11-28T12:00:02.000Z'), era: 'ERA3' } });
+  // The last count ERA3 has: 0xFFFFFFFF x 90 ms = 386,547,056.55 s after its epoch.
+  assert.equal(msstmTime(0xffff_ffff), { ok: true, value: { ms: Date.parse('2037-05-16T16:25:13.550Z'), era: 'ERA3' } });
+  // Ground Control's worked example (hex d1c6dd38) is an ERA2 count: with ERA2 as the newest
+  // era it is 3,519,470,904 x 90 ms = 316,752,381.36 s after 2014-05-11T14:23:55Z.
+  assert.equal(msstmTime(0xd1c6_dd38, IRIDIUM_ERAS.slice(0, 2)), { ok: true, value: { ms: Date.parse('2024-05-24T17:10:16.360Z'), era: 'ERA2' } });
+});
+
+test('-MSSTM time: a count that would fall before ERA3 was broadcast is refused, never placed in an older era', () => {
+  // 0x0FFFFFFF ticks after ERA3's epoch is 2025-11-21T09:07:27.950Z, before the re-epoch of
+  // 2026-01-14: an ERA2 modem that never re-synced, or an era this table does not know.
+  const r = msstmTime(0x0fff_ffff);
+  assert.not.ok(r.ok);
+  if (!r.ok) assert.match(r.error, /2025-11-21T09:07:27\.950Z in ERA3, before ERA3 began/);
+  assert.not.ok(msstmTime(0).ok);
+  assert.not.ok(msstmTime(-1).ok);
+  assert.not.ok(msstmTime(2 ** 32).ok);
+  assert.not.ok(msstmTime(1.5).ok);
+});
+
 function rng(seed: number): () => number {
   return () => {
     seed = (seed + 0x6d2b79f5) | 0;
@@ -179,6 +219,33 @@ test('fuzz: 200,000 random and mutated +SBDIX / +CSQ lines never throw and never
     const r = splitRockblockSender(ascii(line));
     if (r) assert.match(r.from, /^RB[0-9]{7}$/);
   }
+});
+
+test('fuzz: 200,000 random and mutated -MSSTM lines never throw; a count is 32 bits and its time lies in ERA3', () => {
+  const random = rng(0x7157);
+  const seeds = ['-MSSTM: 254af964', '-MSSTM: no network service', '-MSSTM: ffffffff', '-MSSTM:0', '-MSSTM: 0fffffff'];
+  const alphabet = '-MSTmst: 0123456789abcdefABCDEFxnoetrkvic\r\x00\xff';
+  const first = IRIDIUM_ERAS[2].fromMs;
+  const last = Date.parse('2037-05-16T16:25:13.550Z');
+  let times = 0;
+  for (let i = 0; i < 200_000; i++) {
+    let line = seeds[Math.floor(random() * seeds.length)];
+    const edits = Math.floor(random() * 4);
+    for (let e = 0; e < edits; e++) {
+      const at = Math.floor(random() * (line.length + 1));
+      const c = alphabet[Math.floor(random() * alphabet.length)];
+      line = random() < 0.5 ? line.slice(0, at) + c + line.slice(at) : line.slice(0, at) + line.slice(at + 1);
+    }
+    const p = parseMsstm(line);
+    if (!p.ok || p.value === null) continue;
+    assert.ok(Number.isInteger(p.value) && p.value >= 0 && p.value <= 0xffff_ffff, line);
+    const t = msstmTime(p.value);
+    if (t.ok) {
+      times++;
+      assert.ok(t.value.ms >= first && t.value.ms <= last, `${line} -> ${new Date(t.value.ms).toISOString()}`);
+    }
+  }
+  assert.ok(times > 10_000, `only ${times} times decoded`);
 });
 
 test.run();

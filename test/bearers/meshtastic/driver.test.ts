@@ -3,7 +3,8 @@ import * as assert from 'uvu/assert';
 import type { BearerState, DeviceConfig, DeviceSection, InboundFrame, NodeReport, OutboundFrame } from '../../../src/bearers/bearer.ts';
 import { MeshtasticBearer } from '../../../src/bearers/meshtastic/driver.ts';
 import { meshtasticSimMesh, openMeshtasticSimLink, type MeshtasticSimLink } from '../../../src/bearers/simulators/meshtastic/link.ts';
-import { systemClock } from '../../../src/lib/clock.ts';
+import { FakeClock, systemClock } from '../../../src/lib/clock.ts';
+import type { MeshtasticDeviceOptions } from '../../../src/bearers/simulators/meshtastic/device.ts';
 import { createLogger } from '../../../src/lib/log.ts';
 import { bearerContext } from '../../helpers/bearer-context.ts';
 
@@ -27,11 +28,13 @@ interface Radio {
   reports: Array<[DeviceSection, Record<string, unknown> | null]>;
   links: MeshtasticSimLink[];
   logs: string[];
+  /** Times the driver told (BearerEvents.time). */
+  times: number[];
   config: { desired: Partial<Record<DeviceSection, Record<string, unknown>>>; listeners: Array<(s: DeviceSection, v: Record<string, unknown>) => void> };
 }
 
-function radio(mesh: string, settings: Record<string, unknown> = {}, desired: Radio['config']['desired'] = {}): Radio {
-  const r: Radio = { states: [], heard: [], nodes: [], reports: [], links: [], logs: [], config: { desired, listeners: [] } } as unknown as Radio;
+function radio(mesh: string, settings: Record<string, unknown> = {}, desired: Radio['config']['desired'] = {}, sim: Omit<MeshtasticDeviceOptions, 'mesh'> = {}): Radio {
+  const r: Radio = { states: [], heard: [], nodes: [], reports: [], links: [], logs: [], times: [], config: { desired, listeners: [] } } as unknown as Radio;
   const deviceConfig: DeviceConfig = {
     desired: (s) => r.config.desired[s] ?? null,
     onChange: (l) => {
@@ -44,12 +47,12 @@ function radio(mesh: string, settings: Record<string, unknown> = {}, desired: Ra
     bearerContext({
       interfaceId: `ifc_${mesh}`, interfaceName: mesh, settings: { handshake_timeout_s: 2, ack_timeout_s: 5, ...settings }, clock: systemClock,
       log: createLogger({ level: 'debug', format: 'json', write: (l) => r.logs.push(l) }),
-      events: { receive: (f) => void r.heard.push(f), state: (s) => void r.states.push(s), nodes: (n) => void r.nodes.push(...n) },
+      events: { receive: (f) => void r.heard.push(f), state: (s) => void r.states.push(s), nodes: (n) => void r.nodes.push(...n), time: (ms) => void r.times.push(ms) },
       deviceConfig,
     }),
     {
       openLink: async (device) => {
-        const link = await openMeshtasticSimLink(device.slice('sim://'.length));
+        const link = await openMeshtasticSimLink(device.slice('sim://'.length), sim);
         r.links.push(link);
         return link;
       },
@@ -258,6 +261,48 @@ test('a setting the device does not take is an interface error naming the field,
     assert.is(r.bearer.stats().config_pushes, 1, 'one push, no loop');
   } finally {
     await r.bearer.stop();
+  }
+});
+
+// ---- the board's time: rx_time of a packet heard live (docs/protocols/meshtastic.md) ----
+// The receiving board's clock is a FakeClock of its own; the driver's and the mesh's are not
+// compared with it.
+
+test('board time: a packet heard over the air after the handshake tells the receiving board\'s clock; a board without time tells nothing', async () => {
+  const m = newMesh();
+  const board = new FakeClock(Date.parse('2026-11-28T12:00:02.000Z'));
+  const a = radio(m);
+  const b = radio(m, {}, {}, { clock: board });
+  try {
+    await a.bearer.start(`sim://${m}`);
+    await b.bearer.start(`sim://${m}`);
+    await online(a);
+    await online(b);
+    assert.equal(b.times, [], 'nothing heard yet: nothing told');
+    const to = `!${device(b).num.toString(16).padStart(8, '0')}`;
+    assert.ok((await a.bearer.send(text(to, 'what time is it'))).ok);
+    await until('b told the time', () => b.times.length === 1);
+    assert.equal(b.times, [Date.parse('2026-11-28T12:00:02.000Z')]);
+    assert.is((b.bearer.stats() as Record<string, any>).board_time.time, '2026-11-28T12:00:02.000Z');
+    // The next packet a few seconds later is not told again (within a minute of the last).
+    board.advance(5000);
+    assert.ok((await a.bearer.send(text(to, 'again'))).ok);
+    await until('b heard it', () => b.heard.length === 2);
+    assert.is(b.times.length, 1);
+    // A minute on, it is.
+    board.advance(60_000);
+    assert.ok((await a.bearer.send(text(to, 'later'))).ok);
+    await until('b told again', () => b.times.length === 2);
+    assert.is(b.times[1], Date.parse('2026-11-28T12:01:07.000Z'));
+    // The board loses its time (rx_time 0): nothing more is told, the message still arrives.
+    device(b).hasTime = false;
+    board.advance(120_000);
+    assert.ok((await a.bearer.send(text(to, 'no clock'))).ok);
+    await until('b heard it', () => b.heard.length === 4);
+    assert.is(b.times.length, 2);
+  } finally {
+    await a.bearer.stop();
+    await b.bearer.stop();
   }
 });
 

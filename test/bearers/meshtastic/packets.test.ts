@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { OutboundFrame } from '../../../src/bearers/bearer.ts';
 import { decodePosition, decodeTelemetry, encodePosition, encodeTelemetry, encodeUser, PORT_NUM, ROUTING_ERROR, type MeshPacket } from '../../../src/bearers/meshtastic/codec/messages.ts';
-import { inboundPacket } from '../../../src/bearers/meshtastic/inbound.ts';
+import { inboundPacket, liveBoardTime } from '../../../src/bearers/meshtastic/inbound.ts';
 import { isRetryableRoutingError, outboundPacket, routingErrorName } from '../../../src/bearers/meshtastic/outbound.ts';
 
 // What packets become (docs/meshtastic.md, "Receiving" and "Sending"): every port number the
@@ -97,6 +97,19 @@ test('routing errors: their names, and which a later attempt may cure', () => {
   assert.is(routingErrorName(ROUTING_ERROR.MAX_RETRANSMIT), 'MAX_RETRANSMIT');
   for (const e of ['NO_ROUTE', 'GOT_NAK', 'TIMEOUT', 'NO_INTERFACE', 'MAX_RETRANSMIT', 'NO_RESPONSE', 'DUTY_CYCLE_LIMIT', 'RATE_LIMIT_EXCEEDED'] as const) assert.ok(isRetryableRoutingError(ROUTING_ERROR[e]), e);
   for (const e of ['NO_CHANNEL', 'TOO_LARGE', 'BAD_REQUEST', 'NOT_AUTHORIZED', 'PKI_FAILED', 'PKI_UNKNOWN_PUBKEY', 'PKI_SEND_FAIL_PUBLIC_KEY'] as const) assert.not.ok(isRetryableRoutingError(ROUTING_ERROR[e]), e);
+});
+
+test('board time: only a packet heard over the air with a stamped rx_time tells the board\'s time', () => {
+  const live = { from: 0x1234, to: 0xffffffff, id: 7, rx_time: 1_795_867_202, rx_snr: 6.25, rx_rssi: -80 };
+  assert.is(liveBoardTime(live), 1_795_867_202_000);
+  // A board with no time stamps 0 (getValidTime below RTCQualityFromNet).
+  assert.is(liveBoardTime({ ...live, rx_time: 0 }), null);
+  assert.is(liveBoardTime({ ...live, rx_time: undefined }), null);
+  // A 2.8 board's replayed record: broadcast, rx_time the record's time, no RSSI (issue 32).
+  assert.is(liveBoardTime({ from: 0x1234, to: 0xffffffff, id: 8, rx_time: 1_795_000_000, priority: 10 }), null);
+  assert.is(liveBoardTime({ ...live, rx_rssi: 0 }), null);
+  // Over MQTT, not the air.
+  assert.is(liveBoardTime({ ...live, via_mqtt: true }), null);
 });
 
 test.run();

@@ -4,7 +4,7 @@ import type { BearerState, InboundFrame, OutboundFrame } from '../../../src/bear
 import { SmsBearer } from '../../../src/bearers/sms/driver.ts';
 import { openSmsSimLink, smsSimNetwork, type SmsSimLink } from '../../../src/bearers/simulators/sms/link.ts';
 import type { SmsModemOptions } from '../../../src/bearers/simulators/sms/modem.ts';
-import { systemClock } from '../../../src/lib/clock.ts';
+import { FakeClock, systemClock } from '../../../src/lib/clock.ts';
 import { createLogger } from '../../../src/lib/log.ts';
 import { bearerContext } from '../../helpers/bearer-context.ts';
 
@@ -26,10 +26,12 @@ interface Modem {
   logs: string[];
   /** What receive() answers (false: the database failed). */
   store: boolean;
+  /** Times the driver told (BearerEvents.time). */
+  times: number[];
 }
 
 function modem(network: string, settings: Record<string, unknown> = {}, sim: Omit<SmsModemOptions, 'network'> = {}): Modem {
-  const m = { states: [], heard: [], links: [], logs: [], store: true } as unknown as Modem;
+  const m = { states: [], heard: [], links: [], logs: [], store: true, times: [] } as unknown as Modem;
   m.bearer = new SmsBearer(
     bearerContext({
       interfaceId: `ifc_${network}`, interfaceName: network, settings, clock: systemClock,
@@ -41,6 +43,7 @@ function modem(network: string, settings: Record<string, unknown> = {}, sim: Omi
           return true;
         },
         state: (s) => void m.states.push(s),
+        time: (ms) => void m.times.push(ms),
       },
     }),
     {
@@ -231,6 +234,77 @@ test('a long message cut short by a failing part: the retry sends only the rest 
   } finally {
     await a.bearer.stop();
     await b.bearer.stop();
+  }
+});
+
+// ---- the network's time: the centre's timestamp (TP-SCTS, docs/protocols/sms.md 4.8) ----
+
+/** An SMS-DELIVER written byte by byte from 23.040 9.2.2.1: first octet 04 (DELIVER, no more
+ *  messages), OA of 11 digits, international (0B 91, +15551234567 as swapped semi-octets),
+ *  PID 00, DCS 00 (GSM-7), the seven SCTS octets given, UDL 02 and "hi" packed (E8 34). */
+const deliverWithScts = (scts: string): Uint8Array => Uint8Array.from(Buffer.from(`04 0B 91 51 55 21 43 65 F7 00 00 ${scts} 02 E8 34`.replace(/ /g, ''), 'hex'));
+
+const handTo = (m: Modem, tpdu: Uint8Array) =>
+  sim(m).receive({ kind: 'deliver', tpdu, smsc: '+15550000000', from: '+15551234567', to: sim(m).number, text: 'hi', concat: null });
+
+test('centre time: a received SMS tells the centre\'s timestamp in UTC, its zone applied; an older one is not told', async () => {
+  const n = newNetwork();
+  const m = modem(n);
+  try {
+    await m.bearer.start(`sim://${n}`);
+    await online(m);
+    // 2026-11-28 07:00:02 at -05:00 (TZ octet 0A: 20 quarters, sign bit 3 set) = 12:00:02Z.
+    handTo(m, deliverWithScts('62 11 82 70 00 20 0A'));
+    await until('one stored', () => m.heard.length === 1);
+    assert.equal(m.times, [Date.parse('2026-11-28T12:00:02.000Z')]);
+    // 17:00:00 at +05:45 (TZ 32: 23 quarters) = 11:15:00Z: older than the last, not told.
+    handTo(m, deliverWithScts('62 11 82 71 00 00 32'));
+    await until('two stored', () => m.heard.length === 2);
+    assert.is(m.times.length, 1, 'an SMS that waited tells nothing new');
+    // 14:00:00 at +01:00 (TZ 40: 4 quarters) = 13:00:00Z: newer, told.
+    handTo(m, deliverWithScts('62 11 82 41 00 00 40'));
+    await until('three stored', () => m.heard.length === 3);
+    assert.equal(m.times, [Date.parse('2026-11-28T12:00:02.000Z'), Date.parse('2026-11-28T13:00:00.000Z')]);
+    const s = m.bearer.stats() as Record<string, any>;
+    assert.is(s.centre_time.time, '2026-11-28T13:00:00.000Z');
+    assert.is(s.centre_time.local, '2026-11-28T14:00:00+01:00');
+  } finally {
+    await m.bearer.stop();
+  }
+});
+
+test('centre time: a malformed timestamp (month 13) tells nothing; the message is still stored', async () => {
+  const n = newNetwork();
+  const m = modem(n);
+  try {
+    await m.bearer.start(`sim://${n}`);
+    await online(m);
+    handTo(m, deliverWithScts('62 31 82 70 00 20 0A'));
+    await until('stored', () => m.heard.length === 1);
+    assert.equal(m.times, []);
+  } finally {
+    await m.bearer.stop();
+  }
+});
+
+test('centre time: the simulated network stamps what it delivers with its own clock and zone', async () => {
+  const n = newNetwork();
+  const networkClock = new FakeClock(Date.parse('2026-11-28T12:00:02.000Z'));
+  const network = smsSimNetwork(n, { clock: networkClock, tzQuarters: -20 });
+  const m = modem(n);
+  try {
+    await m.bearer.start(`sim://${n}`);
+    await online(m);
+    network.inject('+15557654321', sim(m).number, 'time check');
+    // The network's timers run on its fake clock: move it on (0 ms) until the SMS is stored.
+    await until('stored', () => {
+      networkClock.advance(0);
+      return m.heard.length === 1;
+    });
+    assert.equal(m.times, [Date.parse('2026-11-28T12:00:02.000Z')]);
+    assert.is((m.bearer.stats() as Record<string, any>).centre_time.local, '2026-11-28T07:00:02-05:00');
+  } finally {
+    await m.bearer.stop();
   }
 });
 

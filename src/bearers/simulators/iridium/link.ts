@@ -1,6 +1,6 @@
 import type { Link } from '../../links/link.ts';
 import { inProcessLink } from '../in-process-link.ts';
-import { IridiumGateway } from './gateway.ts';
+import { IridiumGateway, type IridiumGatewayOptions } from './gateway.ts';
 import { IridiumModem, type IridiumModemOptions } from './modem.ts';
 
 // sim://<channel> for Iridium interfaces: each open attaches one simulated SBD modem, in this
@@ -17,11 +17,13 @@ import { IridiumModem, type IridiumModemOptions } from './modem.ts';
 const gateways = new Map<string, IridiumGateway>();
 const unplugged = new Map<string, IridiumModem[]>();
 
-/** The gateway (and sky) of a sim:// channel, made on first use. */
-export function iridiumSimGateway(channel: string): IridiumGateway {
+/** The gateway (and sky) of a sim:// channel, made on first use; `options` apply only then
+ *  (a test that wants the network's time on a fake clock makes the gateway before the bridge
+ *  opens the channel: its modems take the gateway's clock). */
+export function iridiumSimGateway(channel: string, options?: IridiumGatewayOptions): IridiumGateway {
   let gateway = gateways.get(channel);
   if (!gateway) {
-    gateway = new IridiumGateway();
+    gateway = new IridiumGateway(options);
     gateways.set(channel, gateway);
   }
   return gateway;

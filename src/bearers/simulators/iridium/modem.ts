@@ -92,13 +92,13 @@ const CR = 0x0d;
 const LF = 0x0a;
 /** Longer command lines answer ERROR. */
 const MAX_LINE = 512;
-/** -MSSTM counts 90 ms ticks from the current Iridium era's epoch (ISU -MSSTM). ERA2's, from
- *  2014-05-11T14:23:55Z, rolls over its 32 bits on 2026-08-10; Iridium re-epochs to ERA3, epoch
- *  2025-02-14T18:14:17Z, announced for 2026-01-14 (MetOcean bulletin; SparkFun IridiumSBD
- *  v3.1.0 decodes both) (?: the switch date). */
+/** -MSSTM counts 90 ms ticks from the current Iridium era's epoch (ISU -MSSTM;
+ *  iridium-sbd.md 3.8). ERA2's count, from 2014-05-11T14:23:55Z, was broadcast until the
+ *  network re-epoched to ERA3 (epoch 2025-02-14T18:14:17Z) on 2026-01-14 around 18:08 UTC;
+ *  ERA2's 32 bits would have run out on 2026-08-10. The modem answers the era its clock is in. */
 const ERA2_EPOCH = Date.UTC(2014, 4, 11, 14, 23, 55);
 const ERA3_EPOCH = Date.UTC(2025, 1, 14, 18, 14, 17);
-const ERA3_FROM = Date.UTC(2026, 0, 14);
+const ERA3_FROM = Date.UTC(2026, 0, 14, 18, 8, 0);
 
 export class IridiumModem extends EventEmitter implements HostedDevice, IridiumSubscriber {
   readonly name: string;
@@ -435,7 +435,9 @@ export class IridiumModem extends EventEmitter implements HostedDevice, IridiumS
     return [this.mo ? 1 : 0, this.momsn, this.mt ? 1 : 0, this.mt ? this.mtmsn : -1, this.ringAlertFlag ? 1 : 0, this.msgWaiting];
   }
 
-  /** -MSSTM: 90 ms ticks of the Iridium era, 8 hex digits; nothing without a signal. */
+  /** -MSSTM: 90 ms ticks of the Iridium era, 8 hex digits, from this modem's clock (the
+   *  network's time); "no network service" while the sky has no signal, as a modem that has
+   *  not heard the network since power-up answers. */
   systemTime(): string {
     if (this.gateway.bars === 0) return 'no network service';
     const now = this.clock.now();

@@ -66,6 +66,10 @@ export interface MeshtasticDeviceOptions {
   rebootDelayMs?: number;
   /** Packets held for a host that is absent or mid-handshake (MeshService toPhoneQueue). */
   toPhoneQueue?: number;
+  /** Whether the board's clock has a time (from GPS, NTP, a phone or the mesh: RTC quality
+   *  FromNet or better). Without one the firmware stamps received packets rx_time 0
+   *  (Router::handleReceived, getValidTime; docs/protocols/meshtastic.md). Default true. */
+  hasTime?: boolean;
   faults?: Partial<MeshtasticFaults>;
 }
 
@@ -104,6 +108,8 @@ export class MeshtasticDevice extends EventEmitter implements MeshMember {
   };
 
   readonly #clock: Clock;
+  /** See MeshtasticDeviceOptions.hasTime; tests may set it while running. */
+  hasTime: boolean;
   readonly #options: { firmwareVersion: string; hwModel: number; queueMaxlen: number; retransmitTimeoutMs: number; rebootDelayMs: number; toPhoneQueue: number };
   readonly #decoder = new StreamDecoder();
   readonly #state: DeviceState;
@@ -129,6 +135,7 @@ export class MeshtasticDevice extends EventEmitter implements MeshMember {
     this.name = options.name ?? 'meshtastic-sim';
     this.num = options.num ?? nodeNumFromName(this.name);
     this.#clock = options.clock ?? options.mesh?.clock ?? systemClock;
+    this.hasTime = options.hasTime ?? true;
     this.mesh = options.mesh ?? new MeshtasticMesh({ clock: this.#clock });
     this.#options = {
       firmwareVersion: options.firmwareVersion ?? '2.6.11.sim',
@@ -286,9 +293,11 @@ export class MeshtasticDevice extends EventEmitter implements MeshMember {
       return;
     }
     this.counters.received++;
-    this.#lastReceived = packet;
-    this.emit('received', packet);
-    this.#toHost(packet);
+    // The receiving board stamps the arrival with its own clock, or 0 without a valid time.
+    const heard = { ...packet, rx_time: this.hasTime ? this.#now() : 0 };
+    this.#lastReceived = heard;
+    this.emit('received', heard);
+    this.#toHost(heard);
   }
 
   ackReason(): number | null {

@@ -1,6 +1,6 @@
 import type { Link } from '../../links/link.ts';
 import { SmsModem, type SmsModemOptions } from './modem.ts';
-import { SmsNetwork } from './network.ts';
+import { SmsNetwork, type SmsNetworkOptions } from './network.ts';
 import { inProcessLink } from '../in-process-link.ts';
 
 // sim://<channel> for SMS interfaces (docs/design.md section 6): each open attaches one
@@ -17,10 +17,13 @@ import { inProcessLink } from '../in-process-link.ts';
 const networks = new Map<string, SmsNetwork>();
 const unplugged = new Map<string, SmsModem[]>();
 
-export function smsSimNetwork(name: string): SmsNetwork {
+/** The network of a sim:// channel, made on first use; `options` apply only then (a test
+ *  that wants the centre's time stamps on a fake clock, or in another zone, makes the
+ *  network before the first open: its modems take the network's clock). */
+export function smsSimNetwork(name: string, options?: SmsNetworkOptions): SmsNetwork {
   let network = networks.get(name);
   if (!network) {
-    network = new SmsNetwork();
+    network = new SmsNetwork(options);
     networks.set(name, network);
   }
   return network;

@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { FakeClock } from '../../../../src/lib/clock.ts';
 import { IridiumModem } from '../../../../src/bearers/simulators/iridium/modem.ts';
 import { hex, Host, rig } from './helpers.ts';
 
@@ -102,6 +103,13 @@ test('signal: +CSQ after its delay, +CSQF at once; -MSSTM in 90 ms ticks or "no 
   gateway.bars = 0;
   assert.is(h.at('AT-MSSTM'), '\r\n-MSSTM: no network service\r\n' + OK);
   assert.throws(() => (gateway.bars = 6), RangeError);
+});
+
+test('-MSSTM after the 2026-01-14 re-epoch counts from ERA3\'s epoch, from the modem\'s own clock', () => {
+  const { host: h } = rig({ modem: { clock: new FakeClock(Date.parse('2026-11-28T12:00:02.000Z')) } });
+  h.at('ATE0');
+  // 56,310,345 s after 2025-02-14T18:14:17Z = 625,670,500 ticks of 90 ms (iridium-sbd.md 3.8).
+  assert.is(h.at('AT-MSSTM'), '\r\n-MSSTM: 254af964\r\n' + OK);
 });
 
 test('AT+SBDWT=<text> up to 120 bytes; AT+SBDD0/1/2 clear and answer 0; +SBDS/+SBDSX show the buffers', () => {
