@@ -10,7 +10,7 @@ import { commitGroup } from './transaction.ts';
 export { isBusyError, isLockHeldError, isReadOnlyError, isStorageFullError } from './errors.ts';
 export {
   afterCommit, type CommitRider, commitCount, commitGroup, commitMark, committed, enableGroupCommit, inTransaction, lastWriteTrouble, leaveRide, onGroupFailed,
-  type CommittedOptions, noticeLostGroup, pendingCommit, rideNextCommit, transaction, type WriteTrouble,
+  type CommittedOptions, type ExpectedWrite, expectWrite, type GroupPolicy, type Grouping, noticeLostGroup, pendingCommit, rideNextCommit, transaction, type WriteTrouble,
 } from './transaction.ts';
 
 // docs/api.md section 8: the bridge waits up to 5000 ms for a busy database before giving up.
