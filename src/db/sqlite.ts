@@ -7,7 +7,7 @@ import { commitGroup } from './transaction.ts';
 
 // Transactions, riders, afterCommit and group commit live in transaction.ts, what an error
 // means in errors.ts; every store imports them from here.
-export { isBusyError, isLockHeldError, isReadOnlyError, isStorageFullError } from './errors.ts';
+export { isBusyError, isIoError, isLockHeldError, isReadOnlyError, isStorageFullError } from './errors.ts';
 export {
   afterCommit, type CommitRider, commitCount, commitGroup, commitMark, committed, enableGroupCommit, inTransaction, lastWriteTrouble, leaveRide, onGroupFailed,
   type CommittedOptions, type ExpectedWrite, expectWrite, type GroupPolicy, type Grouping, noticeLostGroup, pendingCommit, rideNextCommit, transaction, type WriteTrouble,

@@ -1,14 +1,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DatabaseSync } from 'node:sqlite';
-import { isReadOnlyError, isStorageFullError } from './errors.ts';
+import { isIoError, isReadOnlyError, isStorageFullError } from './errors.ts';
 
 // Transactions on one connection: what rides a commit (riders, afterCommit), and group commit of
 // ingests (issue 22; docs/decisions.md "Issue 22: a write path made for flash"). Re-exported by
 // sqlite.ts. node:sqlite is synchronous: transaction(fn) returns fn's value at once, whether its
 // work is committed at once or joins a group that commits a few tens of milliseconds later.
 
-/** The last transaction() on a connection that failed for want of room or of write access
- *  (SQLITE_FULL, SQLITE_READONLY), and when; forgotten at the next commit. DbHealth reads it. */
+/** The last transaction() on a connection that failed for want of room or of write access, or
+ *  for a failing file system (SQLITE_FULL, SQLITE_READONLY, SQLITE_IOERR), and when; forgotten
+ *  at the next commit. DbHealth reads it. */
 export interface WriteTrouble {
   error: unknown;
   atMs: number;
@@ -21,7 +22,7 @@ export function lastWriteTrouble(db: DatabaseSync): WriteTrouble | undefined {
 
 function noteOutcome(db: DatabaseSync, error: unknown): void {
   if (error === null) troubles.delete(db);
-  else if (isStorageFullError(error) || isReadOnlyError(error)) troubles.set(db, { error, atMs: Date.now() });
+  else if (isStorageFullError(error) || isReadOnlyError(error) || isIoError(error)) troubles.set(db, { error, atMs: performance.now() });
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
-import { type ExpectedWrite, isBusyError, isReadOnlyError, isStorageFullError } from '../db/sqlite.ts';
+import { type ExpectedWrite, isBusyError, isIoError, isReadOnlyError, isStorageFullError } from '../db/sqlite.ts';
 import { AppError, type FieldError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
@@ -200,6 +200,9 @@ export function createRequestHandler(options: HttpAppOptions): RequestHandler {
       } else if (isReadOnlyError(error)) {
         log.error('storage_read_only', { request_id: requestId, route: routeTemplate, error: (error as Error).message, action: 'answered 503; make the database writable again' });
         sendProblem(res, 503, 'ERR_STORAGE_READ_ONLY', 'the database cannot be written: its file system is read-only or its mode changed; the change was not saved', undefined, {}, requestId);
+      } else if (isIoError(error)) {
+        log.error('storage_io_error', { request_id: requestId, route: routeTemplate, error: (error as Error).message, action: 'answered 503; check the card (dmesg), repair its file system, restart the bridge' });
+        sendProblem(res, 503, 'ERR_STORAGE_IO', 'the file system holding the database failed a write (an I/O error; an SD card after errors turns read-only): the change was not saved', undefined, {}, requestId);
       } else {
         log.error('http_unexpected_error', {
           request_id: requestId,
