@@ -91,6 +91,26 @@ test('a heard frame in a group is on disk once committed() settles (the bearer h
   }
 });
 
+test('a frame whose sender will not repeat it (a Meshtastic board acknowledged it already) is committed as soon as it is stored, and takes an open group with it', async () => {
+  const { t, radio, onDisk, close } = await routedBridge();
+  try {
+    const { held } = t.bridge.services.core;
+    await quiet();
+    held.receive(radio, frame('before'));
+    held.receive(radio, frame('repeatable'));
+    assert.ok(held.pending(), 'a repeating sender\'s frame right after a commit waits for the window');
+    held.receive(radio, frame('acknowledged over the air'), false, true);
+    assert.not.ok(held.pending(), 'no group left open');
+    assert.ok(onDisk('acknowledged over the air'));
+    assert.ok(onDisk('repeatable'), 'the open group committed with it');
+    held.receive(radio, frame('another'), false, true);
+    assert.not.ok(held.pending());
+    assert.ok(onDisk('another'), 'within the window too');
+  } finally {
+    await close();
+  }
+});
+
 test('a send that fails in a group fails alone: the others are stored and answered 202', async () => {
   const { t, onDisk, close } = await routedBridge();
   try {
