@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DatabaseSync, StatementSync } from 'node:sqlite';
 import { INGEST_GROUP_MS, openBridgeDatabase, startBridge, type RunningBridge } from '../src/bridge/app.ts';
 import { DEFAULT_RETRY_POLICY } from '../src/bridge/deliveries/backoff.ts';
-import { commitCount, type OpenOptions } from '../src/db/sqlite.ts';
+import { commitCount, type GroupPolicy, type OpenOptions } from '../src/db/sqlite.ts';
 import { newId } from '../src/lib/ids.ts';
 import { createLogger } from '../src/lib/log.ts';
 
@@ -27,13 +27,19 @@ import { createLogger } from '../src/lib/log.ts';
 //     and beside the floor of this process waking as often and doing nothing;
 //   idle: bytes and CPU over BENCH_IDLE_S with 100,000 deliveries waiting, beside this process
 //     idle without a bridge over the same window;
-//   bridge.storage.sync full: the same sequential and paced runs with a sync per commit.
+//   bridge.storage.sync: the runs above use the default, full (a sync per commit, issue 30);
+//     the sequential and paced runs again with normal beside them;
+//   API clients (issue 30): POST /api/messages/send one at a time, and by 8 clients each with a
+//     request in flight: request -> 202 latency, sends per second, bytes and commits per
+//     message, beside the same under the group rule before issue 30 (groupPolicy 'window').
 //
 //   BENCH_WRITES_MESSAGES=1000   messages routed one at a time
 //   BENCH_PACED_S=10             seconds at 50 msg/s
 //   BENCH_IDLE_S=20              idle window, seconds (the issue's figure is per 60 s)
 //   BENCH_GROUP_MS               group commit window of ingests (default: the bridge's
 //                                INGEST_GROUP_MS; 0 turns group commit off)
+//   BENCH_API_MESSAGES=1000      API sends per client measurement
+//   BENCH_WRITES_ONLY=api        only the API client measurements (npm run bench runs all)
 
 const MESSAGES = envInt('BENCH_WRITES_MESSAGES', 1000);
 const PACED_S = envInt('BENCH_PACED_S', 10);
@@ -43,6 +49,13 @@ const RATE = 50;
 const WAITING = 100_000;
 const TARGET_BYTES = 24_000;
 const TARGET_PACED_RATIO = 4;
+// Issue 30: one-at-a-time API sends are not held for a group; 8 in flight still group.
+const API_MESSAGES = envInt('BENCH_API_MESSAGES', 1000);
+/** Under the rule before issue 30 each one-at-a-time send waits ~300 ms: fewer of them. */
+const API_LONE_WINDOW = 20;
+const TARGET_LONE_P50_MS = 5;
+const TARGET_LONE_RATE = 200;
+const TARGET_EIGHT_RATIO = 5.3;
 const quiet = createLogger({ level: 'error', format: 'json', write: () => {} });
 
 function envInt(name: string, fallback: number): number {
@@ -94,8 +107,8 @@ interface Routed {
   key: string;
 }
 
-async function routedBridge(dir: string, db: OpenOptions = {}): Promise<Routed> {
-  const bridge = await startBridge({ dbPath: join(dir, 'bridge.db'), host: '127.0.0.1', port: 0, log: quiet, db, ingestGroupMs: GROUP_MS });
+async function routedBridge(dir: string, db: OpenOptions = {}, groupPolicy?: GroupPolicy): Promise<Routed> {
+  const bridge = await startBridge({ dbPath: join(dir, 'bridge.db'), host: '127.0.0.1', port: 0, log: quiet, db, ingestGroupMs: GROUP_MS, groupPolicy });
   const { services } = bridge;
   services.config?.write('routing', { rate_limit: { sends_per_minute: 0 } }, 'bench');
   if (db.synchronous) services.config.write('bridge', { storage: { sync: db.synchronous } }, 'bench');
@@ -199,6 +212,62 @@ export async function measure(db: OpenOptions, count: number, rate?: number, htt
     watched = undefined;
     const states = r.bridge.services.deliveries.countByState();
     if ((states.delivered ?? 0) !== count + 50) throw new Error(`not every delivery was delivered: ${JSON.stringify(states)}`);
+    await r.bridge.close(1000);
+    result.rowBytes = (vacuumedBytes(join(dir, 'bridge.db'), dir, 'after') - empty) / count;
+    return result;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+interface ApiRun {
+  messages: number;
+  bytes: number;
+  commits: number;
+  /** Request sent -> 202 answered. */
+  latencies: number[];
+  perSecond: number;
+  rowBytes: number;
+}
+
+/** `count` sends through POST /api/messages/send by `clients` clients, each sending its next
+ *  request as soon as the last is answered (1: one at a time, a script or a curl loop). */
+export async function measureApi(policy: GroupPolicy, clients: number, count: number, db: OpenOptions = {}): Promise<ApiRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'fb-bench-api-'));
+  try {
+    const r = await routedBridge(dir, db, policy);
+    const headers = { authorization: `Bearer ${r.key}`, 'content-type': 'application/json' };
+    const send = async (i: number) => {
+      const res = await fetch(`${r.bridge.url}/api/messages/send`, { method: 'POST', headers, body: JSON.stringify({ to: '!write000', text: `bench write ${i}` }) });
+      if (res.status !== 202) throw new Error(`send ${i}: ${res.status} ${await res.text()}`);
+      await res.arrayBuffer();
+    };
+    for (let i = 0; i < 50; i++) await send(i);
+    await sleep(500);
+    r.bridge.services.writeBehind.flush();
+    const empty = vacuumedBytes(join(dir, 'bridge.db'), dir, 'before');
+    const latencies: number[] = [];
+    let next = 0;
+    const bytes0 = writeBytes();
+    const commits0 = commitsSeen;
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: clients }, async () => {
+      while (next < count) {
+        const i = 50 + next++;
+        const started = performance.now();
+        await send(i);
+        latencies.push(performance.now() - started);
+      }
+    }));
+    const elapsed = performance.now() - t0;
+    // Every delivery out, its state written: part of the cost.
+    for (let n = 0; (r.bridge.services.deliveries.countByState().delivered ?? 0) < count + 50; n++) {
+      if (n > 2000) throw new Error(`not every delivery was delivered: ${JSON.stringify(r.bridge.services.deliveries.countByState())}`);
+      await sleep(5);
+    }
+    r.bridge.services.writeBehind.flush();
+    const result = { messages: count, bytes: writeBytes() - bytes0, commits: commitsSeen - commits0, latencies, perSecond: (count / elapsed) * 1000, rowBytes: 0 };
+    watched = undefined;
     await r.bridge.close(1000);
     result.rowBytes = (vacuumedBytes(join(dir, 'bridge.db'), dir, 'after') - empty) / count;
     return result;
@@ -314,18 +383,43 @@ const pct = (xs: number[], p: number) => {
 };
 const out = (s: string) => process.stdout.write(s + '\n');
 
+/** API clients (issue 30): one at a time and 8 in flight, under the bridge's group rule and the
+ *  one before it, measured in the same run. True when the targets are met. */
+async function apiFigures(): Promise<boolean> {
+  const per = (r: { bytes: number; messages: number }) => r.bytes / r.messages;
+  const loneWindow = await measureApi('window', 1, API_LONE_WINDOW);
+  const lone = await measureApi('writers', 1, API_MESSAGES);
+  const loneNormal = await measureApi('writers', 1, API_MESSAGES, { synchronous: 'normal' });
+  const eightWindow = await measureApi('window', 8, API_MESSAGES);
+  const eight = await measureApi('writers', 8, API_MESSAGES);
+  const apiLine = (r: ApiRun) => `p50 ${pct(r.latencies, 50).toFixed(2)} ms  p99 ${pct(r.latencies, 99).toFixed(2)} ms  ${fmt(r.perSecond)} sends/s  ${fmt(per(r))} bytes/message  ${(per(r) / r.rowBytes).toFixed(1)}x the rows  ${(r.commits / r.messages).toFixed(3)} commits/message`;
+  const loneMet = pct(lone.latencies, 50) < TARGET_LONE_P50_MS && lone.perSecond >= TARGET_LONE_RATE;
+  const eightMet = per(eight) / eight.rowBytes <= Math.max(TARGET_EIGHT_RATIO, per(eightWindow) / eightWindow.rowBytes);
+  out(`  API sends one at a time (${API_MESSAGES}), 202 answered       ${apiLine(lone)}   target p50 < ${TARGET_LONE_P50_MS} ms and >= ${TARGET_LONE_RATE}/s: ${loneMet ? 'MET' : 'NOT MET'}`);
+  out(`    with bridge.storage.sync=normal (an fsync less per send) ${apiLine(loneNormal)}`);
+  out(`    before issue 30 (every ingest in the window waits) ${apiLine(loneWindow)}   (${API_LONE_WINDOW} sends)`);
+  out(`  API sends, 8 clients in flight (${API_MESSAGES})             ${apiLine(eight)}   target <= ${TARGET_EIGHT_RATIO}x the rows or the rule before: ${eightMet ? 'MET' : 'NOT MET'}`);
+  out(`    before issue 30                                 ${apiLine(eightWindow)}`);
+  return loneMet && eightMet;
+}
+
 export async function main(): Promise<number> {
+  if (process.env.BENCH_WRITES_ONLY === 'api') {
+    out('API sends (issue 30): POST /api/messages/send answered 202, group rule of issue 30 beside the one before');
+    return (await apiFigures()) ? 0 : 1;
+  }
   const paced = PACED_S * RATE;
-  out(`writes per routed message (issue 22): frames heard on a sim interface, each forwarded to another; /proc/self/io write_bytes; page size and checkpoints as shipped; ingests share a commit within ${GROUP_MS ?? INGEST_GROUP_MS} ms (group commit)`);
+  out(`writes per routed message (issue 22): frames heard on a sim interface, each forwarded to another; /proc/self/io write_bytes; page size, checkpoints and sync (full) as shipped; ingests share a commit within ${GROUP_MS ?? INGEST_GROUP_MS} ms (group commit)`);
   const seq = await measure({}, MESSAGES);
   const pace = await measure({}, paced, RATE);
   const paceHttp = await measure({}, paced, RATE, true);
   const raw = await measureRaw({}, paced, RATE);
   const wakeFloor = await measureWakeFloor(paced, RATE);
-  const seqFull = await measure({ synchronous: 'full' }, MESSAGES);
-  const paceFull = await measure({ synchronous: 'full' }, paced, RATE);
+  // The default is bridge.storage.sync full (issue 30): the runs above; normal beside them.
+  const seqNormal = await measure({ synchronous: 'normal' }, MESSAGES);
+  const paceNormal = await measure({ synchronous: 'normal' }, paced, RATE);
   const idle = await measureIdle();
-  const per = (r: Run) => r.bytes / r.messages;
+  const per = (r: { bytes: number; messages: number }) => r.bytes / r.messages;
   const seqMet = per(seq) <= TARGET_BYTES;
   const paceMet = per(pace) <= TARGET_PACED_RATIO * pace.rowBytes;
   // The last group (the last message's outcome) commits once more after the run.
@@ -342,10 +436,11 @@ export async function main(): Promise<number> {
   out(`  latency receive -> delivered at ${RATE} msg/s           p50 ${pct(pace.latencies, 50).toFixed(2)} ms   p99 ${pct(pace.latencies, 99).toFixed(2)} ms   target p99 < 10 ms: ${latencyMet ? 'MET' : 'NOT MET'}`);
   out(`  baseline: node:sqlite writing the same rows          p50 ${pct(raw.latencies, 50).toFixed(2)} ms   p99 ${pct(raw.latencies, 99).toFixed(2)} ms`);
   out(`  CPU per routed message at ${RATE} msg/s                 ${(pace.cpuMs / paced).toFixed(3)} ms   baseline node:sqlite ${(raw.cpuMs / paced).toFixed(3)} ms   floor: waking ${RATE} times a second and doing nothing ${(wakeFloor / paced).toFixed(3)} ms   (issue 22 target <= 0.5 ms)`);
-  out(`  bridge.storage.sync=full, sequential                  ${fmt(per(seqFull))} bytes/message   ${(seqFull.commits / seqFull.messages).toFixed(2)} commits/message   p50 ${pct(seqFull.latencies, 50).toFixed(2)} ms  p99 ${pct(seqFull.latencies, 99).toFixed(2)} ms (normal: p50 ${pct(seq.latencies, 50).toFixed(2)} ms  p99 ${pct(seq.latencies, 99).toFixed(2)} ms)`);
-  out(`  bridge.storage.sync=full, paced ${RATE} msg/s          ${fmt(per(paceFull))} bytes/message   p50 ${pct(paceFull.latencies, 50).toFixed(2)} ms  p99 ${pct(paceFull.latencies, 99).toFixed(2)} ms   CPU ${(paceFull.cpuMs / paced).toFixed(3)} ms/message`);
+  out(`  bridge.storage.sync=normal, sequential                ${fmt(per(seqNormal))} bytes/message   ${(seqNormal.commits / seqNormal.messages).toFixed(2)} commits/message   p50 ${pct(seqNormal.latencies, 50).toFixed(2)} ms  p99 ${pct(seqNormal.latencies, 99).toFixed(2)} ms (full, the default: p50 ${pct(seq.latencies, 50).toFixed(2)} ms  p99 ${pct(seq.latencies, 99).toFixed(2)} ms)`);
+  out(`  bridge.storage.sync=normal, paced ${RATE} msg/s        ${fmt(per(paceNormal))} bytes/message   p50 ${pct(paceNormal.latencies, 50).toFixed(2)} ms  p99 ${pct(paceNormal.latencies, 99).toFixed(2)} ms   CPU ${(paceNormal.cpuMs / paced).toFixed(3)} ms/message (full, the default: CPU ${(pace.cpuMs / paced).toFixed(3)} ms/message)`);
   out(`  idle ${IDLE_S} s with ${WAITING.toLocaleString('en-US')} deliveries waiting        ${fmt(idle.bytes)} bytes   CPU ${idle.cpuMs.toFixed(0)} ms   baseline (this process, no bridge): ${idle.baseBytes} bytes, CPU ${idle.baseCpuMs.toFixed(0)} ms   target 0 bytes: ${idleMet ? 'MET' : 'NOT MET'}`);
-  return seqMet && paceMet && commitsMet && latencyMet && idleMet ? 0 : 1;
+  const apiMet = await apiFigures();
+  return seqMet && paceMet && commitsMet && latencyMet && idleMet && apiMet ? 0 : 1;
 }
 
 if (import.meta.main) process.exitCode = await main();

@@ -31,6 +31,10 @@ declare -A NEED=(
   [/usr/lib/python3/dist-packages/serial/__init__.py]=python3-serial
   # BLE tests (issue 16): a private dbus-daemon and the BlueZ stand-in test/peers/bluez/, which
   # uses Debian's D-Bus and GLib bindings under /usr/bin/python3. `dbus` brings dbus-daemon.
+  # The read-only card test (issue 30): an ext4 image on a loop device, checked after its abort.
+  [mkfs.ext4]=e2fsprogs
+  [e2fsck]=e2fsprogs
+  [findmnt]=util-linux
   [dbus-daemon]=dbus
   [/usr/lib/python3/dist-packages/dbus/__init__.py]=python3-dbus
   [/usr/lib/python3/dist-packages/gi/__init__.py]=python3-gi

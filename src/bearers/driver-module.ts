@@ -99,6 +99,10 @@ export interface DriverModule<K extends string = string> {
    *  on the SIM, an Iridium message in the modem's MT buffer): while the database is locked by another
    *  process, its frames are refused rather than held in memory (router/held-frames.ts). */
   keepsUnstoredFrames?: boolean;
+  /** The sender of a heard frame will not send it again: the radio acknowledged it over the air
+   *  (or no one is told of a loss) before the bridge had it. Each such frame is committed as soon
+   *  as it is stored, never left in an open group for a window (router/held-frames.ts; issue 30). */
+  framesNotRepeated?: boolean;
   /** Opens sim://<channel>: a simulated device in this process. */
   openSim?: (channel: string) => Promise<Link>;
   simulator?: SimulatorCommand;

@@ -3,7 +3,7 @@ import { DRIVERS } from '../bearers/drivers.ts';
 import { migrate } from '../db/migrate.ts';
 import { BUSY_SLICE_MS, retryWhileBusy, writeMark } from '../db/busy.ts';
 import { writeWantedWatcher } from '../db/write-wanted.ts';
-import { commitGroup, commitMark, committed, databaseOpenError, enableGroupCommit, type OpenOptions, openSqlite, setSynchronous } from '../db/sqlite.ts';
+import { commitGroup, commitMark, committed, databaseOpenError, enableGroupCommit, expectWrite, type GroupPolicy, type OpenOptions, openSqlite, setSynchronous } from '../db/sqlite.ts';
 import { httpMetrics } from '../http/metrics.ts';
 import { buildOpenApi } from '../http/openapi.ts';
 import type { Route } from '../http/route.ts';
@@ -87,6 +87,9 @@ export interface BridgeOptions {
   db?: OpenOptions;
   /** Group commit window of ingests (benchmarks compare); default INGEST_GROUP_MS, 0: off. */
   ingestGroupMs?: number;
+  /** How ingests group (the benchmark measures the rule before issue 30 beside it); default
+   *  'writers' (db/transaction.ts). */
+  groupPolicy?: GroupPolicy;
 }
 
 /**
@@ -97,9 +100,10 @@ export interface BridgeOptions {
 export const BRIDGE_DB: OpenOptions = { pageSize: 1024, walAutocheckpoint: 1000, tempStore: 'memory' };
 
 /**
- * Ingests (heard frames, API sends) that come within this long of the last commit share the
- * next one, at most one commit per window (group commit, db/transaction.ts; issue 22): their
- * acknowledgements wait for it. Chosen by measurement with scripts/bench-writes.ts
+ * The longest an ingest waits for a group (group commit, db/transaction.ts; issues 22 and 30):
+ * frames from senders that repeat, coming within this long of the last commit, share the next
+ * one, at most one commit per window; ingests with other writes announced (API calls in flight)
+ * share one as soon as all of them wait. Chosen by measurement with scripts/bench-writes.ts
  * (docs/decisions.md "Issue 22: a write path made for flash").
  */
 export const INGEST_GROUP_MS = 300;
@@ -247,13 +251,22 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       if (e.path !== PREVIEW_PATH) services.audit.insert({ at: new Date(clock.now()).toISOString(), key_id: e.keyId, method: e.method, path: e.path, status: e.status, request_id: e.requestId });
     },
     metrics: httpMetrics(metrics, 'fieldbridge'),
-    // A change is answered once it is committed: an ingest may wait in an open group (issue 22).
-    // A failed group COMMIT rejects here and is answered like the write's own error (507, ...).
-    // A call that wrote nothing (a preview, a refused change) does not wait, nor hurry a group.
+    // A change is answered once it is committed: an ingest may wait in an open group (issue 22),
+    // while other calls that may change something are on their way (issue 30): each counts from
+    // its arrival until its handler is done. A failed group COMMIT rejects here and is answered
+    // like the write's own error (507, ...). A call that wrote nothing (a preview, a refused
+    // change) does not wait, nor hurry a group.
+    expectWrite: () => expectWrite(db),
     runHandler: async (work, how) => {
       const mark = commitMark(db);
       let before: string | undefined;
-      const result = await retryWhileBusy(db, () => ((before ??= writeMark(db)), work()), how);
+      const run = () => ((before ??= writeMark(db)), work());
+      let result;
+      try {
+        result = await retryWhileBusy(db, how.writer ? () => how.writer!.run(run) : run, how);
+      } finally {
+        how.writer?.done();
+      }
       if (how.gate && writeMark(db) !== before) await committed(db, mark);
       return result;
     },
@@ -298,7 +311,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   // (recovery, the uplink's session) kept SQLite's full wait: nothing else runs yet.
   db.exec(`PRAGMA busy_timeout = ${BUSY_SLICE_MS}`);
   // No group while another process asks for the lock (`fieldbridge keys create`: db/write-wanted.ts).
-  enableGroupCommit(db, options.ingestGroupMs ?? INGEST_GROUP_MS, writeWantedWatcher(options.dbPath));
+  enableGroupCommit(db, options.ingestGroupMs ?? INGEST_GROUP_MS, writeWantedWatcher(options.dbPath), options.groupPolicy);
   log.info('bridge_listening', { url: server.url, db: options.dbPath, version: VERSION });
 
   let closing: Promise<void> | undefined;

@@ -26,6 +26,16 @@ export function isReadOnlyError(error: unknown): boolean {
   return /readonly database/i.test((error as Error)?.message ?? '');
 }
 
+/** True for SQLITE_IOERR and its extended codes: the operating system failed a read, write or
+ *  sync of the database's files (a card failing, an ext4 file system aborted after errors and
+ *  remounted read-only under an open file). Nothing of the failing write is stored. The API
+ *  answers 503 (docs/errors.md, storage-io). */
+export function isIoError(error: unknown): boolean {
+  const code = primaryCode(error);
+  if (code !== undefined) return code === 10;
+  return /disk I\/O error/i.test((error as Error)?.message ?? '');
+}
+
 /** True for SQLITE_BUSY alone: another connection holds the lock, and waiting may help
  *  (db/busy.ts waits and tries again only for this; SQLITE_LOCKED is a conflict inside this
  *  process that waiting does not end). */

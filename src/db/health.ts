@@ -1,14 +1,14 @@
 import { statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
-import { BUSY_TIMEOUT_MS, isBusyError, isReadOnlyError, isStorageFullError, lastWriteTrouble, withoutBusyWait } from './sqlite.ts';
+import { BUSY_TIMEOUT_MS, isBusyError, isIoError, isReadOnlyError, isStorageFullError, lastWriteTrouble, withoutBusyWait } from './sqlite.ts';
 
 // What GET /api/health says of the database (docs/api.md 4.10; issue 14). The check never waits
 // for a lock: SQLite's busy wait blocks the whole event loop (node:sqlite is synchronous), so a
 // health check that waited on another process's lock froze the bridge for up to 5 s and then
 // answered late. It runs at most once a second; in between the last answer is repeated.
 
-export type DbState = 'ok' | 'busy' | 'full' | 'read-only' | 'closed' | 'error';
+export type DbState = 'ok' | 'busy' | 'full' | 'read-only' | 'io-error' | 'closed' | 'error';
 
 export interface DbStatus {
   db: DbState;
@@ -24,10 +24,12 @@ export const DB_CHECK_INTERVAL_MS = 1000;
  *  and SQLite needs room in its write-ahead log before a write can commit. */
 export const MIN_FREE_BYTES = 1024 * 1024;
 
-/** A write that failed for want of room (or of write access) keeps the state "full"
- *  ("read-only") this long, unless a later commit succeeds first. The space check below
- *  still sees a full disk after that; the window covers a large write failing while some
- *  room is left. */
+/** A write that failed for want of room keeps the state "full" this long, unless a later commit
+ *  succeeds first. The space check below still sees a full disk after that; the window covers a
+ *  large write failing while some room is left. A write that failed for want of write access or
+ *  on a failing file system ("read-only", "io-error") keeps its state until a commit succeeds:
+ *  the check's own BEGIN IMMEDIATE writes nothing, so it passes on an ext4 file system aborted
+ *  under the open file, and nothing else would show it. */
 export const WRITE_TROUBLE_MS = 10_000;
 
 export interface DbHealthOptions {
@@ -83,9 +85,10 @@ export class DbHealth {
       return { db: 'full', detail: `${room} bytes left for the database, less than ${MIN_FREE_BYTES}: writes fail or soon will; free space on its file system` };
     }
     const trouble = lastWriteTrouble(db);
-    if (trouble && performance.now() - trouble.atMs < WRITE_TROUBLE_MS) {
-      const state = fromError(trouble.error);
-      if (state) return { db: state.db, detail: `a write failed ${Math.round((performance.now() - trouble.atMs) / 1000)} s ago: ${state.detail}` };
+    const state = trouble && fromError(trouble.error);
+    if (trouble && state) {
+      const ageMs = performance.now() - trouble.atMs;
+      if (state.db !== 'full' || ageMs < WRITE_TROUBLE_MS) return { db: state.db, detail: `a write failed ${Math.round(ageMs / 1000)} s ago: ${state.detail}` };
     }
     return { db: 'ok', detail: null };
   }
@@ -115,6 +118,9 @@ function fromError(error: unknown): DbStatus | null {
   }
   if (isStorageFullError(error)) return { db: 'full', detail: 'the disk holding the database is full (SQLITE_FULL); free space on it' };
   if (isReadOnlyError(error)) return { db: 'read-only', detail: 'the database cannot be written (SQLITE_READONLY): its file system is read-only or its mode changed' };
+  if (isIoError(error)) {
+    return { db: 'io-error', detail: `the file system holding the database failed a read or write (SQLITE_IOERR: ${(error as Error).message}); an SD card after errors is remounted read-only: check dmesg, repair it (fsck), restart the bridge` };
+  }
   return null;
 }
 

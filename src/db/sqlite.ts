@@ -7,10 +7,10 @@ import { commitGroup } from './transaction.ts';
 
 // Transactions, riders, afterCommit and group commit live in transaction.ts, what an error
 // means in errors.ts; every store imports them from here.
-export { isBusyError, isLockHeldError, isReadOnlyError, isStorageFullError } from './errors.ts';
+export { isBusyError, isIoError, isLockHeldError, isReadOnlyError, isStorageFullError } from './errors.ts';
 export {
   afterCommit, type CommitRider, commitCount, commitGroup, commitMark, committed, enableGroupCommit, inTransaction, lastWriteTrouble, leaveRide, onGroupFailed,
-  type CommittedOptions, noticeLostGroup, pendingCommit, rideNextCommit, transaction, type WriteTrouble,
+  type CommittedOptions, type ExpectedWrite, expectWrite, type GroupPolicy, type Grouping, noticeLostGroup, pendingCommit, rideNextCommit, transaction, type WriteTrouble,
 } from './transaction.ts';
 
 // docs/api.md section 8: the bridge waits up to 5000 ms for a busy database before giving up.

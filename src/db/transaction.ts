@@ -1,13 +1,15 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DatabaseSync } from 'node:sqlite';
-import { isReadOnlyError, isStorageFullError } from './errors.ts';
+import { isIoError, isReadOnlyError, isStorageFullError } from './errors.ts';
 
 // Transactions on one connection: what rides a commit (riders, afterCommit), and group commit of
 // ingests (issue 22; docs/decisions.md "Issue 22: a write path made for flash"). Re-exported by
 // sqlite.ts. node:sqlite is synchronous: transaction(fn) returns fn's value at once, whether its
 // work is committed at once or joins a group that commits a few tens of milliseconds later.
 
-/** The last transaction() on a connection that failed for want of room or of write access
- *  (SQLITE_FULL, SQLITE_READONLY), and when; forgotten at the next commit. DbHealth reads it. */
+/** The last transaction() on a connection that failed for want of room or of write access, or
+ *  for a failing file system (SQLITE_FULL, SQLITE_READONLY, SQLITE_IOERR), and when; forgotten
+ *  at the next commit. DbHealth reads it. */
 export interface WriteTrouble {
   error: unknown;
   /** performance.now() when it failed: an age, not a time. */
@@ -21,7 +23,7 @@ export function lastWriteTrouble(db: DatabaseSync): WriteTrouble | undefined {
 
 function noteOutcome(db: DatabaseSync, error: unknown): void {
   if (error === null) troubles.delete(db);
-  else if (isStorageFullError(error) || isReadOnlyError(error)) troubles.set(db, { error, atMs: performance.now() });
+  else if (isStorageFullError(error) || isReadOnlyError(error) || isIoError(error)) troubles.set(db, { error, atMs: performance.now() });
 }
 
 /**
@@ -94,27 +96,36 @@ export function commitCount(db: DatabaseSync): number {
 // A commit costs the card far more than the rows it carries: every b-tree it touches writes at
 // least one whole page to the WAL. At 50 msg/s each message committing on its own wrote about
 // 18 times its rows' bytes. A connection with group commit on (enableGroupCommit, the bridge's)
-// therefore lets the transactions that ask for it (ingests: { group: true }) share a commit when
-// they come quickly:
+// therefore lets the transactions that ask for it (ingests: { group }) share a commit, but a
+// write waits for one only while more writes are known to be coming (issue 30):
 //
-// - one that starts more than `windowMs` after the last COMMIT commits at once, as always: a
-//   lone message is acknowledged as fast as before;
-// - one that starts sooner opens a group: BEGIN IMMEDIATE stays open, it and every transaction
-//   after it runs as a SAVEPOINT ("unit") inside it (one that fails rolls back alone), and the
-//   group COMMITs on a timer at last COMMIT + windowMs. At most one commit per windowMs, unless
-//   MAX_WAITING acknowledgements wait for it: then it commits at the next turn. A sender that
-//   waits for each answer before the next (a script, an HTTP client with a few requests in
-//   flight) cannot add more to the group by waiting, and 8 messages already share the commit's
-//   fixed pages (about 30 of 1 KiB: each b-tree's path to its last leaf) among them.
+// - an API ingest (group: true) opens a group, or joins the open one: BEGIN IMMEDIATE stays open,
+//   it and every transaction after it runs as a SAVEPOINT ("unit") inside it (one that fails
+//   rolls back alone). The group COMMITs at the next turn of the event loop (setImmediate) once
+//   no announced writer is still on its way: whatever the loop read in the same turn (requests
+//   that arrived together) joins it, and a client that sends one request after another waits a
+//   turn, not a window. Writers are announced by expectWrite: the HTTP layer counts every call
+//   that may change something from its arrival until its handler is done, so a request whose
+//   body is still arriving holds the commit for the ones already in, at most `windowMs`.
+// - a frame whose sender repeats it (group: 'paced') relies on the window's evidence: one that
+//   comes within `windowMs` of the last ingest COMMIT opens a group committed at last COMMIT +
+//   windowMs (at most one commit per window: a Meshtastic-like flow at 50 msg/s groups with
+//   nobody announcing anything), or at the next turn once an acknowledgement waits for it
+//   (committed(), hurrying) and no announced writer is coming: a driver that awaits each
+//   answer (the SMS driver deleting from the SIM) waits a turn. Outside the window it commits
+//   at once (or groups with announced writers). A frame whose sender will not repeat it is not
+//   grouped at all (router/held-frames.ts).
+// - MAX_WAITING acknowledgements waiting commit a group at the next turn whatever is still
+//   coming: 8 messages already share the commit's fixed pages (about 30 of 1 KiB).
 // - what acknowledges a write (an HTTP 2xx, a bearer's receive() answer) first awaits
 //   committed(db): nothing acknowledged can be lost by a crash, as before.
 // - the rest of the bridge works on from the open group: it reads the same connection, so the
 //   dispatcher sends a message before its group commits (receive-to-delivered stays short).
 //   A crash before the COMMIT loses only what nobody was told is stored; a frame sent from the
 //   lost group goes out again when its sender repeats it (at least once).
-// - a transaction that does not ask to group (an API change, a write-behind's own flush) joins
-//   an open group as a unit and commits the group at once: it is committed when it returns, as
-//   before, and a lock we hold is never waited for.
+// - a transaction that does not ask to group (an API change, a write-behind's own flush, such a
+//   frame) joins an open group as a unit and commits the group at once: it is committed when it
+//   returns, as before, and a lock we hold is never waited for.
 // - a failed group COMMIT (SQLITE_FULL, an I/O error) rejects every committed() waiting and is
 //   told to onGroupFailed listeners, which drop what they read from the group.
 // - while another process wants to write (`yieldTo`: db/write-wanted.ts), no group opens: each
@@ -122,7 +133,10 @@ export function commitCount(db: DatabaseSync): number {
 //   follow each other with the lock free for a millisecond between them, and SQLite's busy wait
 //   in the other process (it looks every 100 ms) failed 9 times in 15.
 // - only commits that carry an ingest start a window: a background commit (the write-behind's
-//   or the audit's own flush) does not make the next lone message wait for a group.
+//   or the audit's own flush) does not make the next frame wait for a group.
+// - the 'window' policy is the rule before issue 30, for the benchmark to measure beside: every
+//   ingest within the window of the last ingest COMMIT opens a group that waits for its timer
+//   or MAX_WAITING acknowledgements; outside it, it commits at once.
 
 /** Acknowledgements waiting (committed()) that make a group commit at once. */
 export const MAX_WAITING = 8;
@@ -134,8 +148,20 @@ export interface CommittedOptions {
   hurry?: boolean;
 }
 
+/** How a connection groups: 'writers' waits only while writes are known to be coming (the
+ *  bridge's); 'window', the rule before issue 30 (above), for the benchmark. */
+export type GroupPolicy = 'writers' | 'window';
+
 interface Group {
-  timer: ReturnType<typeof setTimeout> | undefined;
+  /** Cancels the scheduled COMMIT. */
+  timer: (() => void) | undefined;
+  /** Opened on the window's evidence alone (frames whose senders repeat, or the 'window'
+   *  policy): it waits for its timer unless an acknowledgement waits. */
+  onWindow: boolean;
+  /** The COMMIT at the next turn is scheduled. */
+  soon: boolean;
+  /** Announced writers done while it was open. */
+  writers: number;
   /** Everyone waiting for this group's COMMIT (committed()). */
   waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }>;
   /** How many of them are acknowledgements (MAX_WAITING). */
@@ -154,6 +180,14 @@ interface Connection {
   lastCommitAt: number;
   /** True while another process wants the write lock: no group opens. */
   yieldTo: () => boolean;
+  policy: GroupPolicy;
+  /** Announced writers (expectWrite) still on their way to their commit. */
+  coming: number;
+  /** Announced writers done while the last committed group was open: their clients were
+   *  answered by its COMMIT, and one that keeps requests in flight sends the next at once. */
+  answered: number;
+  /** Announced writers arrived since that COMMIT (taken to be those clients coming back). */
+  arrived: number;
   /** transaction() bodies running now (a unit, a nested savepoint, riders). */
   depth: number;
   group: Group | undefined;
@@ -166,17 +200,72 @@ interface Connection {
 const connections = new WeakMap<DatabaseSync, Connection>();
 function connection(db: DatabaseSync): Connection {
   let c = connections.get(db);
-  if (!c) connections.set(db, (c = { windowMs: 0, lastCommitAt: -Infinity, yieldTo: () => false, depth: 0, group: undefined, failed: new Set(), failures: 0, lastFailure: undefined }));
+  if (!c) connections.set(db, (c = { windowMs: 0, lastCommitAt: -Infinity, yieldTo: () => false, policy: 'writers', coming: 0, answered: 0, arrived: 0, depth: 0, group: undefined, failed: new Set(), failures: 0, lastFailure: undefined }));
   return c;
 }
 
 /** Turns group commit on for a connection (0: off, the default): transactions that ask to group
- *  share one COMMIT at most every `windowMs`; none opens while `yieldTo()` says another process
- *  wants the write lock. */
-export function enableGroupCommit(db: DatabaseSync, windowMs: number, yieldTo: () => boolean = () => false): void {
+ *  share a COMMIT while more writes are known to be coming (above), a group waiting at most
+ *  `windowMs`; none opens while `yieldTo()` says another process wants the write lock. */
+export function enableGroupCommit(db: DatabaseSync, windowMs: number, yieldTo: () => boolean = () => false, policy: GroupPolicy = 'writers'): void {
   const c = connection(db);
   c.windowMs = windowMs;
   c.yieldTo = yieldTo;
+  c.policy = policy;
+}
+
+/** A write known to be coming on a connection (an HTTP call that may change something, from its
+ *  arrival): while it is on its way, ingests share a group rather than commit one by one. */
+export interface ExpectedWrite {
+  /** Runs the writer's work: a transaction inside it knows the writer coming is itself. */
+  run<T>(fn: () => T): T;
+  /** The writer is done (it waits for its commit, or wrote nothing): no longer coming. Once. */
+  done(): void;
+}
+
+const runningWriter = new AsyncLocalStorage<{ db: DatabaseSync; isDone: () => boolean }>();
+
+/** Announces a write coming on the connection (an HTTP call that may change something). */
+export function expectWrite(db: DatabaseSync): ExpectedWrite {
+  const c = connection(db);
+  c.coming++;
+  c.arrived++;
+  let finished = false;
+  const self = { db, isDone: () => finished };
+  return {
+    run: (fn) => runningWriter.run(self, fn),
+    done: () => {
+      if (finished) return;
+      finished = true;
+      c.coming--;
+      if (c.group) {
+        c.group.writers++;
+        commitWhenAllWait(db, c, c.group);
+      }
+    },
+  };
+}
+
+/** Writers expected back: the clients the last COMMIT answered that have not sent their next
+ *  write yet, within the window of that COMMIT. A client that sends one request after another
+ *  is the one that comes back: nothing more is expected, and it waits a turn, not a window. */
+function expectedBack(c: Connection): number {
+  return performance.now() - c.lastCommitAt < c.windowMs ? Math.max(0, c.answered - c.arrived) : 0;
+}
+
+/** Announced writers on their way besides the one running now. */
+function othersComing(db: DatabaseSync, c: Connection): number {
+  const me = runningWriter.getStore();
+  return c.coming - (me && me.db === db && !me.isDone() ? 1 : 0);
+}
+
+/** No announced writer is on its way and none is expected back: nothing known could still share
+ *  the commit, so it is made at the next turn (what the event loop has read meanwhile joins it).
+ *  A group opened on the window's evidence alone waits for that, or for an acknowledgement. */
+function commitWhenAllWait(db: DatabaseSync, c: Connection, group: Group): void {
+  if (c.policy !== 'writers' || group.soon || c.coming > 0 || (group.onWindow && group.hurrying === 0) || expectedBack(c) > 0) return;
+  group.soon = true;
+  scheduleCommit(db, group, 0);
 }
 
 /** Groups lost on the connection so far: taken before work whose acknowledgement does not
@@ -197,7 +286,10 @@ export function committed(db: DatabaseSync, since?: number, options: CommittedOp
   const lostSince = () => c !== undefined && since !== undefined && c.failures > since;
   if (!group) return lostSince() ? Promise.reject(c!.lastFailure) : Promise.resolve();
   const waiting = new Promise<void>((resolve, reject) => group.waiters.push({ resolve, reject }));
-  if (options.hurry !== false && ++group.hurrying === MAX_WAITING) scheduleCommit(db, group, 0);
+  if (options.hurry !== false) {
+    if (++group.hurrying === MAX_WAITING) scheduleCommit(db, group, 0);
+    else commitWhenAllWait(db, c!, group);
+  }
   return waiting.then(() => {
     if (lostSince()) throw c!.lastFailure;
   });
@@ -249,7 +341,9 @@ export function commitGroup(db: DatabaseSync): void {
     throw error;
   }
   c.group = undefined;
-  if (group.timer) clearTimeout(group.timer);
+  group.timer?.();
+  c.answered = group.writers;
+  c.arrived = c.coming;
   finishCommit(db, c, group.aboard, group.after, true);
   for (const w of group.waiters) w.resolve();
 }
@@ -271,7 +365,7 @@ function abandonGroup(db: DatabaseSync, c: Connection, error: unknown): void {
   c.group = undefined;
   c.failures++;
   c.lastFailure = error;
-  if (group.timer) clearTimeout(group.timer);
+  group.timer?.();
   afterCommits.delete(db);
   noteOutcome(db, error);
   for (const rider of group.aboard.reverse()) tellFailed(rider, error);
@@ -285,13 +379,18 @@ function abandonGroup(db: DatabaseSync, c: Connection, error: unknown): void {
   }
 }
 
+/** How a transaction may share its COMMIT (group commit, above): `true`, an API ingest, with
+ *  what the same turn and the announced writers bring; 'paced', a frame whose sender repeats it,
+ *  on the window's evidence or with announced writers. */
+export type Grouping = boolean | 'paced';
+
 /** Runs fn inside BEGIN IMMEDIATE ... COMMIT, rolling back on any throw. The writes of the
  *  riders waiting for a commit (rideNextCommit) go with it. Inside another transaction it is
  *  a savepoint of that one: its work commits with the outer transaction, or not at all (a
  *  frame split into parts is stored whole or not at all, router/held-frames.ts). `group`: on a
  *  connection with group commit on, it may share its COMMIT with the transactions around it
  *  (see above); the caller awaits committed(db) before it tells anyone the work is stored. */
-export function transaction<T>(db: DatabaseSync, fn: () => T, options: { group?: boolean } = {}): T {
+export function transaction<T>(db: DatabaseSync, fn: () => T, options: { group?: Grouping } = {}): T {
   const c = connection(db);
   noticeLostGroup(db);
   if (c.depth > 0 || (db.isTransaction && !c.group)) return savepoint(db, c, fn);
@@ -300,8 +399,15 @@ export function transaction<T>(db: DatabaseSync, fn: () => T, options: { group?:
     if (!options.group) commitGroup(db);
     return result;
   }
-  if (options.group && c.windowMs > 0 && performance.now() - c.lastCommitAt < c.windowMs && !c.yieldTo()) return openGroup(db, c, fn);
-  return commitAlone(db, c, fn, options.group === true);
+  const grouping = options.group ?? false;
+  if (grouping && c.windowMs > 0 && !c.yieldTo()) {
+    const inWindow = performance.now() - c.lastCommitAt < c.windowMs;
+    if (c.policy === 'window' || grouping === 'paced') {
+      if (inWindow) return openGroup(db, c, fn, true);
+      if (c.policy === 'writers' && othersComing(db, c) > 0) return openGroup(db, c, fn, false);
+    } else return openGroup(db, c, fn, false);
+  }
+  return commitAlone(db, c, fn, grouping !== false);
 }
 
 /** BEGIN IMMEDIATE; the failure is remembered for the health check. */
@@ -341,10 +447,12 @@ function commitAlone<T>(db: DatabaseSync, c: Connection, fn: () => T, ingest: bo
   return result;
 }
 
-/** Opens a group with fn as its first unit; it commits at last COMMIT + windowMs. */
-function openGroup<T>(db: DatabaseSync, c: Connection, fn: () => T): T {
+/** Opens a group with fn as its first unit. Unless it commits sooner (commitWhenAllWait,
+ *  MAX_WAITING), it commits at last COMMIT + windowMs when opened on the window's evidence,
+ *  windowMs from now otherwise (an announced writer that stalls holds the others that long). */
+function openGroup<T>(db: DatabaseSync, c: Connection, fn: () => T, onWindow: boolean): T {
   begin(db);
-  const group: Group = { timer: undefined, waiters: [], hurrying: 0, after: [], aboard: [] };
+  const group: Group = { timer: undefined, onWindow, soon: false, writers: 0, waiters: [], hurrying: 0, after: [], aboard: [] };
   c.group = group;
   afterCommits.set(db, group.after);
   let result: T;
@@ -359,14 +467,16 @@ function openGroup<T>(db: DatabaseSync, c: Connection, fn: () => T): T {
     }
     throw error;
   }
-  scheduleCommit(db, group, group.hurrying >= MAX_WAITING ? 0 : c.lastCommitAt + c.windowMs - performance.now());
+  scheduleCommit(db, group, onWindow ? c.lastCommitAt + c.windowMs - performance.now() : c.windowMs);
+  commitWhenAllWait(db, c, group);
   return result;
 }
 
-/** The group's COMMIT in `delayMs` (replacing the one scheduled before). */
+/** The group's COMMIT in `delayMs` (replacing the one scheduled before); 0: at the next turn,
+ *  after the I/O the event loop has read now (setImmediate). */
 function scheduleCommit(db: DatabaseSync, group: Group, delayMs: number): void {
-  if (group.timer) clearTimeout(group.timer);
-  group.timer = setTimeout(() => {
+  group.timer?.();
+  const commit = () => {
     group.timer = undefined;
     if (connections.get(db)?.group !== group) return;
     try {
@@ -374,7 +484,14 @@ function scheduleCommit(db: DatabaseSync, group: Group, delayMs: number): void {
     } catch {
       // Told to the waiters and the onGroupFailed listeners.
     }
-  }, Math.max(0, delayMs));
+  };
+  if (delayMs <= 0) {
+    const immediate = setImmediate(commit);
+    group.timer = () => clearImmediate(immediate);
+  } else {
+    const timeout = setTimeout(commit, delayMs);
+    group.timer = () => clearTimeout(timeout);
+  }
 }
 
 /** One transaction's work inside an open group: a savepoint, rolled back alone if it fails.

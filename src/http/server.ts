@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
-import { isBusyError, isReadOnlyError, isStorageFullError } from '../db/sqlite.ts';
+import { type ExpectedWrite, isBusyError, isIoError, isReadOnlyError, isStorageFullError } from '../db/sqlite.ts';
 import { AppError, type FieldError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
@@ -34,7 +34,11 @@ export interface HttpAppOptions {
    *  (db/busy.ts, retryWhileBusy): `gate` is true for calls that change something (not
    *  GET/HEAD), which wait for the lock before they start; `repeatable` says whether the
    *  handler may be run again (no answer begun). Without it, handlers run as they are. */
-  runHandler?<T>(work: () => Promise<T>, options: { gate: boolean; repeatable: () => boolean }): Promise<T>;
+  runHandler?<T>(work: () => Promise<T>, options: { gate: boolean; repeatable: () => boolean; writer?: ExpectedWrite }): Promise<T>;
+  /** Told when a call that may change something arrives (not GET/HEAD), before its body is read:
+   *  a write is coming (group commit, db/transaction.ts expectWrite). The answer is handed to
+   *  runHandler, and told done() once the call is answered or its connection closed. */
+  expectWrite?(): ExpectedWrite;
   /** Validate every response against its schema (tests turn this on; a mismatch is a 500). */
   checkResponses?: boolean;
 }
@@ -58,6 +62,8 @@ export function createRequestHandler(options: HttpAppOptions): RequestHandler {
     // Refused for want of a valid key (401, 429): with authFailures these are logged once a
     // minute per source, so the access line of each is debug only.
     let keyRefused = false;
+    const writer = req.method !== 'GET' && req.method !== 'HEAD' ? options.expectWrite?.() : undefined;
+    if (writer) res.once('close', () => writer.done());
 
     res.once('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -164,7 +170,7 @@ export function createRequestHandler(options: HttpAppOptions): RequestHandler {
       };
       const handle = async () => route.handler(ctx);
       const mutating = req.method !== 'GET' && req.method !== 'HEAD';
-      const result = options.runHandler ? await options.runHandler(handle, { gate: mutating, repeatable: () => !res.headersSent }) : await handle();
+      const result = options.runHandler ? await options.runHandler(handle, { gate: mutating, repeatable: () => !res.headersSent, writer }) : await handle();
       if (result === HANDLED) return;
       const reply = result instanceof Reply ? result : new Reply(route.status ?? 200, result);
       if (options.checkResponses && route.response && reply.status < 300 && reply.body !== undefined) {
@@ -194,6 +200,9 @@ export function createRequestHandler(options: HttpAppOptions): RequestHandler {
       } else if (isReadOnlyError(error)) {
         log.error('storage_read_only', { request_id: requestId, route: routeTemplate, error: (error as Error).message, action: 'answered 503; make the database writable again' });
         sendProblem(res, 503, 'ERR_STORAGE_READ_ONLY', 'the database cannot be written: its file system is read-only or its mode changed; the change was not saved', undefined, {}, requestId);
+      } else if (isIoError(error)) {
+        log.error('storage_io_error', { request_id: requestId, route: routeTemplate, error: (error as Error).message, action: 'answered 503; check the card (dmesg), repair its file system, restart the bridge' });
+        sendProblem(res, 503, 'ERR_STORAGE_IO', 'the file system holding the database failed a write (an I/O error; an SD card after errors turns read-only): the change was not saved', undefined, {}, requestId);
       } else {
         log.error('http_unexpected_error', {
           request_id: requestId,

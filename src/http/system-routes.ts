@@ -31,7 +31,7 @@ export function systemRoutes(deps: SystemRouteDeps): Route[] {
     version: z.string(),
     uptime_s: z.number().describe('Seconds since the process started'),
     db: z.string().describe('"ok"; on the bridge "busy" (another process holds the write lock), "full" (no room left to write), ' +
-      '"read-only", "closed" or "error"; on the hub what went wrong reading the database'),
+      '"read-only", "io-error" (the file system failed a write), "closed" or "error"; on the hub what went wrong reading the database'),
     db_detail: z.string().nullable().optional().describe('Why db is not "ok", in words; null when it is'),
     ...deps.extra?.shape,
   });

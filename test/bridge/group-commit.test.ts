@@ -4,13 +4,14 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { INGEST_GROUP_MS } from '../../src/bridge/app.ts';
-import { commitCount, pendingCommit } from '../../src/db/sqlite.ts';
+import { commitCount, expectWrite, pendingCommit } from '../../src/db/sqlite.ts';
 import { startTestBridge, type TestBridge } from '../helpers/bridge.ts';
 import { createRule } from '../helpers/routing.ts';
 
-// Group commit of ingests in a running bridge (issue 22; db/transaction.ts): API sends and heard
-// frames that come within INGEST_GROUP_MS of the last commit share the next one, and each is
-// acknowledged (202, a bearer's receive() answer) only once it is committed. Checked against a
+// Group commit of ingests in a running bridge (issues 22 and 30; db/transaction.ts): heard frames
+// that come within INGEST_GROUP_MS of the last commit share the next one, API sends share one
+// while other sends are known to be coming, and each is acknowledged (202, a bearer's receive()
+// answer) only once it is committed. Checked against a
 // second connection on the same file, which sees exactly what a crash would leave.
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -36,27 +37,32 @@ async function routedBridge(): Promise<{ t: TestBridge; radio: string; onDisk: (
 /** Waits past the window, so the next ingest commits at once and the ones right after it group. */
 const quiet = () => sleep(INGEST_GROUP_MS + 30);
 
-test('a burst of API sends shares one commit, and each 202 comes once its message is committed', async () => {
+test('sends one after another each commit at once; 8 clients that keep a send in flight share commits; each 202 comes once its message is committed', async () => {
   const { t, onDisk, close } = await routedBridge();
   try {
     const db = t.bridge.services.db;
-    await quiet();
-    const before = commitCount(db);
-    const lone = await t.call('POST', '/api/messages/send', { body: { to: '!0000beef', text: 'lone' } });
-    assert.is(lone.status, 202, lone.text);
-    assert.ok(onDisk('lone'));
-    assert.is(commitCount(db) - before, 1, 'a lone send commits at once');
-    const texts = Array.from({ length: 10 }, (_, i) => `burst ${i}`);
-    const answers = await Promise.all(texts.map((text) => t.call('POST', '/api/messages/send', { body: { to: '!0000beef', text } }).then((r) => {
+    const send = (text: string) => t.call('POST', '/api/messages/send', { body: { to: '!0000beef', text } }).then((r) => {
       // At the moment the answer arrives, the message is in the file.
       return { status: r.status, stored: onDisk(text) };
-    })));
-    for (const a of answers) assert.equal(a, { status: 202, stored: true });
-    const commits = commitCount(db) - before - 1;
-    assert.ok(commits >= 1 && commits <= 3, `10 sends in a burst took ${commits} commits`);
+    });
+    const before = commitCount(db);
+    for (let i = 0; i < 5; i++) assert.equal(await send(`one by one ${i}`), { status: 202, stored: true });
+    assert.is(commitCount(db) - before, 5, 'a lone client\'s sends are not held back for a group');
+    const clients = 8;
+    const rounds = 6;
+    const middle = commitCount(db);
+    const answers = await Promise.all(Array.from({ length: clients }, async (_, c) => {
+      const mine = [];
+      for (let r = 0; r < rounds; r++) mine.push(await send(`client ${c} round ${r}`));
+      return mine;
+    }));
+    for (const a of answers.flat()) assert.equal(a, { status: 202, stored: true });
+    const commits = commitCount(db) - middle;
+    assert.ok(commits <= (clients * rounds) / 2, `${clients * rounds} sends from ${clients} clients took ${commits} commits`);
     // Their deliveries went out meanwhile (the dispatcher reads the open group).
-    for (let i = 0; i < 100 && (await t.call('GET', '/api/deliveries/stats')).body.delivered < 11; i++) await sleep(20);
-    assert.is((await t.call('GET', '/api/deliveries/stats')).body.delivered, 11);
+    const all = 5 + clients * rounds;
+    for (let i = 0; i < 100 && (await t.call('GET', '/api/deliveries/stats')).body.delivered < all; i++) await sleep(20);
+    assert.is((await t.call('GET', '/api/deliveries/stats')).body.delivered, all);
   } finally {
     await close();
   }
@@ -80,6 +86,26 @@ test('a heard frame in a group is on disk once committed() settles (the bearer h
     assert.equal(await Promise.all(answers), [true, true, true]);
     // One COMMIT for the three (a store that committed the open group first made it three).
     assert.is(commitCount(t.bridge.services.db) - commitsBefore, 1);
+  } finally {
+    await close();
+  }
+});
+
+test('a frame whose sender will not repeat it (a Meshtastic board acknowledged it already) is committed as soon as it is stored, and takes an open group with it', async () => {
+  const { t, radio, onDisk, close } = await routedBridge();
+  try {
+    const { held } = t.bridge.services.core;
+    await quiet();
+    held.receive(radio, frame('before'));
+    held.receive(radio, frame('repeatable'));
+    assert.ok(held.pending(), 'a repeating sender\'s frame right after a commit waits for the window');
+    held.receive(radio, frame('acknowledged over the air'), false, true);
+    assert.not.ok(held.pending(), 'no group left open');
+    assert.ok(onDisk('acknowledged over the air'));
+    assert.ok(onDisk('repeatable'), 'the open group committed with it');
+    held.receive(radio, frame('another'), false, true);
+    assert.not.ok(held.pending());
+    assert.ok(onDisk('another'), 'within the window too');
   } finally {
     await close();
   }
@@ -116,7 +142,14 @@ test('a group whose COMMIT fails: every send in it is answered 5xx, its frames "
     // What the bearer host makes of it for the driver (bearer-host.ts): false, "not stored".
     const wait = held.whenCommitted();
     const heard = wait().then(() => true, () => false);
-    const sends = await Promise.all(['a', 'poison', 'b'].map((text) => t.call('POST', '/api/messages/send', { body: { to: '!0000beef', text } })));
+    // A fourth call still on its way (its body arriving) holds the group until the three are in it.
+    const slow = expectWrite(db);
+    const answered = Promise.all(['a', 'poison', 'b'].map((text) => t.call('POST', '/api/messages/send', { body: { to: '!0000beef', text } })));
+    const inGroup = () => (db.prepare("SELECT count(*) AS n FROM messages WHERE text IN ('a', 'poison', 'b')").get() as { n: number }).n;
+    for (let i = 0; i < 200 && inGroup() < 3; i++) await sleep(10);
+    assert.ok(held.pending(), 'the three wait in the group with the frame');
+    slow.done();
+    const sends = await answered;
     assert.equal(sends.map((r) => r.status), [500, 500, 500], sends.map((r) => r.text).join('\n'));
     assert.is(sends[0].body.type, 'https://fieldbridge.dev/problems/internal');
     assert.is(await heard, false, 'the driver is told "not stored"');

@@ -222,16 +222,16 @@ test('the delivery write-behind does not wait on a held lock either; its writes 
   }
 });
 
-test('bridge.storage.sync: full syncs every commit, applied as soon as it is written (issue 22)', async () => {
+test('bridge.storage.sync: full (the default, issue 30) syncs every commit; a change applies as soon as it is written (issue 22)', async () => {
   const t = await startTestBridge();
   try {
     const level = () => pages(t.bridge.services.db, 'synchronous');
-    assert.is(level(), 1, 'NORMAL by default');
-    const r = await t.call('POST', '/api/config/module', { body: { section: 'bridge', settings: { storage: { sync: 'full' } } } });
+    assert.is(level(), 2, 'FULL by default');
+    const r = await t.call('POST', '/api/config/module', { body: { section: 'bridge', settings: { storage: { sync: 'normal' } } } });
     assert.is(r.status, 200, r.text);
-    assert.is(level(), 2, 'FULL at once');
-    await t.call('POST', '/api/config/module', { body: { section: 'bridge', settings: { storage: { sync: 'normal' } } } });
-    assert.is(level(), 1);
+    assert.is(level(), 1, 'NORMAL at once');
+    await t.call('POST', '/api/config/module', { body: { section: 'bridge', settings: { storage: { sync: 'full' } } } });
+    assert.is(level(), 2);
   } finally {
     await t.stop();
   }

@@ -9,12 +9,13 @@ import {
   afterCommit, commitGroup, committed, enableGroupCommit, inTransaction, isStorageFullError, onGroupFailed, openSqlite, pendingCommit, rideNextCommit, transaction,
   withoutBusyWait,
 } from '../../src/db/sqlite.ts';
-import { MAX_WAITING } from '../../src/db/transaction.ts';
+import { expectWrite, MAX_WAITING } from '../../src/db/transaction.ts';
 
-// Group commit of ingests (issue 22, db/transaction.ts), on real SQLite files: transactions
-// that ask to group and come within the window of the last COMMIT share the next one; each is a
-// savepoint that fails alone; committed() settles with the COMMIT; a failed COMMIT is told to
-// every waiter and listener and leaves nothing in the file.
+// Group commit of ingests (issues 22 and 30, db/transaction.ts), on real SQLite files: frames
+// whose senders repeat ('paced') that come within the window of the last COMMIT share the next
+// one; API ingests share one only with writers known to be coming; each is a savepoint that fails
+// alone; committed() settles with the COMMIT; a failed COMMIT is told to every waiter and
+// listener and leaves nothing in the file.
 
 const WINDOW_MS = 80;
 const dir = mkdtempSync(join(tmpdir(), 'fb-group-'));
@@ -37,7 +38,7 @@ function open(windowMs = WINDOW_MS, yieldTo?: () => boolean) {
   };
   const other = new DatabaseSync(path, { timeout: 0 });
   const onDisk = () => (other.prepare('SELECT v FROM t ORDER BY rowid').all() as Array<{ v: string }>).map((r) => r.v);
-  const insert = (v: string) => transaction(db, () => void db.prepare('INSERT INTO t (v) VALUES (?)').run(v), { group: true });
+  const insert = (v: string) => transaction(db, () => void db.prepare('INSERT INTO t (v) VALUES (?)').run(v), { group: 'paced' });
   const close = () => {
     other.close();
     if (db.isOpen) db.close();
@@ -72,10 +73,12 @@ test('a lone transaction commits at once; a burst after it shares one commit, on
   }
 });
 
-test(`${MAX_WAITING} acknowledgements waiting make the group commit at once: a sender that waits for each answer cannot add more`, async () => {
+test(`${MAX_WAITING} acknowledgements waiting make the group commit at once, even with a writer still on its way`, async () => {
   const g = open(10_000);
   try {
     g.insert('first');
+    // A request whose body is still arriving: without it, the first acknowledgement would commit.
+    const slow = expectWrite(g.db);
     const waiting: Array<Promise<void>> = [];
     for (let i = 0; i < MAX_WAITING - 1; i++) {
       g.insert(`w${i}`);
@@ -90,6 +93,7 @@ test(`${MAX_WAITING} acknowledgements waiting make the group commit at once: a s
     assert.ok(performance.now() - started < 100, 'committed at the next turn, not after 10 s');
     assert.is(g.onDisk().length, MAX_WAITING + 1);
     assert.is(g.counted.commits, 2);
+    slow.done();
   } finally {
     g.close();
   }
@@ -104,7 +108,7 @@ test('a unit that fails rolls back alone; the group commits the others', async (
     assert.throws(() => transaction(g.db, () => {
       g.db.prepare('INSERT INTO t (v) VALUES (?)').run('thrown');
       throw new Error('the unit changed its mind');
-    }, { group: true }), /changed its mind/);
+    }, { group: 'paced' }), /changed its mind/);
     g.insert('b');
     await committed(g.db);
     assert.equal(g.onDisk(), ['first', 'a', 'b']);
@@ -128,7 +132,7 @@ test('a failed group COMMIT rejects every waiter, tells the listeners, runs no a
     transaction(g.db, () => {
       g.db.exec('INSERT INTO child (p) VALUES (42)');
       afterCommit(g.db, () => counted++);
-    }, { group: true });
+    }, { group: 'paced' });
     rideNextCommit(g.db, { ride: () => void rider.rides++, committed: () => void rider.committed++, failed: () => void rider.failed++ });
     const second = committed(g.db);
     const outcomes = await Promise.allSettled([first, second]);
@@ -174,7 +178,7 @@ test('a rider carried by several units of a group is told of each ride: committe
       rideNextCommit(g.db, rider);
       g.insert(v);
     }
-    transaction(g.db, () => g.db.exec('INSERT INTO child (p) VALUES (42)'), { group: true });
+    transaction(g.db, () => g.db.exec('INSERT INTO child (p) VALUES (42)'), { group: 'paced' });
     assert.is((await Promise.allSettled([committed(g.db)]))[0].status, 'rejected');
     assert.equal(told, ['failed ride 2', 'failed ride 1']);
   } finally {
@@ -190,7 +194,7 @@ test('SQLITE_FULL in a unit takes the whole group with it (SQLite rolls the tran
     g.insert('in the group');
     const waiting = committed(g.db);
     g.db.exec(`PRAGMA max_page_count = ${(g.db.prepare('PRAGMA page_count').get() as { page_count: number }).page_count + 2}`);
-    assert.throws(() => transaction(g.db, () => void g.db.prepare('INSERT INTO big VALUES (zeroblob(100000))').run(), { group: true }), (e: unknown) => isStorageFullError(e));
+    assert.throws(() => transaction(g.db, () => void g.db.prepare('INSERT INTO big VALUES (zeroblob(100000))').run(), { group: 'paced' }), (e: unknown) => isStorageFullError(e));
     const outcome = (await Promise.allSettled([waiting]))[0];
     assert.is(outcome.status, 'rejected');
     assert.not.ok(pendingCommit(g.db));
@@ -209,7 +213,7 @@ test('afterCommit work and riders wait for the group\'s COMMIT; a transaction th
     transaction(g.db, () => {
       g.db.prepare('INSERT INTO t (v) VALUES (?)').run('grouped');
       afterCommit(g.db, () => counted++);
-    }, { group: true });
+    }, { group: 'paced' });
     rideNextCommit(g.db, { ride: () => void rider.rides++, committed: () => void rider.committed++, failed: () => {} });
     g.insert('grouped too');
     assert.is(counted, 0, 'not after the savepoint: after the COMMIT');
@@ -308,6 +312,7 @@ test(`waits that acknowledge nothing (hurry: false) do not count toward the ${MA
   try {
     insert('lone');
     insert('a');
+    const slow = expectWrite(db);
     const watching = Array.from({ length: MAX_WAITING * 2 }, () => committed(db, undefined, { hurry: false }));
     await sleep(20);
     assert.ok(pendingCommit(db), 'still open: nobody waits for an acknowledgement');
@@ -315,6 +320,116 @@ test(`waits that acknowledge nothing (hurry: false) do not count toward the ${MA
     await sleep(20);
     assert.not.ok(pendingCommit(db), 'committed once the acknowledgements were enough (the window is 10 s)');
     await Promise.all([...acks, ...watching]);
+    slow.done();
+  } finally {
+    close();
+  }
+});
+
+// Issue 30: a write waits for a group only while other writes are known to be coming.
+
+const turn = () => new Promise((r) => setImmediate(r));
+
+test('an API ingest with nothing else coming commits at the next turn, even right after a commit; what the same turn brings shares it', async () => {
+  const { db, counted, onDisk, close } = open(10_000);
+  try {
+    const ingest = (v: string) => transaction(db, () => void db.prepare('INSERT INTO t (v) VALUES (?)').run(v), { group: true });
+    for (const v of ['one', 'after', 'another']) {
+      const before = counted.commits;
+      ingest(v);
+      await committed(db);
+      assert.is(counted.commits - before, 1, `${v}: one commit, not a 10 s window`);
+      assert.ok(onDisk().includes(v));
+    }
+    const before = counted.commits;
+    ingest('x');
+    ingest('y');
+    assert.ok(pendingCommit(db), 'the group is open until the turn ends');
+    await turn();
+    assert.not.ok(pendingCommit(db));
+    assert.is(counted.commits - before, 1, 'two ingests of one turn, one commit');
+  } finally {
+    close();
+  }
+});
+
+test('announced writers on their way hold the group until each is done; one that writes nothing lets it go', async () => {
+  const { db, counted, onDisk, close } = open(10_000);
+  try {
+    const a = expectWrite(db);
+    const b = expectWrite(db);
+    const c = expectWrite(db);
+    const ingest = (w: ReturnType<typeof expectWrite>, v: string) => w.run(() => transaction(db, () => void db.prepare('INSERT INTO t (v) VALUES (?)').run(v), { group: true }));
+    ingest(a, 'a');
+    a.done();
+    const acked = committed(db);
+    await sleep(30);
+    assert.ok(pendingCommit(db), 'b and c are still coming');
+    ingest(b, 'b');
+    b.done();
+    await sleep(30);
+    assert.ok(pendingCommit(db), 'c is still coming');
+    assert.equal(onDisk(), []);
+    c.done();
+    await acked;
+    assert.equal(onDisk(), ['a', 'b']);
+    assert.is(counted.commits, 1);
+  } finally {
+    close();
+  }
+});
+
+test('the clients a commit answered are expected back within the window: the next group waits for as many, a lone client for none', async () => {
+  const { db, counted, close } = open(10_000);
+  try {
+    const round = async (n: number) => {
+      const writers = Array.from({ length: n }, () => expectWrite(db));
+      const acks = writers.map((w, i) => {
+        w.run(() => transaction(db, () => void db.prepare('INSERT INTO t (v) VALUES (?)').run(`w${i}`), { group: true }));
+        w.done();
+        return committed(db);
+      });
+      await Promise.all(acks);
+    };
+    await round(3);
+    const before = counted.commits;
+    // One of the three comes back: the other two are expected.
+    const w = expectWrite(db);
+    w.run(() => transaction(db, () => void db.prepare('INSERT INTO t (v) VALUES (?)').run('back'), { group: true }));
+    w.done();
+    const acked = committed(db);
+    await sleep(30);
+    assert.ok(pendingCommit(db), 'two more answered clients are expected');
+    await round(2);
+    await acked;
+    assert.is(counted.commits - before, 1, 'the three came back into one commit');
+    // From now on one client alone: each commit answered one writer, so nothing more is expected.
+    await round(1);
+    await round(1);
+    const lone = counted.commits;
+    const started = performance.now();
+    await round(1);
+    assert.is(counted.commits - lone, 1);
+    assert.ok(performance.now() - started < 1000, 'a lone client does not wait for the 10 s cap');
+  } finally {
+    close();
+  }
+});
+
+test('a paced group commits at the next turn once an acknowledgement waits and no writer is coming (a driver that awaits each answer)', async () => {
+  const { db, insert, onDisk, close } = open(10_000);
+  try {
+    insert('first');
+    insert('awaited');
+    assert.ok(pendingCommit(db), 'within the window a paced frame groups');
+    const watched = committed(db, undefined, { hurry: false });
+    await sleep(30);
+    assert.ok(pendingCommit(db), 'a watcher alone does not hurry it: the window (10 s) decides');
+    const started = performance.now();
+    await committed(db);
+    assert.ok(performance.now() - started < 1000, 'committed at the next turn, not after the window');
+    await watched;
+    assert.equal(onDisk(), ['first', 'awaited']);
   } finally {
     close();
   }

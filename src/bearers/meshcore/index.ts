@@ -13,6 +13,8 @@ import { meshcoreStats } from './stats.ts';
 export const meshcoreDriver = defineDriver({
   kind: 'meshcore',
   title: 'MeshCore',
+  // The companion radio acknowledged the message to its sender before handing it over.
+  framesNotRepeated: true,
   bleFraming: 'meshcore',
   settings: MeshCoreSettings as unknown as z.ZodType<Record<string, unknown>>,
   contact: {

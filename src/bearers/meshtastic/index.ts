@@ -14,6 +14,8 @@ import { meshtasticStats } from './stats.ts';
 export const meshtasticDriver = defineDriver({
   kind: 'meshtastic',
   title: 'Meshtastic',
+  // The board acknowledges a frame to its sender before the bridge has it: the sender never repeats it.
+  framesNotRepeated: true,
   bleFraming: 'meshtastic',
   settings: MeshtasticSettings as unknown as z.ZodType<Record<string, unknown>>,
   contact: { field: 'mesh', schema: z.string().trim().min(1).max(200), description: 'Meshtastic node id, e.g. !a1b2c3d4' },

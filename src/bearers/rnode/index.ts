@@ -18,6 +18,8 @@ const RNodeSettings = rnodeSettingsSchema.superRefine((value, ctx) => {
 export const rnodeDriver = defineDriver({
   kind: 'rnode',
   title: 'RNode',
+  // A raw LoRa frame is not acknowledged to anyone: a frame lost before it is stored is never sent again.
+  framesNotRepeated: true,
   settings: RNodeSettings as unknown as z.ZodType<Record<string, unknown>>,
   contact: { field: 'rnode', schema: z.string().trim().min(1).max(200), description: 'Address on the RNode link' },
   create: (ctx) => createRNodeBearer(ctx, { openLink: ctx.openLink }),

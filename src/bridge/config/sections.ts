@@ -43,10 +43,11 @@ export const BridgeSettings = z.strictObject({
     max_rows: z.number().int().min(100).max(10_000_000).default(100_000)
       .describe('Most audit entries kept; the oldest are deleted as new ones are written'),
   }).prefault({}),
-  // Issue 22: what a power cut may cost (docs/decisions.md, "Issue 22: a write path made for flash").
+  // What a power cut may cost (docs/decisions.md, "Issue 22: a write path made for flash"; full
+  // by default since issue 30: an acknowledgement means on the card).
   storage: z.strictObject({
-    sync: z.enum(['normal', 'full']).default('normal')
-      .describe('normal: a power cut may lose the last commits (never an application crash, never the file); full: every commit waits for the disk (an fsync each), so a power cut loses nothing committed'),
+    sync: z.enum(['normal', 'full']).default('full')
+      .describe('full (default): every commit waits for the disk (an fsync each; a group of messages is one commit), so a power cut or a card turning read-only loses nothing acknowledged; normal: a power cut may lose the last commits (never an application crash, never the file)'),
   }).prefault({}),
   // Issue 30: a gateway whose only time source is its radios (docs/decisions.md, "a clock a
   // Raspberry Pi cannot trust").

@@ -36,7 +36,7 @@ export interface FrameSink {
   /** Stores a heard frame: 'duplicate' for a repeat, false when it was not taken (the database
    *  is locked and `deviceKeeps`: the driver offers it again), a WaitingFrame when it waits in
    *  memory (router/held-frames.ts). Throws when storing failed. */
-  receive(interfaceId: string, frame: InboundFrame, deviceKeeps: boolean): unknown;
+  receive(interfaceId: string, frame: InboundFrame, deviceKeeps: boolean, notRepeated: boolean): unknown;
   /** True when what receive() stored waits for a group's commit (issue 22)... */
   pending?(): boolean;
   /** ...and how to wait for it: the function settles with it (rejected: the COMMIT failed and
@@ -180,7 +180,7 @@ export class BearerHost {
           };
           let taken: unknown;
           try {
-            taken = this.#d.sink.receive(row.id, frame, driver.keepsUnstoredFrames === true);
+            taken = this.#d.sink.receive(row.id, frame, driver.keepsUnstoredFrames === true, driver.framesNotRepeated === true);
           } catch (error) {
             return failed(error);
           }

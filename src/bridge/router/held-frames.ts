@@ -46,6 +46,7 @@ export class HeldFrame {
 interface Waiting {
   interfaceId: string;
   frame: InboundFrame;
+  notRepeated: boolean;
   answer: HeldFrame;
 }
 
@@ -92,11 +93,14 @@ export class HeldFrames {
    * concern it. A frame stored in a group that has not committed yet (group commit, issue
    * 22) is not on disk until its commit (pending() says so; whenCommitted()): the bearer host
    * answers the driver then. A duplicate too: the copy it repeats may be in that group.
+   * `notRepeated`: the sender will not send the frame again (a radio acknowledged it over the
+   * air before the bridge had it, DriverModule.framesNotRepeated): it is committed as soon as it
+   * is stored, with whatever group is open, never left waiting for a window (issue 30).
    */
-  receive(interfaceId: string, frame: InboundFrame, deviceKeeps = false): unknown {
+  receive(interfaceId: string, frame: InboundFrame, deviceKeeps = false, notRepeated = false): unknown {
     if (this.#closed) return false;
     if (this.#waiting.length === 0 || deviceKeeps) {
-      const stored = this.#store(interfaceId, frame);
+      const stored = this.#store(interfaceId, frame, notRepeated);
       if (stored !== LOCKED) return stored;
     }
     if (deviceKeeps) return false;
@@ -108,15 +112,17 @@ export class HeldFrames {
     if (this.#waiting.length === 0) this.#log.warn('frames_held', { reason: 'another process holds the database lock; heard frames wait in memory until it is free' });
     this.counters.held++;
     const answer = new HeldFrame();
-    this.#waiting.push({ interfaceId, frame, answer });
+    this.#waiting.push({ interfaceId, frame, notRepeated, answer });
     this.#schedule();
     return answer;
   }
 
   /** One transaction for the whole frame, begun without waiting: the lock is ours for all its
-   *  parts, or the frame waits (LOCKED) with nothing of it stored. */
-  #store(interfaceId: string, frame: InboundFrame, wait = false): unknown {
-    const store = () => transaction(this.#db, () => this.#pipeline.receive(interfaceId, frame), { group: true });
+   *  parts, or the frame waits (LOCKED) with nothing of it stored. A frame whose sender repeats
+   *  may group on the window's evidence (db/transaction.ts); one whose sender will not is
+   *  committed at once. */
+  #store(interfaceId: string, frame: InboundFrame, notRepeated: boolean, wait = false): unknown {
+    const store = () => transaction(this.#db, () => this.#pipeline.receive(interfaceId, frame), { group: notRepeated ? false : 'paced' });
     try {
       return wait ? withBusyWait(this.#db, store) : withoutBusyWait(this.#db, store, { joinGroup: true });
     } catch (error) {
@@ -132,7 +138,7 @@ export class HeldFrames {
       const next = this.#waiting[0];
       const mark = commitMark(this.#db);
       try {
-        if (this.#store(next.interfaceId, next.frame, wait) === LOCKED) return this.#schedule();
+        if (this.#store(next.interfaceId, next.frame, next.notRepeated, wait) === LOCKED) return this.#schedule();
         // On disk once its group commits. Not an acknowledgement that hurries the group: the
         // frame waited already, and nobody may be asking.
         next.answer.settle(committed(this.#db, mark, { hurry: false }).then(() => true, () => false));

@@ -164,15 +164,16 @@ test('a host transaction that rolls back takes the riders with it, and they are 
   }
 });
 
-/** A store with group commit on and a group open (the first ingest commits alone). */
+/** A store with group commit on and a group open (the first frame of a repeating sender commits
+ *  alone, the next within the window opens a group). */
 function withOpenGroup(s: ReturnType<typeof setup>) {
   enableGroupCommit(s.db, 10_000);
   const a = s.make();
-  transaction(s.db, () => s.store.insert(a), { group: true });
-  transaction(s.db, () => s.store.insert(s.make()), { group: true });
+  transaction(s.db, () => s.store.insert(a), { group: 'paced' });
+  transaction(s.db, () => s.store.insert(s.make()), { group: 'paced' });
   assert.ok(pendingCommit(s.db), 'a group is open');
   /** The next ingest of the group: the waiting writes ride it. */
-  const ingest = () => transaction(s.db, () => s.store.insert(s.make()), { group: true });
+  const ingest = () => transaction(s.db, () => s.store.insert(s.make()), { group: 'paced' });
   const due = () => s.store.dueRows('ifc_a', s.nowMs() + 1000, 32).map((d) => d.id);
   return { a, ingest, due };
 }
@@ -229,7 +230,7 @@ groupTest('a group whose COMMIT fails gives its deliveries back to the skip list
   deliver(s, g.a.id);
   failCommitsOnOrphans(s.db);
   // The next unit's own work is fine until the COMMIT checks the deferred foreign key.
-  transaction(s.db, () => s.db.exec("INSERT INTO child VALUES ('nobody')"), { group: true });
+  transaction(s.db, () => s.db.exec("INSERT INTO child VALUES ('nobody')"), { group: 'paced' });
   assert.equal(s.wb.dirtyIds(), [], 'written into the group');
   assert.throws(() => commitGroup(s.db));
   assert.is(s.committed(g.a.id), 'pending', "a's delivered state went with the group");
@@ -241,11 +242,11 @@ groupTest('a group whose COMMIT fails gives its deliveries back to the skip list
 groupTest('a group SQLite rolled back unannounced is noticed before the queue is read: its deliveries are skipped again', (s, g) => {
   const b = s.make();
   g.ingest();
-  transaction(s.db, () => s.store.insert(b), { group: true });
+  transaction(s.db, () => s.store.insert(b), { group: 'paced' });
   commitGroup(s.db);
   // b is sent and delivered; its writes ride the next group.
-  transaction(s.db, () => s.store.insert(s.make()), { group: true });
-  transaction(s.db, () => s.store.insert(s.make()), { group: true });
+  transaction(s.db, () => s.store.insert(s.make()), { group: 'paced' });
+  transaction(s.db, () => s.store.insert(s.make()), { group: 'paced' });
   deliver(s, b.id);
   g.ingest();
   assert.equal(s.wb.dirtyIds(), []);
