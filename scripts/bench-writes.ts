@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync, StatementSync } from 'node:sqlite';
 import { INGEST_GROUP_MS, openBridgeDatabase, startBridge, type RunningBridge } from '../src/bridge/app.ts';
-import { DEFAULT_RETRY_POLICY } from '../src/bridge/deliveries/backoff.ts';
+import { DEFAULT_RETRY_POLICY } from '../src/bridge/engine/backoff.ts';
 import { commitCount, type GroupPolicy, type OpenOptions } from '../src/db/sqlite.ts';
 import { newId } from '../src/lib/ids.ts';
 import { createLogger } from '../src/lib/log.ts';

@@ -21,7 +21,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openBridgeDatabase, type RunningBridge, startBridge } from '../src/bridge/app.ts';
-import { DEFAULT_RETRY_POLICY } from '../src/bridge/deliveries/backoff.ts';
+import { DEFAULT_RETRY_POLICY } from '../src/bridge/engine/backoff.ts';
 import { newId } from '../src/lib/ids.ts';
 import { createLogger } from '../src/lib/log.ts';
 

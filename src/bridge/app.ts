@@ -25,36 +25,37 @@ import { contactRoutes } from './contacts/routes.ts';
 import { prepareDatabaseFiles } from './data-files.ts';
 import { BookService } from './contacts/service.ts';
 import { BookStore } from './contacts/store.ts';
-import type { Dispatcher } from './deliveries/dispatcher.ts';
+import type { Dispatcher } from './engine/dispatcher.ts';
 import { deliveryRoutes } from './deliveries/routes.ts';
-import type { DeliveryStore } from './deliveries/store.ts';
-import type { WriteBehind } from './deliveries/write-behind.ts';
-import type { BearerHost } from './interfaces/bearer-host.ts';
+import type { DeliveryStore } from './engine/delivery-store.ts';
+import type { WriteBehind } from './engine/write-behind.ts';
+import type { BearerHost } from './engine/bearer-host.ts';
 import { driverApi } from './interfaces/driver-api.ts';
 import { interfaceMetrics } from './interfaces/metrics.ts';
 import { interfaceRoutes } from './interfaces/routes.ts';
 import { type RNodeSeed, seedRNode } from './interfaces/seed-rnode.ts';
 import { InterfaceService } from './interfaces/service.ts';
-import { InterfaceStore } from './interfaces/store.ts';
+import { InterfaceStore } from './engine/interface-store.ts';
 import { keyRoutes } from './keys/routes.ts';
 import { KeyService } from './keys/service.ts';
 import { KeyStore } from './keys/store.ts';
 import { SendRateLimiter } from './messages/rate-limit.ts';
 import { RetentionWorker } from './messages/retention.ts';
 import { messageRoutes } from './messages/routes.ts';
-import type { MessageStore } from './messages/store.ts';
+import type { MessageStore } from './engine/message-store.ts';
 import { followUsage, UsageStore } from './messages/usage.ts';
 import { bridgeMigrations } from './migrations.ts';
 import { nodeRoutes } from './nodes/routes.ts';
-import type { NodeStore } from './nodes/store.ts';
-import { RoutingCore } from './router/core.ts';
-import type { FallbackService } from './deliveries/fallback.ts';
-import { lockWaitMetrics, routerMetrics } from './router/metrics.ts';
+import type { NodeStore } from './engine/node-store.ts';
+import { RoutingCore } from './engine/core.ts';
+import type { FallbackService } from './engine/fallback.ts';
+import { lockWaitMetrics, routerMetrics } from './engine/metrics.ts';
 import { PREVIEW_PATH, previewRoutes } from './preview/routes.ts';
 import { PreviewService } from './preview/service.ts';
 import { senderRoutes } from './senders/routes.ts';
-import type { SenderService } from './senders/service.ts';
-import type { Pipeline } from './router/pipeline.ts';
+import { SenderService } from './senders/service.ts';
+import type { AddressBooks } from './engine/deciders.ts';
+import type { Pipeline } from './engine/pipeline.ts';
 import { ruleRoutes } from './rules/routes.ts';
 import { RuleService } from './rules/service.ts';
 import { RuleStore, type RuleRef } from './rules/store.ts';
@@ -118,7 +119,7 @@ export interface BridgeServices {
   contacts: BookService<Record<string, string>>;
   groups: BookService<string[]>;
   messages: MessageStore;
-  /** The routing core: the parts a message passes through (router/core.ts). */
+  /** The routing core: the parts a message passes through (engine/core.ts). */
   core: RoutingCore;
   deliveries: DeliveryStore;
   writeBehind: WriteBehind;
@@ -352,7 +353,7 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   const config = new ConfigService(new ConfigStore(db), clock, log);
   const interfaceStore = new InterfaceStore(db);
   const ruleStore = new RuleStore(db);
-  const books = (other: () => BookService<unknown>) => ({ rulesReferring: (k: RuleRef['kind'], id: string) => ruleStore.rulesReferring(k, id), nameUsedElsewhere: (n: string) => !!other().store.find(n), policyReferring: (n: string) => core.pipeline.senders.referring(n) });
+  const books = (other: () => BookService<unknown>) => ({ rulesReferring: (k: RuleRef['kind'], id: string) => ruleStore.rulesReferring(k, id), nameUsedElsewhere: (n: string) => !!other().store.find(n), policyReferring: (n: string) => senders.referring(n) });
   const contacts: BookService<Record<string, string>> = new BookService<Record<string, string>>(new BookStore(db, 'contacts', 'addresses'), {
     what: 'contact', refKind: 'contact', prefix: 'ctc', expand: (v) => Object.values(v as Record<string, string>),
   }, clock, books(() => groups));
@@ -361,7 +362,8 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   }, clock, books(() => contacts));
   const rules = new RuleService(ruleStore, { interfaces: interfaceStore, contacts, groups, clock, defaultAction: () => config.section('routing').default_action });
 
-  const core = new RoutingCore({ db, clock, log, random, interfaceStore, rules, contacts, groups, deviceConfig: deviceConfigSource(config) });
+  const senders = newSenderService(db, clock, contacts, groups);
+  const core = new RoutingCore({ db, clock, log, random, interfaceStore, rules, books: addressBooks(contacts, groups), senders, deviceConfig: deviceConfigSource(config) });
   const { host, deliveries, messages, pipeline, dispatcher, writeBehind, events } = core;
   const interfaces = new InterfaceService(interfaceStore, host, { rules, deliveries, clock });
 
@@ -376,12 +378,26 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   lockWaitMetrics(metrics, core);
   interfaceMetrics(metrics, interfaces);
   const audit = new AuditStore(db, log, () => config.section('bridge').audit);
-  const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, deliveries, clock, log, senderPolicyNames: () => pipeline.senders.names() });
+  const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, deliveries, clock, log, senderPolicyNames: () => senders.names() });
   return {
     db, keys, metrics, interfaces, core, host, nodes: core.nodes, rules, contacts, groups, messages, deliveries, writeBehind, dispatcher, pipeline, fallbacks: core.fallbacks, audit, config, configFiles, clock, uplink,
     sendLimiter: new SendRateLimiter(clock, () => config.section('routing').rate_limit),
     preview: new PreviewService({ pipeline, interfaces, host, clock }),
-    senders: pipeline.senders,
+    senders,
     usage,
   };
+}
+
+/** The address books as the engine asks for them (engine/deciders.ts). */
+export function addressBooks(contacts: BookService<Record<string, string>>, groups: BookService<string[]>): AddressBooks {
+  return { group: (name) => groups.store.find(name)?.value, contact: (name) => contacts.store.find(name)?.value };
+}
+
+/** The senders policy, reading @references in both books (groups first). */
+export function newSenderService(db: DatabaseSync, clock: Clock, contacts: BookService<Record<string, string>>, groups: BookService<string[]>): SenderService {
+  return new SenderService(db, clock, {
+    expand: (ref) => groups.expand(ref.slice(1)) ?? contacts.expand(ref.slice(1)),
+    exists: (name) => groups.store.find(name) !== undefined || contacts.store.find(name) !== undefined,
+    version: () => groups.store.version + contacts.store.version,
+  });
 }

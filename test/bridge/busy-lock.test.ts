@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { simChannels, type SimListener } from '../../src/bearers/sim/channels.ts';
-import { HeldFrame, MAX_HELD_FRAMES } from '../../src/bridge/router/held-frames.ts';
+import { HeldFrame, MAX_HELD_FRAMES } from '../../src/bridge/engine/held-frames.ts';
 import { SmsModem } from '../../src/bearers/simulators/sms/modem.ts';
 import { SmsNetwork } from '../../src/bearers/simulators/sms/network.ts';
 import { serveSmsTcp } from '../../src/bearers/simulators/sms/serve.ts';

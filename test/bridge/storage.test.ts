@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { DatabaseSync } from 'node:sqlite';
 import { openSqlite } from '../../src/db/sqlite.ts';
 import { AuditStore } from '../../src/bridge/audit/store.ts';
-import { MAX_DEFERRED_WRITES, WriteBehind } from '../../src/bridge/deliveries/write-behind.ts';
+import { MAX_DEFERRED_WRITES, WriteBehind } from '../../src/bridge/engine/write-behind.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { startTestBridge } from '../helpers/bridge.ts';
 import { holdLock } from '../helpers/db-lock.ts';

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { WRITE_WANTED_MAX_AGE_MS, whileWriteWanted, writeWantedPath, writeWantedWatcher } from '../../src/db/write-wanted.ts';
 
 // Another process asking the running bridge for its write lock (db/write-wanted.ts, issue 22
-// review). The bridge side in a running bridge: test/bridge/group-commit.test.ts.
+// review). The bridge side in a running bridge: test/bridge/engine/group-commit.test.ts.
 
 const dir = mkdtempSync(join(tmpdir(), 'fb-write-wanted-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));

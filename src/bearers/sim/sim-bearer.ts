@@ -30,7 +30,7 @@ export const SIM_ACK_DEFAULTS = { ack_ms: 1000, error: 'simulated failure (behav
 const WAITING_CONCURRENCY = 8;
 
 /** How long the dispatcher lets a never_ack send stay open: a day, far over its own 120 s
- *  limit (bridge/deliveries/dispatcher.ts), so the send stays open as documented and ends only
+ *  limit (bridge/engine/dispatcher.ts), so the send stays open as documented and ends only
  *  when the bearer stops or its link goes down. A day, not forever: a send forgotten by a
  *  test still ends, as a retryable "did not answer" failure. */
 const NEVER_ACK_MAX_SEND_MS = 24 * 60 * 60 * 1000;

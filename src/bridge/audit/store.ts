@@ -1,7 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { type CommitRider, leaveRide, rideNextCommit, transaction, withoutBusyWait } from '../../db/sqlite.ts';
 import { StatementCache } from '../../db/statement-cache.ts';
-import { GROUP_COMMIT_MS } from '../deliveries/write-behind.ts';
+import { GROUP_COMMIT_MS } from '../engine/write-behind.ts';
 import { silentLogger, type Logger } from '../../lib/log.ts';
 
 export interface AuditEntry {

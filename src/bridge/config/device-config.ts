@@ -1,5 +1,5 @@
 import type { DeviceSection } from '../../bearers/bearer.ts';
-import type { DeviceConfigSource } from '../interfaces/bearer-host.ts';
+import type { DeviceConfigSource } from '../engine/bearer-host.ts';
 import type { ConfigService } from './service.ts';
 import { isModuleName, type ChangeTarget } from './sections.ts';
 

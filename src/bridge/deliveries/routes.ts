@@ -4,11 +4,11 @@ import { strictQuery } from '../../http/query.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
 import { AppError, badRequest, notFound } from '../../lib/errors.ts';
 import type { InterfaceService } from '../interfaces/service.ts';
-import { retryPolicyOf } from './backoff.ts';
-import type { Dispatcher } from './dispatcher.ts';
-import type { FallbackService } from './fallback.ts';
-import type { FallbackRow } from './fallback-store.ts';
-import { DELIVERY_STATES, type DeadLetterFilter, type DeliveryRow, type DeliveryStore } from './store.ts';
+import { retryPolicyOf } from '../engine/backoff.ts';
+import type { Dispatcher } from '../engine/dispatcher.ts';
+import type { FallbackService } from '../engine/fallback.ts';
+import type { FallbackRow } from '../engine/fallback-store.ts';
+import { DELIVERY_STATES, type DeadLetterFilter, type DeliveryRow, type DeliveryStore } from '../engine/delivery-store.ts';
 import { DeliveryApiView, deliveryApiView } from './view.ts';
 import type { Clock } from '../../lib/clock.ts';
 

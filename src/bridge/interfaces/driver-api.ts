@@ -1,6 +1,6 @@
 import type { DriverApi, DriverModule } from '../../bearers/driver-module.ts';
 import { notFound } from '../../lib/errors.ts';
-import type { BearerHost } from './bearer-host.ts';
+import type { BearerHost } from '../engine/bearer-host.ts';
 import type { InterfaceService } from './service.ts';
 
 // What a driver module's own routes may do with the interfaces of its kind (bearers/

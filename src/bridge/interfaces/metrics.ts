@@ -4,7 +4,7 @@ import type { InterfaceService } from './service.ts';
 // What each interface's device reports (its driver's stats, GET /api/interfaces/{id}/stats),
 // on /metrics: every number as one gauge sample, named by the field; a map of counts (failed
 // attempts by reason) as one sample per key. Read at scrape time. Labelled like the router's
-// series (router/metrics.ts): `interface` is the name, `interface_id` the id.
+// series (engine/metrics.ts): `interface` is the name, `interface_id` the id.
 
 export function interfaceMetrics(metrics: MetricsRegistry, interfaces: InterfaceService): void {
   metrics.gauge('fieldbridge_device_value', 'Numbers the interface\'s device and driver report (GET /api/interfaces/{id}/stats), by field name.', () => {

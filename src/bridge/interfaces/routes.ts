@@ -3,10 +3,10 @@ import { PortValueSchema } from '../../bearers/links/port-value.ts';
 import { applyPatch, checkReplace, MERGE_PATCH_TYPES, MergePatchBody, type ReadOnlyField, readOnlyShape } from '../../http/merge-patch.ts';
 import { NOT_PAGED } from '../../http/query.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
-import { DEFAULT_RETRY_POLICY, RetryPolicy } from '../deliveries/backoff.ts';
+import { DEFAULT_RETRY_POLICY, RetryPolicy } from '../engine/backoff.ts';
 import { DRIVERS, INTERFACE_KINDS } from '../../bearers/drivers.ts';
 import type { InterfaceService } from './service.ts';
-import { TransformPipeline } from './transforms.ts';
+import { TransformPipeline } from '../engine/transforms.ts';
 
 const SLUG = 'a lowercase slug: letters, digits, "-" and "_", 1-63 characters, starting with a letter or digit';
 export const InterfaceName = z

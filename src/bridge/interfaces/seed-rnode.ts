@@ -2,7 +2,7 @@ import { PRESET_NAMES } from '../../bearers/rnode/radio.ts';
 import { parsePortValue } from '../../bearers/links/port-value.ts';
 import { StartupError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
-import { DEFAULT_RETRY_POLICY } from '../deliveries/backoff.ts';
+import { DEFAULT_RETRY_POLICY } from '../engine/backoff.ts';
 import type { InterfaceService } from './service.ts';
 
 // First-instance seeding (docs/api.md 4.8): on a fresh database only, SERVICE_RNODE_PORT and

@@ -3,12 +3,12 @@ import type { Clock } from '../../lib/clock.ts';
 import { AppError, badRequest, conflict, type FieldError, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { jsonEqual } from '../../lib/json.ts';
-import { RetryPolicy } from '../deliveries/backoff.ts';
-import type { BearerHost } from './bearer-host.ts';
+import { RetryPolicy } from '../engine/backoff.ts';
+import type { BearerHost } from '../engine/bearer-host.ts';
 import { driverFor, type InterfaceKind } from '../../bearers/drivers.ts';
-import type { InterfaceRow, InterfaceStore } from './store.ts';
+import type { InterfaceRow, InterfaceStore } from '../engine/interface-store.ts';
 import { redactSettings, restoreSettings } from './secrets.ts';
-import { TransformPipeline } from './transforms.ts';
+import { TransformPipeline } from '../engine/transforms.ts';
 
 // Interfaces and their state transitions, exactly docs/api.md section 3: bind/unbind attach and
 // detach a device (rules and pipeline stay), enable/disable start and stop traffic
@@ -217,7 +217,7 @@ export class InterfaceService {
   /**
    * Why deliveries for this interface cannot go out now, or null: read from the interface's
    * state each time it is asked (a delivery's waiting_for, docs/api.md 2.5), never stored.
-   * The same conditions as the routing core's fallback check (router/core.ts), in words.
+   * The same conditions as the routing core's fallback check (engine/core.ts), in words.
    */
   waitingFor(interfaceId: string): string | null {
     const row = this.#store.find(interfaceId);

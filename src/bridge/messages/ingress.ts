@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { driverFor } from '../../bearers/drivers.ts';
 import { badRequest } from '../../lib/errors.ts';
-import { PrecedenceSchema } from '../deliveries/precedence.ts';
+import { PrecedenceSchema } from '../engine/precedence.ts';
 import type { InterfaceService } from '../interfaces/service.ts';
-import type { IngressMessage } from '../router/pipeline.ts';
+import type { IngressMessage } from '../engine/pipeline.ts';
 
 // The bodies of send and simulate-mesh-rx and the messages they put into the pipeline
 // (docs/api.md 4.6). POST /api/messages/preview takes the same bodies and turns them into the

@@ -2,13 +2,13 @@ import type { DatabaseSync } from 'node:sqlite';
 import { isBusyError, withoutBusyWait } from '../../db/sqlite.ts';
 import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
-import type { DeliveryStore } from '../deliveries/store.ts';
+import type { DeliveryStore } from '../engine/delivery-store.ts';
 import { EMPTY_POLICY, refillMs } from '../senders/policy.ts';
 import type { SenderStore } from '../senders/store.ts';
 import type { UsageStore } from './usage.ts';
-import type { SeenFrameStore } from '../router/seen-frames.ts';
-import { DEDUPE_WINDOW_MS } from '../router/seen-frames.ts';
-import type { MessageStore } from './store.ts';
+import type { SeenFrameStore } from '../engine/seen-frames.ts';
+import { DEDUPE_WINDOW_MS } from '../engine/seen-frames.ts';
+import type { MessageStore } from '../engine/message-store.ts';
 
 // docs/api.md section 8: a daily worker deletes messages (telemetry and positions are messages of
 // those kinds) older than SERVICE_RETENTION_DAYS, and deliveries already resolved (delivered,

@@ -3,18 +3,18 @@ import { decodeCursor, PageQuery, pageReply, pageSchema } from '../../http/pagin
 import { ADMIN, ANY_KEY, Reply, route, type Route } from '../../http/route.ts';
 import { badRequest, notFound } from '../../lib/errors.ts';
 import type { BookService } from '../contacts/service.ts';
-import type { FallbackService } from '../deliveries/fallback.ts';
-import type { DeliveryRow } from '../deliveries/store.ts';
-import { PrecedenceSchema } from '../deliveries/precedence.ts';
+import type { FallbackService } from '../engine/fallback.ts';
+import type { DeliveryRow } from '../engine/delivery-store.ts';
+import { PrecedenceSchema } from '../engine/precedence.ts';
 import { DEFAULT_ACK_WITHIN_S, FallbackMember, FallbackStrategy } from '../rules/match.ts';
 import { DeliveryApiView, deliveryApiView } from '../deliveries/view.ts';
 import { isoTimeQuery, strictQuery } from '../../http/query.ts';
 import { driverFor } from '../../bearers/drivers.ts';
 import type { InterfaceService } from '../interfaces/service.ts';
-import type { IngestResult, Pipeline } from '../router/pipeline.ts';
+import type { IngestResult, Pipeline } from '../engine/pipeline.ts';
 import { Channel, DeliveryOptions, meshRxInput, refineTtl, SendBody, sendInput, SimulateBody, ttlMsOf } from './ingress.ts';
 import type { SendRateLimiter } from './rate-limit.ts';
-import type { MessageStore } from './store.ts';
+import type { MessageStore } from '../engine/message-store.ts';
 import type { UsageStore } from './usage.ts';
 import { MessageKind, MessageView, messageView } from './view.ts';
 

@@ -4,11 +4,11 @@ import { StatementCache } from '../../db/statement-cache.ts';
 import type { EventStream } from '../../lib/events.ts';
 import type { MetricsRegistry } from '../../lib/metrics.ts';
 import type { Clock } from '../../lib/clock.ts';
-import type { DeliveryRow } from '../deliveries/store.ts';
-import type { InterfaceRow } from '../interfaces/store.ts';
-import { applyTransforms, type TransformStep } from '../interfaces/transforms.ts';
+import type { DeliveryRow } from '../engine/delivery-store.ts';
+import type { InterfaceRow } from '../engine/interface-store.ts';
+import { applyTransforms, type TransformStep } from '../engine/transforms.ts';
 import { estimateDelivery } from '../preview/estimate.ts';
-import type { RouterEvent } from '../router/events.ts';
+import type { RouterEvent } from '../engine/events.ts';
 
 // What was sent, per interface and UTC day (issue 17, "cost view"; docs/api.md 4.6
 // GET /api/messages/stats `usage`, and /metrics): frames and bytes handed to the bearer, SMS

@@ -1,12 +1,12 @@
 import type { Clock } from '../../lib/clock.ts';
-import { precedenceName } from '../deliveries/precedence.ts';
-import type { FallbackMemberRow } from '../deliveries/fallback-store.ts';
-import type { BearerHost } from '../interfaces/bearer-host.ts';
+import { precedenceName } from '../engine/precedence.ts';
+import type { FallbackMemberRow } from '../engine/fallback-store.ts';
+import type { BearerHost } from '../engine/bearer-host.ts';
 import type { InterfaceService } from '../interfaces/service.ts';
-import type { InterfaceRow } from '../interfaces/store.ts';
-import { applyTransforms, type TransformStep } from '../interfaces/transforms.ts';
+import type { InterfaceRow } from '../engine/interface-store.ts';
+import { applyTransforms, type TransformStep } from '../engine/transforms.ts';
 import type { RuleTraceEntry } from '../rules/match.ts';
-import type { IngressMessage, ListStep, Pipeline, PlainStep, RoutePlan } from '../router/pipeline.ts';
+import type { IngressMessage, ListStep, Pipeline, PlainStep, RoutePlan } from '../engine/pipeline.ts';
 import { estimateDelivery, type FrameEstimate } from './estimate.ts';
 
 // POST /api/messages/preview (issue 17, docs/routing.md "Preview"): what the router would do
@@ -145,7 +145,7 @@ export class PreviewService {
     };
   }
 
-  /** The routing core's check for fallback members (router/core.ts #canTake), read only. */
+  /** The routing core's check for fallback members (engine/core.ts #canTake), read only. */
   #canTake(interfaceId: string): string | null {
     const row = this.#d.interfaces.find(interfaceId);
     if (!row) return 'the interface no longer exists';

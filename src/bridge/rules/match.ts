@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { checkSafeRegex, compileSafeRegex, SAFE_REGEX_MAX_LENGTH } from '../../lib/safe-regex.ts';
-import { PrecedenceSchema, type Precedence } from '../deliveries/precedence.ts';
+import { PrecedenceSchema, type Precedence } from '../engine/precedence.ts';
+import type * as engine from '../engine/decisions.ts';
+import {
+  type Decision, DEFAULT_ACK_WITHIN_S, FALLBACK_STRATEGIES, isFallback, MESSAGE_KINDS, type RoutableMessage, type RuleTraceEntry, SENDER_ADDRESS,
+} from '../engine/decisions.ts';
 import { isScheduleActive, type Schedule } from './schedule.ts';
 
 // Access rule filters, actions and first-match evaluation (docs/api.md 4.5, docs/design.md section 6,
@@ -20,14 +24,18 @@ import { isScheduleActive, type Schedule } from './schedule.ts';
 // ---- regular expressions supplied by operators ----
 
 export { checkSafeRegex, compileSafeRegex, SAFE_REGEX_MAX_LENGTH } from '../../lib/safe-regex.ts';
+// The engine's decision vocabulary, which these schemas produce (engine/decisions.ts).
+export { type Decision, DEFAULT_ACK_WITHIN_S, FALLBACK_STRATEGIES, isFallback, type RoutableMessage, type RuleTraceEntry, SENDER_ADDRESS };
+// Each schema below produces the engine's type of the same name.
+export type PlainDestination = engine.PlainDestination;
+export type FallbackMember = engine.FallbackMember;
+export type FallbackDestination = engine.FallbackDestination;
+export type Destination = engine.Destination;
+export type RuleActionKind = engine.RuleActionKind;
 
 // ---- schemas ----
 
-export const KINDS = ['text', 'position', 'telemetry', 'data'] as const;
-
-/** A destination `to` of "{from}": the message's own sender, so one rule can answer whoever
- *  wrote (an echo, an auto-reply, a receipt) on any bearer (docs/routing.md, "Answering the sender"). */
-export const SENDER_ADDRESS = '{from}';
+export const KINDS = MESSAGE_KINDS;
 
 const Address = (field: string) =>
   z
@@ -87,14 +95,9 @@ export const PlainDestination = z.strictObject({
   until_heard: z.boolean({ error: 'destinations[].until_heard must be true or false' }).optional()
     .describe('A direct message to a mesh node: held until the node is heard again (any packet, any interface), then sent; its TTL counts from then'),
 });
-export type PlainDestination = z.infer<typeof PlainDestination>;
 
-export const FALLBACK_STRATEGIES = ['ordered', 'first_available', 'all'] as const;
 export const FallbackStrategy = z.enum(FALLBACK_STRATEGIES, { error: `strategy must be one of ${FALLBACK_STRATEGIES.join(', ')}` })
   .describe('ordered: one member at a time, the next when it is not delivered within ack_within_s; first_available: the first member that can take it now; all: every member at once');
-
-/** Default time a member of an ordered list has to be delivered before the next starts. */
-export const DEFAULT_ACK_WITHIN_S = 60;
 
 export const FallbackMember = z.strictObject({
   interface: InterfaceRef('fallback[].interface'),
@@ -103,7 +106,6 @@ export const FallbackMember = z.strictObject({
     .min(1, { error: 'fallback[].ack_within_s must be 1 to 604800' }).max(604_800, { error: 'fallback[].ack_within_s must be 1 to 604800' }).optional()
     .describe(`With strategy ordered: seconds from this member's first attempt until the next member starts, unless delivered (default ${DEFAULT_ACK_WITHIN_S})`),
 });
-export type FallbackMember = z.infer<typeof FallbackMember>;
 
 export const FallbackDestination = z.strictObject({
   fallback: z.array(FallbackMember, { error: 'fallback must be a list of {interface, to}' }).min(1, { error: 'fallback must list at least one member' }).max(8, { error: 'fallback may list at most 8 members' }),
@@ -111,13 +113,11 @@ export const FallbackDestination = z.strictObject({
   keep_trying: z.boolean({ error: 'keep_trying must be true or false' }).default(false)
     .describe('Whether a member keeps retrying after the next one started (default false: no second copy is paid for unless asked)'),
 });
-export type FallbackDestination = z.infer<typeof FallbackDestination>;
 
 /** One destination of a forward: an interface and an address, or a fallback list of them
  *  (docs/routing.md, "Delivery policy"). An object with a `fallback` field is a list. The
  *  union types stored rules and answers. */
 export const Destination = z.union([FallbackDestination, PlainDestination]);
-export type Destination = z.infer<typeof Destination>;
 
 /** A destination as written in a request or a configuration file: one object whose fields
  *  say which kind it is, so every mistake is reported at its own field (a union would only say
@@ -147,9 +147,15 @@ export const DestinationInput = z
   })
   .describe('{interface, to} (optionally until_heard), or a fallback list {fallback: [{interface, to, ack_within_s}...], strategy, keep_trying}') as unknown as z.ZodType<Destination>;
 
-export function isFallback(d: Destination): d is FallbackDestination {
-  return 'fallback' in d;
-}
+/** Each schema produces exactly the engine's type of its name (a compile-time check). */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export const SCHEMAS_MATCH_ENGINE: [
+  Same<z.infer<typeof PlainDestination>, engine.PlainDestination>,
+  Same<z.infer<typeof FallbackMember>, engine.FallbackMember>,
+  Same<z.infer<typeof FallbackDestination>, engine.FallbackDestination>,
+  Same<z.infer<typeof Destination>, engine.Destination>,
+  Same<z.infer<typeof RuleActionKind>, engine.RuleActionKind>,
+] = [true, true, true, true, true];
 
 /** The destination with each interface reference mapped (ids to names for export, names to
  *  ids on import and validation); `path` is the member's field path under the destination. */
@@ -164,7 +170,6 @@ export function destinationTargets(d: Destination): Array<{ interface: string; t
 }
 
 export const RuleActionKind = z.enum(['forward', 'drop', 'store'], { error: (issue) => (issue.input === undefined ? 'action is required: forward, drop or store' : 'action must be forward, drop or store') });
-export type RuleActionKind = z.infer<typeof RuleActionKind>;
 
 /** The action and destinations fields, to spread into a rule body schema together with
  *  refineRuleAction (a union would not combine with the other fields of the body). */
@@ -213,49 +218,15 @@ export interface EvaluableRule {
   precedence?: Precedence | null;
 }
 
-export interface RoutableMessage {
-  direction: 'inbound' | 'outbound';
-  interface_id: string | null;
-  interface_name: string | null;
-  from: string;
-  to: string;
-  channel: number | null;
-  kind: (typeof KINDS)[number];
-  text: string | null;
-}
 
 export interface AddressResolver {
   /** The addresses an @group or @contact stands for; null when no such name exists. */
   expand(address: string): string[] | null;
 }
 
-export interface Decision {
-  /** The rule that decided; null when the default action applied. */
-  rule_id: string | null;
-  action: RuleActionKind;
-  destinations: Destination[];
-  reason: string;
-  /** The deciding rule's precedence, when it sets one. */
-  precedence?: Precedence | null;
-}
 
 export type DefaultAction = 'store' | 'drop';
 
-/** How one rule fared with one message: what a preview shows (docs/routing.md, "Preview"). */
-export interface RuleTraceEntry {
-  rule_id: string;
-  name: string;
-  priority: number;
-  enabled: boolean;
-  /** The filters that matched, or the first that failed and why (evaluated for a disabled or
-   *  unreached rule too, so an operator sees what it would do). */
-  filters: { matched: boolean; matched_filters: string[]; failed: { filter: string; reason: string } | null };
-  /** null: the rule has no schedule (always active). */
-  schedule: { active: boolean; reason: string } | null;
-  /** decided: this rule decided; disabled, no_match, off_schedule: skipped for that reason;
-   *  not_reached: an earlier rule decided. */
-  outcome: 'decided' | 'disabled' | 'no_match' | 'off_schedule' | 'not_reached';
-}
 
 /**
  * First enabled rule, in priority order, whose every filter matches and whose schedule is

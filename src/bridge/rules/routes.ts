@@ -3,7 +3,7 @@ import { applyPatch, checkReplace, MERGE_PATCH_TYPES, MergePatchBody, type ReadO
 import { NOT_PAGED } from '../../http/query.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
 import { InterfaceName } from '../interfaces/routes.ts';
-import { PrecedenceSchema } from '../deliveries/precedence.ts';
+import { PrecedenceSchema } from '../engine/precedence.ts';
 import { Destination, refineRuleAction, RULE_ACTION_FIELDS, RuleMatch } from './match.ts';
 import { Schedule, ScheduleOrNull } from './schedule.ts';
 import type { RuleService } from './service.ts';

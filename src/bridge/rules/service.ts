@@ -3,14 +3,13 @@ import { badRequest, conflict, notFound, type FieldError } from '../../lib/error
 import { newId } from '../../lib/ids.ts';
 import { jsonEqual } from '../../lib/json.ts';
 import type { BookService } from '../contacts/service.ts';
-import type { InterfaceRow } from '../interfaces/store.ts';
-import type { Precedence } from '../deliveries/precedence.ts';
+import type { Precedence } from '../engine/precedence.ts';
 import { type AddressResolver, type Decision, type DefaultAction, type Destination, evaluateRules, isFallback, isReference, mapDestinationInterfaces, type RoutableMessage, type RuleActionKind, type RuleMatch, type RuleTraceEntry } from './match.ts';
 import type { Schedule } from './schedule.ts';
 import type { RuleRef, RuleRow, RuleStore } from './store.ts';
+import type { InterfaceLookup, RuleDecider } from '../engine/deciders.ts';
 
 /** Finds an interface by id or name (the interface store). */
-export type InterfaceLookup = { find(ref: string): InterfaceRow | undefined };
 
 // Access rules: an ordered first-match policy (docs/api.md 4.5). Requests may name interfaces by id
 // or name; the stored rule holds interface ids, so renaming an interface never breaks a rule.
@@ -26,7 +25,7 @@ export interface RuleInput {
   precedence?: Precedence | null;
 }
 
-export class RuleService {
+export class RuleService implements RuleDecider {
   readonly #store: RuleStore;
   readonly #interfaces: InterfaceLookup;
   readonly #contacts: BookService<Record<string, string>>;

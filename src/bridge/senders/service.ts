@@ -4,6 +4,7 @@ import { badRequest, conflict, type FieldError } from '../../lib/errors.ts';
 import { senderKey } from './address.ts';
 import { blockedBecause, sameSender, type Bucket, describeLimit, EMPTY_POLICY, type Expand, limitKey, matchEntry, type SenderPolicy, tokensNow } from './policy.ts';
 import { type SenderRow, SenderStore } from './store.ts';
+import type { PendingTakes, SenderScreen, SenderVerdict } from '../engine/deciders.ts';
 
 // Per-sender limits and blocking (issue 17, docs/senders.md). The pipeline asks verdict()
 // while it decides (a preview asks the same, and takes nothing) and calls record() inside the
@@ -11,27 +12,9 @@ import { type SenderRow, SenderStore } from './store.ts';
 // message, in its commit.
 
 /** What the policy says of one message's sender; part of the pipeline's plan. */
-export interface SenderVerdict {
-  address: string;
-  /** Why the sender is blocked; null when not. */
-  blocked: string | null;
-  /** Why the message is over a limit; null when not (or when nothing limited applies). */
-  over: string | null;
-  /** Buckets the message takes a token from when it is forwarded. */
-  takes: Array<{ key: string; kinds: string[]; tokens: number }>;
-  /** Each limit that applied, with the tokens left before this message. */
-  limits: Array<{ kinds: string[]; per_hour: number; burst: number; tokens: number }>;
-}
-
-/** A preview of a message in several parts: the buckets as the earlier parts, once stored,
- *  would have left them (keyed by pendingKey). */
-export type PendingTakes = Map<string, Bucket>;
+export type { PendingTakes, SenderVerdict };
 export const pendingKey = (address: string, key: string) => `${senderKey(address)}\n${key}`;
 
-/** What storing a forwarded message with this verdict does to its buckets, for `pending`. */
-export function applyTakes(pending: PendingTakes, v: SenderVerdict, nowMs: number): void {
-  for (const t of v.takes) pending.set(pendingKey(v.address, t.key), { tokens: t.tokens - 1, at_ms: nowMs });
-}
 
 export interface SenderBooks {
   /** The addresses an @group or @contact stands for (groups first); null when unknown. */
@@ -42,7 +25,7 @@ export interface SenderBooks {
   version(): number;
 }
 
-export class SenderService {
+export class SenderService implements SenderScreen {
   readonly store: SenderStore;
   readonly #clock: Clock;
   readonly #books: SenderBooks;
@@ -126,6 +109,11 @@ export class SenderService {
       out.takes.push({ key, kinds: limit.kinds, tokens });
     }
     return out;
+  }
+
+  /** What storing a forwarded part with this verdict does to its buckets, for `pending`. */
+  took(pending: PendingTakes, v: SenderVerdict, nowMs: number): void {
+    for (const t of v.takes) pending.set(pendingKey(v.address, t.key), { tokens: t.tokens - 1, at_ms: nowMs });
   }
 
   /** Inside the message's transaction: counts it, and takes a token from each limit one of

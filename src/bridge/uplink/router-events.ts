@@ -1,6 +1,6 @@
 import type { EventStream } from '../../lib/events.ts';
 import { deliveryView } from '../deliveries/view.ts';
-import type { RouterEvent } from '../router/events.ts';
+import type { RouterEvent } from '../engine/events.ts';
 import { messageView } from '../messages/view.ts';
 import type { UplinkService } from './service.ts';
 

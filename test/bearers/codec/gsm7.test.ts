@@ -12,7 +12,7 @@ import {
 
 const hex = (s: string) => Uint8Array.from(s.trim().split(/\s+/).filter(Boolean).map((b) => parseInt(b, 16)));
 
-// ---- moved from test/bridge/interfaces/transforms.test.ts (assertions unchanged) ----
+// ---- moved from test/bridge/engine/transforms.test.ts (assertions unchanged) ----
 
 test('isGsm7 accepts the whole GSM basic set and extension table', () => {
   const gsm = '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà\f^{}\\[~]|€';

@@ -158,7 +158,7 @@ test('bind needs a valid port value; unknown fields are refused', async () => {
   assertProblem(await t.call('POST', '/api/interfaces/binder/bind', { body: { device: null } }), 400, ['body.device']);
   assertProblem(await t.call('POST', '/api/interfaces/binder/bind', { body: { device: 'sim://ok', extra: 1 } }), 400, ['body']);
   assert.is((await t.call('GET', '/api/interfaces/binder')).body.device, null);
-  // A kind without a driver binds and says so: test/bridge/router/core.test.ts (every kind has one now).
+  // A kind without a driver binds and says so: test/bridge/engine/core.test.ts (every kind has one now).
 });
 
 test('interfaces are found by id or name; rules and deliveries refuse unknown interfaces with 400', async () => {

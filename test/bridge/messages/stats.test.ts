@@ -4,7 +4,7 @@ import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { createSim, sendText } from '../../helpers/routing.ts';
 
 // GET /api/messages/stats counts by interface under the name the operator wrote
-// (src/bridge/messages/store.ts stats(); issue 14 item 13), with the ids alongside.
+// (src/bridge/engine/message-store.ts stats(); issue 14 item 13), with the ids alongside.
 
 let t: TestBridge;
 test.before(async () => {

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { transaction } from '../../../src/db/sqlite.ts';
-import type { DeliveryRow } from '../../../src/bridge/deliveries/store.ts';
+import type { DeliveryRow } from '../../../src/bridge/engine/delivery-store.ts';
 import { FakeClock } from '../../../src/lib/clock.ts';
 import { expectOk } from '../../helpers/api.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';

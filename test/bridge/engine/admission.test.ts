@@ -4,14 +4,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openBridgeDatabase } from '../../../src/bridge/app.ts';
-import { admit, newDelivery } from '../../../src/bridge/deliveries/admission.ts';
-import { nodeKey } from '../../../src/bridge/deliveries/node-key.ts';
-import { DeliveryStore } from '../../../src/bridge/deliveries/store.ts';
-import { WriteBehind } from '../../../src/bridge/deliveries/write-behind.ts';
+import { admit, newDelivery } from '../../../src/bridge/engine/admission.ts';
+import { nodeKey } from '../../../src/bridge/engine/node-key.ts';
+import { DeliveryStore } from '../../../src/bridge/engine/delivery-store.ts';
+import { WriteBehind } from '../../../src/bridge/engine/write-behind.ts';
 import { EventStream } from '../../../src/lib/events.ts';
 import { createLogger } from '../../../src/lib/log.ts';
 
-// Queue admission (src/bridge/deliveries/admission.ts) on a real database: a full queue gives up
+// Queue admission (src/bridge/engine/admission.ts) on a real database: a full queue gives up
 // its lowest-precedence oldest waiting delivery, never one the dispatcher has just taken (its
 // 'sending' mark still in the write-behind), never override or flash; and the node-key
 // spelling that until_heard is matched by.

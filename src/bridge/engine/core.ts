@@ -4,21 +4,20 @@ import type { OpenLinkOptions } from '../../bearers/links/open-link.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';
-import type { BookService } from '../contacts/service.ts';
-import { Dispatcher } from '../deliveries/dispatcher.ts';
-import { FallbackService } from '../deliveries/fallback.ts';
-import { FallbackStore } from '../deliveries/fallback-store.ts';
-import { DeliveryStore } from '../deliveries/store.ts';
-import { WriteBehind } from '../deliveries/write-behind.ts';
-import { BearerHost, type DeviceConfigSource } from '../interfaces/bearer-host.ts';
-import type { InterfaceStore } from '../interfaces/store.ts';
-import { MessageStore } from '../messages/store.ts';
-import type { RuleService } from '../rules/service.ts';
+import { Dispatcher } from './dispatcher.ts';
+import { FallbackService } from './fallback.ts';
+import { FallbackStore } from './fallback-store.ts';
+import { DeliveryStore } from './delivery-store.ts';
+import { WriteBehind } from './write-behind.ts';
+import { BearerHost, type DeviceConfigSource } from './bearer-host.ts';
+import type { InterfaceStore } from './interface-store.ts';
+import { MessageStore } from './message-store.ts';
+import type { AddressBooks, RuleDecider, SenderScreen } from './deciders.ts';
 import type { RouterEvent } from './events.ts';
 import { Pipeline } from './pipeline.ts';
 import { SeenFrameStore } from './seen-frames.ts';
-import { NodeStore } from '../nodes/store.ts';
-import { DriverStateStore } from '../interfaces/driver-state.ts';
+import { NodeStore } from './node-store.ts';
+import { DriverStateStore } from './driver-state.ts';
 import { DeferredWrites, writeLockFree } from '../../db/busy.ts';
 import { onGroupFailed } from '../../db/sqlite.ts';
 import type { NodeReport } from '../../bearers/bearer.ts';
@@ -38,9 +37,10 @@ export interface RoutingCoreDeps {
   clock: Clock;
   log: Logger;
   interfaceStore: InterfaceStore;
-  rules: RuleService;
-  contacts: BookService<Record<string, string>>;
-  groups: BookService<string[]>;
+  /** The deciders (engine/deciders.ts): app.ts builds them and hands them in. */
+  rules: RuleDecider;
+  books: AddressBooks;
+  senders: SenderScreen;
   deviceConfig: DeviceConfigSource;
   /** Random source for retry jitter (tests make it deterministic). */
   random?: () => number;
@@ -80,7 +80,7 @@ export class RoutingCore {
     this.fallbacks = new FallbackService({ db, store: new FallbackStore(db), deliveries: this.deliveries, messages: this.messages, interfaces: d.interfaceStore, events, clock, log, canTake });
     this.pipeline = new Pipeline({
       db, clock, log, events, messages: this.messages, deliveries: this.deliveries, seen: this.seen, fallbacks: this.fallbacks,
-      interfaces: d.interfaceStore, rules: d.rules, contacts: d.contacts, groups: d.groups,
+      interfaces: d.interfaceStore, rules: d.rules, books: d.books, senders: d.senders,
     });
     // What bearers hand over must not wait for another process's lock on the event loop
     // (issue 14, item 7): frames wait in order in memory, node reports and driver state in a

@@ -6,9 +6,9 @@ import type { Link } from '../../bearers/links/link.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';
-import type { RouterEvent } from '../router/events.ts';
+import type { RouterEvent } from './events.ts';
 import type { DriverStateStore } from './driver-state.ts';
-import type { InterfaceRow } from './store.ts';
+import type { InterfaceRow } from './interface-store.ts';
 
 // Keeps one bearer running for every interface that is enabled and bound, and none for the
 // others: disabling or unbinding an interface stops its traffic both ways and releases the
@@ -35,7 +35,7 @@ interface Running {
 export interface FrameSink {
   /** Stores a heard frame: 'duplicate' for a repeat, false when it was not taken (the database
    *  is locked and `deviceKeeps`: the driver offers it again), a WaitingFrame when it waits in
-   *  memory (router/held-frames.ts). Throws when storing failed. */
+   *  memory (engine/held-frames.ts). Throws when storing failed. */
   receive(interfaceId: string, frame: InboundFrame, deviceKeeps: boolean, notRepeated: boolean): unknown;
   /** True when what receive() stored waits for a group's commit (issue 22)... */
   pending?(): boolean;

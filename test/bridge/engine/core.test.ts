@@ -7,17 +7,17 @@ import * as assert from 'uvu/assert';
 import type { Bearer, BearerContext, InboundFrame, OutboundFrame, SendResult } from '../../../src/bearers/bearer.ts';
 import { defineDriver, unspecifiedSettings, type DriverModule } from '../../../src/bearers/driver-module.ts';
 import { driverFor } from '../../../src/bearers/drivers.ts';
-import { openBridgeDatabase } from '../../../src/bridge/app.ts';
+import { addressBooks, newSenderService, openBridgeDatabase } from '../../../src/bridge/app.ts';
 import { deviceConfigSource } from '../../../src/bridge/config/device-config.ts';
 import { ConfigService } from '../../../src/bridge/config/service.ts';
 import { ConfigStore } from '../../../src/bridge/config/store.ts';
 import { BookService } from '../../../src/bridge/contacts/service.ts';
 import { BookStore } from '../../../src/bridge/contacts/store.ts';
-import { DEFAULT_RETRY_POLICY } from '../../../src/bridge/deliveries/backoff.ts';
+import { DEFAULT_RETRY_POLICY } from '../../../src/bridge/engine/backoff.ts';
 import { InterfaceService } from '../../../src/bridge/interfaces/service.ts';
-import { InterfaceStore } from '../../../src/bridge/interfaces/store.ts';
-import { RoutingCore } from '../../../src/bridge/router/core.ts';
-import type { RouterEvent } from '../../../src/bridge/router/events.ts';
+import { InterfaceStore } from '../../../src/bridge/engine/interface-store.ts';
+import { RoutingCore } from '../../../src/bridge/engine/core.ts';
+import type { RouterEvent } from '../../../src/bridge/engine/events.ts';
 import { RuleService } from '../../../src/bridge/rules/service.ts';
 import { RuleStore } from '../../../src/bridge/rules/store.ts';
 import { enableGroupCommit, pendingCommit } from '../../../src/db/sqlite.ts';
@@ -25,7 +25,7 @@ import { MAX_WAITING } from '../../../src/db/transaction.ts';
 import { FakeClock } from '../../../src/lib/clock.ts';
 import { silentLogger } from '../../../src/lib/log.ts';
 
-// The routing core built directly, without HTTP (bridge/router/core.ts): a message goes
+// The routing core built directly, without HTTP (bridge/engine/core.ts): a message goes
 // bearer -> host -> pipeline -> stores -> dispatcher -> bearer, and every step is seen on the
 // event stream. The bearers are a scripted test driver registered as the `meshtastic` kind,
 // so the test decides what each send answers and what the radio hears.
@@ -106,7 +106,7 @@ function build(existingDir?: string): Harness {
     },
   });
   const core = new RoutingCore({
-    db, clock, log, interfaceStore, rules, contacts, groups, deviceConfig: deviceConfigSource(config), random: () => 0.5,
+    db, clock, log, interfaceStore, rules, books: addressBooks(contacts, groups), senders: newSenderService(db, clock, contacts, groups), deviceConfig: deviceConfigSource(config), random: () => 0.5,
     // Delivery states are committed at the next turn (not grouped for GROUP_COMMIT_MS): these
     // tests watch the event stream turn by turn.
     groupCommitMs: 0,

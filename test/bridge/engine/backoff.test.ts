@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { attemptsExhausted, DEFAULT_RETRY_POLICY, expiresAtMs, nextRetryDelayMs, RetryPolicy } from '../../../src/bridge/deliveries/backoff.ts';
+import { attemptsExhausted, DEFAULT_RETRY_POLICY, expiresAtMs, nextRetryDelayMs, RetryPolicy } from '../../../src/bridge/engine/backoff.ts';
 
 const always = (value: number) => () => value;
 const policy = DEFAULT_RETRY_POLICY;

@@ -4,7 +4,7 @@ import { waitUntil } from '../../helpers/api.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { createRule, createSim, sendText } from '../../helpers/routing.ts';
 
-// /metrics series of one interface (src/bridge/router/metrics.ts, issue 14 item 13): labelled
+// /metrics series of one interface (src/bridge/engine/metrics.ts, issue 14 item 13): labelled
 // with the name the operator wrote as `interface` and the id as `interface_id`.
 
 let t: TestBridge;

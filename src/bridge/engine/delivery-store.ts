@@ -3,7 +3,7 @@ import { StatementCache } from '../../db/statement-cache.ts';
 import { noticeLostGroup } from '../../db/sqlite.ts';
 import { fromJson } from '../../lib/json.ts';
 import type { EventStream } from '../../lib/events.ts';
-import type { RouterEvent } from '../router/events.ts';
+import type { RouterEvent } from './events.ts';
 import { PRECEDENCES, precedenceName } from './precedence.ts';
 import type { WriteBehind } from './write-behind.ts';
 

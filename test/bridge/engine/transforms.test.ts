@@ -8,7 +8,7 @@ import {
   truncateUtf8,
   type TransformInput,
   type TransformResult,
-} from '../../../src/bridge/interfaces/transforms.ts';
+} from '../../../src/bridge/engine/transforms.ts';
 
 const msg = (over: Partial<TransformInput> = {}): TransformInput => ({
   text: 'hello',

@@ -3,10 +3,10 @@ import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { INGEST_GROUP_MS } from '../../src/bridge/app.ts';
-import { commitCount, expectWrite, pendingCommit } from '../../src/db/sqlite.ts';
-import { startTestBridge, type TestBridge } from '../helpers/bridge.ts';
-import { createRule } from '../helpers/routing.ts';
+import { INGEST_GROUP_MS } from '../../../src/bridge/app.ts';
+import { commitCount, expectWrite, pendingCommit } from '../../../src/db/sqlite.ts';
+import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
+import { createRule } from '../../helpers/routing.ts';
 
 // Group commit of ingests in a running bridge (issues 22 and 30; db/transaction.ts): heard frames
 // that come within INGEST_GROUP_MS of the last commit share the next one, API sends share one
@@ -177,7 +177,7 @@ test('a group whose COMMIT fails: every send in it is answered 5xx, its frames "
   }
 });
 
-const root = join(import.meta.dirname, '..', '..');
+const root = join(import.meta.dirname, '..', '..', '..');
 
 /** `fieldbridge keys create` against the running bridge's database (SQLite's busy wait: 5 s). */
 function keysCreate(dbPath: string): Promise<{ code: number | null; stderr: string }> {

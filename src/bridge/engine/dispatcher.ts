@@ -2,13 +2,13 @@ import type { Bearer, OutboundFrame, SendResult } from '../../bearers/bearer.ts'
 import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import type { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';
-import type { RouterEvent } from '../router/events.ts';
-import type { BearerHost } from '../interfaces/bearer-host.ts';
-import type { InterfaceRow } from '../interfaces/store.ts';
-import { applyTransforms, type TransformStep } from '../interfaces/transforms.ts';
+import type { RouterEvent } from './events.ts';
+import type { BearerHost } from './bearer-host.ts';
+import type { InterfaceRow } from './interface-store.ts';
+import { applyTransforms, type TransformStep } from './transforms.ts';
 import { nextRetryDelayMs, retryPolicyOf } from './backoff.ts';
 import { DEFAULT_PRECEDENCE, precedenceRank, retryCapMs } from './precedence.ts';
-import type { DeliveryRow, DeliveryStore } from './store.ts';
+import type { DeliveryRow, DeliveryStore } from './delivery-store.ts';
 import type { WriteBehind } from './write-behind.ts';
 
 // One queue per interface (docs/routing.md): each interface sends one delivery at a time,

@@ -1,9 +1,9 @@
 import { newId } from '../../lib/ids.ts';
-import type { InterfaceRow } from '../interfaces/store.ts';
-import type { MessageRow } from '../messages/store.ts';
+import type { InterfaceRow } from './interface-store.ts';
+import type { MessageRow } from './message-store.ts';
 import { retryPolicyOf } from './backoff.ts';
 import { precedenceName } from './precedence.ts';
-import { NEVER_MS, sizeOf, type DeliveryRow, type DeliveryStore } from './store.ts';
+import { NEVER_MS, sizeOf, type DeliveryRow, type DeliveryStore } from './delivery-store.ts';
 
 // How a delivery is made and let into its interface's queue (docs/routing.md, "Delivery
 // policy"): the pipeline makes one per destination, the fallback lists one per member they

@@ -5,23 +5,20 @@ import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
 import type { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';
-import type { BookService } from '../contacts/service.ts';
-import { admit, newDelivery, type DeliveryTemplate } from '../deliveries/admission.ts';
-import type { FallbackService } from '../deliveries/fallback.ts';
-import type { FallbackMemberRow, FallbackStrategy } from '../deliveries/fallback-store.ts';
-import { DEFAULT_PRECEDENCE, precedenceName, precedenceRank, type Precedence } from '../deliveries/precedence.ts';
-import { nodeKey } from '../deliveries/node-key.ts';
-import { NEVER_MS, type DeliveryRow, type DeliveryStore } from '../deliveries/store.ts';
-import { DEFAULT_ACK_WITHIN_S, isFallback, SENDER_ADDRESS, type Decision, type Destination, type FallbackDestination, type PlainDestination, type RoutableMessage, type RuleTraceEntry } from '../rules/match.ts';
+import { admit, newDelivery, type DeliveryTemplate } from './admission.ts';
+import type { FallbackService } from './fallback.ts';
+import type { FallbackMemberRow, FallbackStrategy } from './fallback-store.ts';
+import { DEFAULT_PRECEDENCE, precedenceName, precedenceRank, type Precedence } from './precedence.ts';
+import { nodeKey } from './node-key.ts';
+import { NEVER_MS, type DeliveryRow, type DeliveryStore } from './delivery-store.ts';
+import { DEFAULT_ACK_WITHIN_S, isFallback, SENDER_ADDRESS, type Decision, type Destination, type FallbackDestination, type PlainDestination, type RoutableMessage, type RuleTraceEntry } from './decisions.ts';
+import type { AddressBooks, InterfaceLookup, PendingTakes, RuleDecider, SenderScreen, SenderVerdict } from './deciders.ts';
 import { driverFor } from '../../bearers/drivers.ts';
-import type { InterfaceLookup } from '../rules/service.ts';
-import { applyTransforms, type TransformStep } from '../interfaces/transforms.ts';
-import type { InterfaceRow } from '../interfaces/store.ts';
-import type { MessageRow, MessageStore } from '../messages/store.ts';
-import type { RuleService } from '../rules/service.ts';
+import { applyTransforms, type TransformStep } from './transforms.ts';
+import type { InterfaceRow } from './interface-store.ts';
+import type { MessageRow, MessageStore } from './message-store.ts';
 import type { RouterEvent } from './events.ts';
 import { DEDUPE_WINDOW_MS, type SeenFrameStore } from './seen-frames.ts';
-import { applyTakes, type PendingTakes, SenderService, type SenderVerdict } from '../senders/service.ts';
 
 // The one path every message takes (docs/architecture.md, "The message path"): received by a bearer, sent through
 // the API or injected by simulate-mesh-rx, it passes the inbound transforms of the interface
@@ -106,9 +103,10 @@ export interface PipelineDeps {
   messages: MessageStore;
   deliveries: DeliveryStore;
   interfaces: InterfaceLookup;
-  rules: RuleService;
-  contacts: BookService<Record<string, string>>;
-  groups: BookService<string[]>;
+  rules: RuleDecider;
+  books: AddressBooks;
+  /** The senders policy, part of the decision (docs/senders.md). */
+  senders: SenderScreen;
   seen: SeenFrameStore;
   fallbacks: FallbackService;
   /** Where the pipeline tells what it stored: 'message' inside the transaction that stores it
@@ -119,16 +117,8 @@ export interface PipelineDeps {
 
 export class Pipeline {
   readonly #d: PipelineDeps;
-  /** The senders policy, part of the decision (docs/senders.md); its routes use it too. */
-  readonly senders: SenderService;
   constructor(deps: PipelineDeps) {
     this.#d = deps;
-    const { groups, contacts } = deps;
-    this.senders = new SenderService(deps.db, deps.clock, {
-      expand: (ref) => groups.expand(ref.slice(1)) ?? contacts.expand(ref.slice(1)),
-      exists: (name) => groups.store.find(name) !== undefined || contacts.store.find(name) !== undefined,
-      version: () => groups.store.version + contacts.store.version,
-    });
   }
 
   /** A frame heard by a bearer. Disabled interfaces never get here (their bearer is stopped).
@@ -190,7 +180,7 @@ export class Pipeline {
     return parts.map((part) => {
       const trace: RuleTraceEntry[] = [];
       const plan = this.#plan(part, sourceName, dropReason, atMs, (msg) => this.#d.rules.evaluate(msg, atMs, trace), pending);
-      if (plan.sender && plan.message.action === 'forward') applyTakes(pending, plan.sender, atMs);
+      if (plan.sender && plan.message.action === 'forward') this.#d.senders.took(pending, plan.sender, atMs);
       return { plan, trace, dropped: dropReason };
     });
   }
@@ -226,7 +216,7 @@ export class Pipeline {
     // The senders policy (docs/senders.md) screens what was heard on an interface: a blocked
     // sender's message is dropped before any rule is asked.
     const heard = m.direction === 'inbound' && m.interfaceId !== null && !m.route;
-    const blocked = heard && !dropReason ? this.senders.blocked(m.from) : null;
+    const blocked = heard && !dropReason ? this.#d.senders.blocked(m.from) : null;
     let decision: Decision = dropReason
       ? { rule_id: null, action: 'drop', destinations: [], reason: dropReason }
       : blocked
@@ -251,7 +241,7 @@ export class Pipeline {
           for (const i of this.#d.fallbacks.wouldStart(step.strategy, step.members)) kinds.add(this.#d.interfaces.find(step.members[i].interface_id)?.kind ?? '');
         }
       }
-      sender = kinds.size > 0 ? this.senders.verdict(m.from, kinds, now, pending) : { address: m.from, blocked, over: null, takes: [], limits: [] };
+      sender = kinds.size > 0 ? this.#d.senders.verdict(m.from, kinds, now, pending) : { address: m.from, blocked, over: null, takes: [], limits: [] };
       if (sender.over) {
         // Over a limit: kept, with the reason, and sent nowhere (never silently dropped).
         decision = { ...decision, action: 'store', destinations: [], reason: `${decision.reason}; ${sender.over}: stored, not forwarded` };
@@ -332,7 +322,7 @@ export class Pipeline {
     // one, and a limit takes a token only when a delivery of one of its kinds was inserted.
     if (plan.sender) {
       const queued = new Set(deliveries.map((d) => this.#d.interfaces.find(d.interface_id)?.kind ?? ''));
-      this.senders.record(plan.sender, message.action === 'forward' && deliveries.length > 0, now, queued);
+      this.#d.senders.record(plan.sender, message.action === 'forward' && deliveries.length > 0, now, queued);
     }
     // In the same transaction: the key exists exactly when the message does.
     if (m.dedupeKey !== undefined && m.interfaceId !== null) this.#d.seen.remember(m.dedupeKey, m.interfaceId, now);
@@ -376,12 +366,12 @@ export class Pipeline {
     }
     if (!to.startsWith('@')) return [to];
     const name = to.slice(1);
-    const group = this.#d.groups.store.find(name);
-    if (group) return group.value;
-    const contact = this.#d.contacts.store.find(name);
+    const group = this.#d.books.group(name);
+    if (group) return group;
+    const contact = this.#d.books.contact(name);
     if (contact) {
       const field = driverFor(kind)?.contact.field ?? 'mesh';
-      const address = contact.value[field];
+      const address = contact[field];
       if (address) return [address];
       notes.push(`contact '${name}' has no ${field} address, so nothing was sent to it on a ${kind} interface`);
       return [];

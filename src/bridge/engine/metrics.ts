@@ -1,8 +1,8 @@
 import type { EventStream } from '../../lib/events.ts';
 import type { MetricsRegistry } from '../../lib/metrics.ts';
-import { precedenceName } from '../deliveries/precedence.ts';
-import { DELIVERY_STATES, type DeliveryStore } from '../deliveries/store.ts';
-import type { InterfaceStore } from '../interfaces/store.ts';
+import { precedenceName } from './precedence.ts';
+import { DELIVERY_STATES, type DeliveryStore } from './delivery-store.ts';
+import type { InterfaceStore } from './interface-store.ts';
 import type { RouterEvent } from './events.ts';
 
 // The router's Prometheus metrics (docs/api.md, "Metrics"): counters follow the event stream,
@@ -35,7 +35,7 @@ export function routerMetrics(metrics: MetricsRegistry, events: EventStream<Rout
   });
 }
 
-/** What waits for another process's database lock (issue 14, item 7; router/held-frames.ts,
+/** What waits for another process's database lock (issue 14, item 7; engine/held-frames.ts,
  *  db/busy.ts DeferredWrites): 0 unless the lock is held. */
 export function lockWaitMetrics(metrics: MetricsRegistry, core: { held: { waiting: number; counters: { held: number; overflow: number } }; deferred: { waiting: number; droppedTotal: number } }): void {
   metrics.gauge('fieldbridge_lock_waiting', 'Heard frames and writes (node reports, driver state) waiting in memory for another process\'s database lock.', () => [
