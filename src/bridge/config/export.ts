@@ -5,13 +5,13 @@ import type { BookRow } from '../contacts/store.ts';
 import { DEFAULT_RETRY_POLICY, RetryPolicy } from '../engine/backoff.ts';
 import { driverFor, INTERFACE_KINDS, type InterfaceKind } from '../../bearers/drivers.ts';
 import { InterfaceName } from '../interfaces/routes.ts';
-import type { InterfaceRow } from '../engine/interface-store.ts';
 import { TransformPipeline } from '../engine/transforms.ts';
 import { mapDestinationInterfaces, refineRuleAction, RULE_ACTION_FIELDS, RuleMatch } from '../rules/match.ts';
 import { Schedule } from '../rules/schedule.ts';
 import type { RuleRow } from '../rules/store.ts';
 import { ConfigSections, SECTION_NAMES, type ConfigValues } from './sections.ts';
 import { MAX_JSON_DEPTH } from '../../http/body.ts';
+import type { InterfaceRow } from '../engine/rows.ts';
 
 // The configuration file (docs/api.md 2.6, 4.4 GET /api/config/export; issue 5): one readable,
 // hand-editable JSON document with every section, the interfaces, the access rules in

@@ -7,10 +7,10 @@ import type { InterfaceService } from '../interfaces/service.ts';
 import { retryPolicyOf } from '../engine/backoff.ts';
 import type { Dispatcher } from '../engine/dispatcher.ts';
 import type { FallbackService } from '../engine/fallback.ts';
-import type { FallbackRow } from '../engine/fallback-store.ts';
-import { DELIVERY_STATES, type DeadLetterFilter, type DeliveryRow, type DeliveryStore } from '../engine/delivery-store.ts';
+import { type DeadLetterFilter, type DeliveryStore } from '../engine/delivery-store.ts';
 import { DeliveryApiView, deliveryApiView } from './view.ts';
 import type { Clock } from '../../lib/clock.ts';
+import { DELIVERY_STATES, type FallbackRow, type DeliveryRow } from '../engine/rows.ts';
 
 const Ref = z.object({ id: z.string().min(1) });
 

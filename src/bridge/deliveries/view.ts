@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PrecedenceSchema, precedenceName } from '../engine/precedence.ts';
-import { DELIVERY_STATES, NEVER_MS, type DeliveryRow } from '../engine/delivery-store.ts';
+import { DELIVERY_STATES, NEVER_MS, type DeliveryRow } from '../engine/rows.ts';
 
 // A delivery as the outside world sees it: the API answers with it and the uplink publishes it
 // (docs/hub.md), so both say the same thing. The queue's internals (due times in ms, the

@@ -1,9 +1,8 @@
 import { newId } from '../../lib/ids.ts';
-import type { InterfaceRow } from './interface-store.ts';
-import type { MessageRow } from './message-store.ts';
 import { retryPolicyOf } from './backoff.ts';
 import { precedenceName } from './precedence.ts';
-import { NEVER_MS, sizeOf, type DeliveryRow, type DeliveryStore } from './delivery-store.ts';
+import { sizeOf, type DeliveryStore } from './delivery-store.ts';
+import { NEVER_MS, type InterfaceRow, type MessageRow, type DeliveryRow } from './rows.ts';
 
 // How a delivery is made and let into its interface's queue (docs/routing.md, "Delivery
 // policy"): the pipeline makes one per destination, the fallback lists one per member they

@@ -8,7 +8,7 @@ import type { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { RouterEvent } from './events.ts';
 import type { DriverStateStore } from './driver-state.ts';
-import type { InterfaceRow } from './interface-store.ts';
+import type { InterfaceRow } from './rows.ts';
 
 // Keeps one bearer running for every interface that is enabled and bound, and none for the
 // others: disabling or unbinding an interface stops its traffic both ways and releases the

@@ -1,5 +1,5 @@
 import type { Decision, RoutableMessage, RuleTraceEntry } from './decisions.ts';
-import type { InterfaceRow } from './interface-store.ts';
+import type { InterfaceRow } from './rows.ts';
 
 // What the engine asks of those who decide, declared here and handed in by app.ts: the access
 // rules (bridge/rules/), the address books (bridge/contacts/) and the senders policy

@@ -1,5 +1,5 @@
 import type { Precedence } from './precedence.ts';
-import type { FallbackStrategy } from './fallback-store.ts';
+import type { FallbackStrategy } from './rows.ts';
 
 // The engine's vocabulary of decisions: what a message looks like to whoever decides where it
 // goes, what they decide, and the destinations a decision names. The access rules

@@ -6,46 +6,9 @@ import type { EventStream } from '../../lib/events.ts';
 import type { RouterEvent } from './events.ts';
 import { PRECEDENCES, precedenceName } from './precedence.ts';
 import type { WriteBehind } from './write-behind.ts';
+import { DELIVERY_STATES, WAITING_STATES, NEVER_MS, type DeliveryState, type DeliveryRow } from './rows.ts';
 
-export const DELIVERY_STATES = ['pending', 'held', 'sending', 'retrying', 'delivered', 'dead', 'cancelled', 'expired'] as const;
-/** States in which a delivery is still waiting to go (the queue, including what is held). */
-export const WAITING_STATES = ['pending', 'held', 'retrying'] as const;
-/** A TTL that never runs out: an SOS, or a TTL paused while the delivery is held. */
-export const NEVER_MS = 8_640_000_000_000_000;
-export type DeliveryState = (typeof DELIVERY_STATES)[number];
 
-export interface DeliveryRow {
-  id: string;
-  message_id: string;
-  interface_id: string;
-  to: string;
-  channel: number | null;
-  kind: 'text' | 'position' | 'telemetry' | 'data';
-  text: string | null;
-  payload: Uint8Array | null;
-  from: string;
-  state: DeliveryState;
-  /** 0 override ... 4 routine ... 5 deferred (precedence.ts). */
-  precedence: number;
-  attempts: number;
-  max_attempts: number;
-  next_attempt_ms: number;
-  front_ms: number | null;
-  expires_ms: number;
-  /** The TTL left when the delivery was held with its TTL paused (expires_ms is NEVER_MS then). */
-  held_ttl_ms?: number | null;
-  /** Held until this mesh node is heard again (a direct message to a node that is away). */
-  until_heard?: string | null;
-  /** The fallback list this delivery belongs to, and its position in it. */
-  fallback_id?: string | null;
-  fallback_pos?: number | null;
-  last_error: string | null;
-  /** What the bearer said of a delivered send (SendResult.meta), else null. */
-  result?: Record<string, unknown> | null;
-  created_at: string;
-  updated_at: string;
-  finished_at: string | null;
-}
 
 /** Which dead letters a bulk action takes (POST /api/deliveries/dead/cancel and /retry). */
 export interface DeadLetterFilter {

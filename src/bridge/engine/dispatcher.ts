@@ -4,12 +4,12 @@ import type { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { RouterEvent } from './events.ts';
 import type { BearerHost } from './bearer-host.ts';
-import type { InterfaceRow } from './interface-store.ts';
 import { applyTransforms, type TransformStep } from './transforms.ts';
 import { nextRetryDelayMs, retryPolicyOf } from './backoff.ts';
 import { DEFAULT_PRECEDENCE, precedenceRank, retryCapMs } from './precedence.ts';
-import type { DeliveryRow, DeliveryStore } from './delivery-store.ts';
+import type { DeliveryStore } from './delivery-store.ts';
 import type { WriteBehind } from './write-behind.ts';
+import type { InterfaceRow, DeliveryRow } from './rows.ts';
 
 // One queue per interface (docs/routing.md): each interface sends one delivery at a time,
 // and interfaces run independently, so a slow or failing bearer never holds up another.

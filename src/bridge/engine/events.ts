@@ -1,5 +1,4 @@
-import type { DeliveryRow } from './delivery-store.ts';
-import type { MessageRow } from './message-store.ts';
+import type { DeliveryRow, MessageRow } from './rows.ts';
 
 // What the routing core tells the rest of the bridge (docs/architecture.md, "The message
 // path"). The uplink and the metrics subscribe; the dispatcher subscribes to wake its queues.

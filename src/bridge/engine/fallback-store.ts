@@ -1,50 +1,13 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { StatementCache } from '../../db/statement-cache.ts';
 import { fromJson, toJson } from '../../lib/json.ts';
+import type { FallbackStrategy, FallbackState, FallbackMemberRow, TraceEntry, FallbackRow } from './rows.ts';
 
 // SQL for fallback lists (the fallbacks table; docs/routing.md, "Fallback lists").
 
-export type FallbackStrategy = 'ordered' | 'first_available' | 'all';
-export type FallbackState = 'active' | 'delivered' | 'exhausted' | 'cancelled';
 
-export interface FallbackMemberRow {
-  interface_id: string;
-  /** The interface's name when the list was made (for the story told about it). */
-  interface: string;
-  /** The resolved address; null when the member could not be addressed (the reason in `unusable`). */
-  to: string | null;
-  ack_within_s: number;
-  unusable?: string;
-}
 
-export interface TraceEntry {
-  at: string;
-  member: number;
-  interface: string;
-  event: 'started' | 'skipped' | 'escalated' | 'failed' | 'delivered' | 'late' | 'superseded' | 'exhausted' | 'cancelled';
-  detail?: string;
-}
 
-export interface FallbackRow {
-  id: string;
-  message_id: string;
-  strategy: FallbackStrategy;
-  keep_trying: boolean;
-  members: FallbackMemberRow[];
-  /** The member started last. */
-  position: number;
-  /** An ordered list's: when the current member's acknowledgement is due (set when it became
-   *  the active member); null otherwise, and for the last member kept past its deadline. */
-  deadline_ms: number | null;
-  state: FallbackState;
-  trace: TraceEntry[];
-  outcome: string | null;
-  precedence: number;
-  /** TTL of the deliveries it starts; null: never expire. */
-  ttl_ms: number | null;
-  created_at: string;
-  updated_at: string;
-}
 
 interface Raw extends Omit<FallbackRow, 'keep_trying' | 'members' | 'trace'> {
   keep_trying: number;

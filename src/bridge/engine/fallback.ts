@@ -4,12 +4,12 @@ import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import type { EventStream } from '../../lib/events.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/log.ts';
-import type { InterfaceRow } from './interface-store.ts';
 import type { MessageStore } from './message-store.ts';
 import type { RouterEvent } from './events.ts';
 import { admit, newDelivery, type DeliveryTemplate } from './admission.ts';
-import type { FallbackMemberRow, FallbackRow, FallbackStore, FallbackStrategy, TraceEntry } from './fallback-store.ts';
-import type { DeliveryRow, DeliveryStore } from './delivery-store.ts';
+import type { FallbackStore } from './fallback-store.ts';
+import type { DeliveryStore } from './delivery-store.ts';
+import type { InterfaceRow, FallbackMemberRow, FallbackRow, FallbackStrategy, TraceEntry, DeliveryRow } from './rows.ts';
 
 // Fallback lists (docs/routing.md, "Fallback lists"): one message, several {interface, to}
 // members, and a strategy for getting it through by whichever works.
@@ -30,7 +30,6 @@ import type { DeliveryRow, DeliveryStore } from './delivery-store.ts';
 // a member writes its delivery and moves the list's position in one transaction, conditional
 // on the position read, so no member is ever started twice.
 
-const WAITING = "('pending', 'held', 'retrying')";
 
 export interface FallbackDeps {
   db: DatabaseSync;

@@ -2,19 +2,8 @@ import type { DatabaseSync } from 'node:sqlite';
 import { inTransaction } from '../../db/sqlite.ts';
 import { StatementCache } from '../../db/statement-cache.ts';
 import { fromJson, toJson } from '../../lib/json.ts';
+import type { InterfaceRow } from './rows.ts';
 
-export interface InterfaceRow {
-  id: string;
-  name: string;
-  kind: string;
-  enabled: boolean;
-  device: string | null;
-  settings: Record<string, unknown>;
-  transforms: { inbound: unknown[]; outbound: unknown[] };
-  retry: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
-}
 
 interface Raw {
   id: string;

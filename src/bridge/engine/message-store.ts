@@ -1,25 +1,8 @@
 import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
 import { StatementCache } from '../../db/statement-cache.ts';
 import { fromJson, toJson } from '../../lib/json.ts';
+import type { MessageRow } from './rows.ts';
 
-export interface MessageRow {
-  id: string;
-  direction: 'inbound' | 'outbound';
-  interface_id: string | null;
-  from: string;
-  to: string;
-  channel: number | null;
-  kind: 'text' | 'position' | 'telemetry' | 'data';
-  text: string | null;
-  payload: Uint8Array | null;
-  size: number;
-  rule_id: string | null;
-  action: string | null;
-  /** Why the message went where it went; precedence: what its deliveries were given. */
-  decision: { rule_id: string | null; action: string; reason: string; precedence?: string } | null;
-  meta: Record<string, unknown>;
-  created_at: string;
-}
 
 export interface MessageFilter {
   direction?: string;

@@ -1,9 +1,10 @@
 import type { EventStream } from '../../lib/events.ts';
 import type { MetricsRegistry } from '../../lib/metrics.ts';
 import { precedenceName } from './precedence.ts';
-import { DELIVERY_STATES, type DeliveryStore } from './delivery-store.ts';
+import { type DeliveryStore } from './delivery-store.ts';
 import type { InterfaceStore } from './interface-store.ts';
 import type { RouterEvent } from './events.ts';
+import { DELIVERY_STATES } from './rows.ts';
 
 // The router's Prometheus metrics (docs/api.md, "Metrics"): counters follow the event stream,
 // gauges read the database at scrape time. Series of one interface carry its name as

@@ -2,28 +2,12 @@ import type { DatabaseSync } from 'node:sqlite';
 import type { NodeNetwork, NodeReport } from '../../bearers/bearer.ts';
 import { StatementCache } from '../../db/statement-cache.ts';
 import { fromJson, toJson } from '../../lib/json.ts';
+import type { NodeRow } from './rows.ts';
 
 // SQL for the node database: every mesh node a radio heard or reported, one row per node id,
 // kept across restarts. A report only fills what it says: a NodeInfo without a position keeps
 // the position heard before.
 
-export interface NodeRow {
-  node_id: string;
-  network: NodeNetwork;
-  num: number | null;
-  interface_id: string;
-  long_name: string | null;
-  short_name: string | null;
-  hw_model: string | null;
-  role: string | null;
-  position: NonNullable<NodeReport['position']> | null;
-  device_metrics: NonNullable<NodeReport['device_metrics']> | null;
-  snr_db: number | null;
-  hops_away: number | null;
-  via_mqtt: boolean;
-  last_heard_at: string | null;
-  updated_at: string;
-}
 
 interface Raw extends Omit<NodeRow, 'position' | 'device_metrics' | 'via_mqtt'> {
   position: string | null;

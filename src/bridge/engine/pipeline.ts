@@ -7,18 +7,17 @@ import type { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';
 import { admit, newDelivery, type DeliveryTemplate } from './admission.ts';
 import type { FallbackService } from './fallback.ts';
-import type { FallbackMemberRow, FallbackStrategy } from './fallback-store.ts';
 import { DEFAULT_PRECEDENCE, precedenceName, precedenceRank, type Precedence } from './precedence.ts';
 import { nodeKey } from './node-key.ts';
-import { NEVER_MS, type DeliveryRow, type DeliveryStore } from './delivery-store.ts';
+import { type DeliveryStore } from './delivery-store.ts';
 import { DEFAULT_ACK_WITHIN_S, isFallback, SENDER_ADDRESS, type Decision, type Destination, type FallbackDestination, type PlainDestination, type RoutableMessage, type RuleTraceEntry } from './decisions.ts';
 import type { AddressBooks, InterfaceLookup, PendingTakes, RuleDecider, SenderScreen, SenderVerdict } from './deciders.ts';
 import { driverFor } from '../../bearers/drivers.ts';
 import { applyTransforms, type TransformStep } from './transforms.ts';
-import type { InterfaceRow } from './interface-store.ts';
-import type { MessageRow, MessageStore } from './message-store.ts';
+import type { MessageStore } from './message-store.ts';
 import type { RouterEvent } from './events.ts';
 import { DEDUPE_WINDOW_MS, type SeenFrameStore } from './seen-frames.ts';
+import { NEVER_MS, type FallbackMemberRow, type FallbackStrategy, type DeliveryRow, type InterfaceRow, type MessageRow } from './rows.ts';
 
 // The one path every message takes (docs/architecture.md, "The message path"): received by a bearer, sent through
 // the API or injected by simulate-mesh-rx, it passes the inbound transforms of the interface

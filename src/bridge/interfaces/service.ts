@@ -6,9 +6,10 @@ import { jsonEqual } from '../../lib/json.ts';
 import { RetryPolicy } from '../engine/backoff.ts';
 import type { BearerHost } from '../engine/bearer-host.ts';
 import { driverFor, type InterfaceKind } from '../../bearers/drivers.ts';
-import type { InterfaceRow, InterfaceStore } from '../engine/interface-store.ts';
+import type { InterfaceStore } from '../engine/interface-store.ts';
 import { redactSettings, restoreSettings } from './secrets.ts';
 import { TransformPipeline } from '../engine/transforms.ts';
+import type { InterfaceRow } from '../engine/rows.ts';
 
 // Interfaces and their state transitions, exactly docs/api.md section 3: bind/unbind attach and
 // detach a device (rules and pipeline stay), enable/disable start and stop traffic

@@ -4,7 +4,6 @@ import { ADMIN, ANY_KEY, Reply, route, type Route } from '../../http/route.ts';
 import { badRequest, notFound } from '../../lib/errors.ts';
 import type { BookService } from '../contacts/service.ts';
 import type { FallbackService } from '../engine/fallback.ts';
-import type { DeliveryRow } from '../engine/delivery-store.ts';
 import { PrecedenceSchema } from '../engine/precedence.ts';
 import { DEFAULT_ACK_WITHIN_S, FallbackMember, FallbackStrategy } from '../rules/match.ts';
 import { DeliveryApiView, deliveryApiView } from '../deliveries/view.ts';
@@ -17,6 +16,7 @@ import type { SendRateLimiter } from './rate-limit.ts';
 import type { MessageStore } from '../engine/message-store.ts';
 import type { UsageStore } from './usage.ts';
 import { MessageKind, MessageView, messageView } from './view.ts';
+import type { DeliveryRow } from '../engine/rows.ts';
 
 // Messages (docs/api.md 4.6). send, send-to-contact and simulate-mesh-rx all enter the one pipeline,
 // and a matching forward rule to a paid bearer really sends; POST /api/messages/preview

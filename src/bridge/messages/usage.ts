@@ -4,11 +4,10 @@ import { StatementCache } from '../../db/statement-cache.ts';
 import type { EventStream } from '../../lib/events.ts';
 import type { MetricsRegistry } from '../../lib/metrics.ts';
 import type { Clock } from '../../lib/clock.ts';
-import type { DeliveryRow } from '../engine/delivery-store.ts';
-import type { InterfaceRow } from '../engine/interface-store.ts';
 import { applyTransforms, type TransformStep } from '../engine/transforms.ts';
 import { estimateDelivery } from '../preview/estimate.ts';
 import type { RouterEvent } from '../engine/events.ts';
+import type { DeliveryRow, InterfaceRow } from '../engine/rows.ts';
 
 // What was sent, per interface and UTC day (issue 17, "cost view"; docs/api.md 4.6
 // GET /api/messages/stats `usage`, and /metrics): frames and bytes handed to the bearer, SMS

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { MessageRow } from '../engine/message-store.ts';
+import type { MessageRow } from '../engine/rows.ts';
 
 // A message as the outside world sees it: the API answers with it and the uplink publishes it
 // (docs/hub.md), so both say the same thing. Raw payloads travel as base64.

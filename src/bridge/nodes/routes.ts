@@ -3,7 +3,8 @@ import { PageQuery, pageReply, pageSchema } from '../../http/paging.ts';
 import { ANY_KEY, route, type Route } from '../../http/route.ts';
 import { badRequest, notFound } from '../../lib/errors.ts';
 import type { InterfaceService } from '../interfaces/service.ts';
-import type { NodeRow, NodeStore } from '../engine/node-store.ts';
+import type { NodeStore } from '../engine/node-store.ts';
+import type { NodeRow } from '../engine/rows.ts';
 
 // The node database (docs/meshtastic.md, "Node database"): mesh nodes a radio heard or
 // reported, newest report winning, kept across restarts. Read-only: the radios fill it.

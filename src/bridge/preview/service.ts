@@ -1,13 +1,12 @@
 import type { Clock } from '../../lib/clock.ts';
 import { precedenceName } from '../engine/precedence.ts';
-import type { FallbackMemberRow } from '../engine/fallback-store.ts';
 import type { BearerHost } from '../engine/bearer-host.ts';
 import type { InterfaceService } from '../interfaces/service.ts';
-import type { InterfaceRow } from '../engine/interface-store.ts';
 import { applyTransforms, type TransformStep } from '../engine/transforms.ts';
 import type { RuleTraceEntry } from '../rules/match.ts';
 import type { IngressMessage, ListStep, Pipeline, PlainStep, RoutePlan } from '../engine/pipeline.ts';
 import { estimateDelivery, type FrameEstimate } from './estimate.ts';
+import type { FallbackMemberRow, InterfaceRow } from '../engine/rows.ts';
 
 // POST /api/messages/preview (issue 17, docs/routing.md "Preview"): what the router would do
 // with a message, asked of the same decision code a real message meets (Pipeline.preview ->

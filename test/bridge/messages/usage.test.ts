@@ -1,11 +1,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { transaction } from '../../../src/db/sqlite.ts';
-import type { DeliveryRow } from '../../../src/bridge/engine/delivery-store.ts';
 import { FakeClock } from '../../../src/lib/clock.ts';
 import { expectOk } from '../../helpers/api.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { createSim, settle } from '../../helpers/routing.ts';
+import type { DeliveryRow } from '../../../src/bridge/engine/rows.ts';
 
 // The cost view (issue 17): GET /api/messages/stats `usage` and /metrics count, per interface
 // and UTC day, the frames and bytes delivered deliveries handed to their bearer (after the
