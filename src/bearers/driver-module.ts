@@ -103,6 +103,9 @@ export interface DriverModule<K extends string = string> {
    *  (or no one is told of a loss) before the bridge had it. Each such frame is committed as soon
    *  as it is stored, never left in an open group for a window (router/held-frames.ts; issue 30). */
   framesNotRepeated?: boolean;
+  /** The driver tells the time its device holds (BearerEvents.time): what that time is, for the
+   *  operator choosing `bridge.clock.radio_time` (docs/clock.md). */
+  tellsTime?: string;
   /** Opens sim://<channel>: a simulated device in this process. */
   openSim?: (channel: string) => Promise<Link>;
   simulator?: SimulatorCommand;

@@ -15,6 +15,8 @@ export const DRIVERS = [meshtasticDriver, rnodeDriver, iridiumDriver, smsDriver,
 
 export type InterfaceKind = (typeof DRIVERS)[number]['kind'];
 export const INTERFACE_KINDS = DRIVERS.map((d) => d.kind) as [InterfaceKind, ...InterfaceKind[]];
+/** Kinds whose drivers tell the time their device holds (DriverModule.tellsTime). */
+export const TIME_TELLING_KINDS = DRIVERS.filter((d) => 'tellsTime' in d && d.tellsTime).map((d) => d.kind) as [InterfaceKind, ...InterfaceKind[]];
 
 const byKind = new Map<string, DriverModule>(DRIVERS.map((d) => [d.kind, d]));
 

@@ -61,7 +61,6 @@ import { RuleService } from './rules/service.ts';
 import { RuleStore, type RuleRef } from './rules/store.ts';
 import { systemRoutes } from './system/routes.ts';
 import { ClockGuard, type ClockStatus } from './clock/guard.ts';
-import { RADIO_TIME_SOURCES, type RadioTimeSource } from './config/sections.ts';
 import { followRouter } from './uplink/router-events.ts';
 import { type UplinkEnv, UplinkService } from './uplink/service.ts';
 
@@ -299,10 +298,10 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     rebased: () => {
       for (const id of services.deliveries.interfacesWithWork()) services.dispatcher.changed(id);
     },
-    allows: (source) => services.config.section('bridge').clock.radio_time.includes(source as RadioTimeSource),
+    allows: (source) => (services.config.section('bridge').clock.radio_time as readonly string[]).includes(source),
   });
   services.core.events.subscribe((event) => {
-    if (event.type === 'time' && (RADIO_TIME_SOURCES as readonly string[]).includes(event.kind)) guard.offer(event.kind as RadioTimeSource, event.atMs);
+    if (event.type === 'time') guard.offer(event.kind, event.atMs);
   });
   retention.start();
   auditRetention.start();

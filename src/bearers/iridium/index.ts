@@ -15,6 +15,7 @@ export const iridiumDriver = defineDriver({
   kind: 'iridium',
   title: 'Iridium',
   keepsUnstoredFrames: true,
+  tellsTime: "the Iridium network's time, read with AT-MSSTM",
   settings: IridiumSettings as unknown as z.ZodType<Record<string, unknown>>,
   contact: {
     field: 'iridium',

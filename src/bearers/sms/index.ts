@@ -14,6 +14,7 @@ export const smsDriver = defineDriver({
   kind: 'sms',
   title: 'SMS',
   keepsUnstoredFrames: true,
+  tellsTime: "the cellular network's time, from the service centre's timestamp of a received SMS",
   settings: SmsSettings as unknown as z.ZodType<Record<string, unknown>>,
   secretSettings: SMS_SECRET_SETTINGS,
   contact: { field: 'sms', schema: z.string().regex(/^\+?[0-9]{3,20}$/, 'must be a phone number: digits, optionally starting with +') },

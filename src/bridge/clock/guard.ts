@@ -4,6 +4,9 @@ import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import { SteadyClock } from '../../lib/steady-clock.ts';
 import { ClockStore, type Rebased, type TimeSource } from './store.ts';
+import { type InterfaceKind, TIME_TELLING_KINDS } from '../../bearers/drivers.ts';
+
+const isTimeTellingKind = (kind: string): kind is InterfaceKind => (TIME_TELLING_KINDS as readonly string[]).includes(kind);
 
 // The bridge's clock on a machine whose clock cannot be trusted (issue 30; docs/decisions.md,
 // "Issue 30: a clock a Raspberry Pi cannot trust"). A Raspberry Pi has no real-time clock: it
@@ -158,8 +161,8 @@ export class ClockGuard {
   /** A radio's idea of the time (a Meshtastic board's, the Iridium network's, the cellular
    *  network's). Taken only when the operator allows the source and it is ahead of ours by
    *  more than FOLLOW_MS: the bridge's time never goes back. Answers whether it was taken. */
-  offer(source: TimeSource, ms: number): boolean {
-    if (!Number.isFinite(ms) || !this.#hooks.allows?.(source)) return false;
+  offer(source: string, ms: number): boolean {
+    if (!Number.isFinite(ms) || !isTimeTellingKind(source) || !this.#hooks.allows?.(source)) return false;
     const ahead = ms - this.clock.now();
     if (ahead <= FOLLOW_MS) return false;
     return this.#adopt(ahead, source);

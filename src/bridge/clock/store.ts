@@ -1,11 +1,14 @@
 import type { DatabaseSync } from 'node:sqlite';
+import type { InterfaceKind } from '../../bearers/drivers.ts';
 import { idFloor, idTime } from '../../lib/ids.ts';
 
 // The SQL of the bridge's clock (issue 30; docs/decisions.md, "Issue 30: a clock a Raspberry Pi
 // cannot trust"): the last time the bridge knew to be good, and the re-basing of what was
 // written under a clock that later proved wrong.
 
-export type TimeSource = 'system' | 'last_good' | 'meshtastic' | 'iridium' | 'sms';
+/** What set the bridge's time: the system clock, the last good time, or the kind of the
+ *  interface whose device told it (bridge.clock.radio_time). */
+export type TimeSource = 'system' | 'last_good' | InterfaceKind;
 
 export interface ClockStateRow {
   last_good_ms: number;

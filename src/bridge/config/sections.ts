@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DRIVERS, TIME_TELLING_KINDS } from '../../bearers/drivers.ts';
 import { enrollmentTokenLookup } from '../../lib/uplink-auth.ts';
 import { REDACTION_MARKER } from './secrets.ts';
 import { maskUrlsIn } from '../../lib/mask-url.ts';
@@ -28,9 +29,6 @@ function isIanaTimezone(name: string): boolean {
   }
 }
 
-export const RADIO_TIME_SOURCES = ['meshtastic', 'iridium', 'sms'] as const;
-export type RadioTimeSource = (typeof RADIO_TIME_SOURCES)[number];
-
 export const BridgeSettings = z.strictObject({
   name: z.string().min(1).max(64).refine((s) => !CONTROL.test(s), 'must not contain control characters').default('fieldbridge')
     .describe('What this bridge calls itself in logs, the hub and exports'),
@@ -52,8 +50,8 @@ export const BridgeSettings = z.strictObject({
   // Issue 30: a gateway whose only time source is its radios (docs/decisions.md, "a clock a
   // Raspberry Pi cannot trust").
   clock: z.strictObject({
-    radio_time: z.array(z.enum(RADIO_TIME_SOURCES)).max(RADIO_TIME_SOURCES.length).refine((l) => new Set(l).size === l.length, 'must not repeat a source').default([])
-      .describe('Radios whose time the bridge may take when it is ahead of its own (never backwards): "meshtastic" (the board\'s GPS or phone time), "iridium" (the Iridium network\'s time), "sms" (the cellular network\'s time). Empty: only the system clock'),
+    radio_time: z.array(z.enum(TIME_TELLING_KINDS)).max(TIME_TELLING_KINDS.length).refine((l) => new Set(l).size === l.length, 'must not repeat a kind').default([])
+      .describe(`Interface kinds whose device time the bridge may take when it is ahead of its own (never backwards): ${DRIVERS.flatMap((d) => ('tellsTime' in d && d.tellsTime ? [`"${d.kind}": ${d.tellsTime}`] : [])).join('; ')}. Empty: only the system clock`),
   }).prefault({}),
 });
 

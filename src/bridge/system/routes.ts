@@ -5,6 +5,7 @@ import type { UplinkService } from '../uplink/service.ts';
 import type { Route } from '../../http/route.ts';
 import { systemRoutes as sharedSystemRoutes } from '../../http/system-routes.ts';
 import { DbHealth } from '../../db/health.ts';
+import { TIME_TELLING_KINDS } from '../../bearers/drivers.ts';
 import type { ClockStatus } from '../clock/guard.ts';
 
 export interface SystemDeps {
@@ -34,14 +35,14 @@ const UplinkHealth = z.object({
 
 const ClockHealth = z.object({
   time: z.string().describe('The bridge\'s time now (ISO 8601, UTC): what ids, deadlines, schedules and retention use'),
-  source: z.enum(['system', 'last_good', 'meshtastic', 'iridium', 'sms']).describe('What set it: "system" (the system clock), "last_good" (the system clock was behind the last time this bridge knew, so the bridge counts on from that time), or the radio whose time was taken (bridge.clock.radio_time)'),
+  source: z.enum(['system', 'last_good', ...TIME_TELLING_KINDS]).describe('What set it: "system" (the system clock), "last_good" (the system clock was behind the last time this bridge knew, so the bridge counts on from that time), or the kind of the interface whose device time was taken (bridge.clock.radio_time)'),
   system_offset_s: z.number().int().describe('The system clock minus the bridge\'s time, in seconds: negative while the system clock is behind and the bridge keeps its own time'),
   last_good_at: z.string().describe('The latest time the bridge knew to be good; it never counts back past it'),
   last_jump: z.object({
     at: z.string().describe('When it was seen, by the system clock'),
     when: z.enum(['start', 'running']),
     seconds: z.number().int().describe('Signed size of the jump: positive forwards'),
-    source: z.enum(['system', 'last_good', 'meshtastic', 'iridium', 'sms']),
+    source: z.enum(['system', 'last_good', ...TIME_TELLING_KINDS]),
     action: z.string().describe('What the bridge did about it'),
   }).nullable().describe('The last clock jump seen (beyond 30 s), null when none since the start'),
 }).describe('The bridge\'s clock (docs/decisions.md, "Issue 30: a clock a Raspberry Pi cannot trust")');
