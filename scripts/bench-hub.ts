@@ -61,8 +61,8 @@ import { RECEIVE_MAXIMUM } from '../src/hub/ingest/subscriber.ts';
 import { openHubStore } from '../src/hub/store/store.ts';
 import { createLogger } from '../src/lib/log.ts';
 import { decodeForIngest } from '../src/hub/ingest/decode.ts';
-import { ingestSubscription } from '../src/lib/topics.ts';
-import { mintEnrollmentToken, signingKey, signPayload, verifyPayload } from '../src/lib/uplink-auth.ts';
+import { ingestSubscription } from '../src/hubwire/topics.ts';
+import { mintEnrollmentToken, signingKey, signPayload, verifyPayload } from '../src/hubwire/credentials.ts';
 
 const EVENTS = Math.max(100, Math.min(200_000, Number(process.env.BENCH_HUB_EVENTS ?? 9000) || 9000));
 const PG_URL = process.env.BENCH_HUB_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { envListen, envLogLevel, envString, invalid, type ListenAddress } from '../lib/env.ts';
 import type { LogLevel } from '../lib/log.ts';
 import { maskUrlCredentials } from '../lib/mask-url.ts';
-import { parseMqttUrl } from '../lib/mqtt-options.ts';
+import { parseMqttUrl } from '../hubwire/mqtt-options.ts';
 import type { HubStoreLocation } from './store/store.ts';
 
 // The hub's environment (docs/design.md section 4). Every variable is checked before anything is

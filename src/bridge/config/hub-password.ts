@@ -1,5 +1,5 @@
 import { isJsonObject } from '../../lib/json.ts';
-import { parseMqttUrl } from '../../lib/mqtt-options.ts';
+import { parseMqttUrl } from '../../hubwire/mqtt-options.ts';
 import { REDACTION_MARKER } from './secrets.ts';
 
 // The hub section's password belongs to the broker it was given for (issue 15 item 4). Reads

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { enrollmentTokenLookup } from '../../lib/uplink-auth.ts';
+import { enrollmentTokenLookup } from '../../hubwire/credentials.ts';
 import { REDACTION_MARKER } from './secrets.ts';
 import { maskUrlsIn } from '../../lib/mask-url.ts';
-import { parseMqttUrl } from '../../lib/mqtt-options.ts';
-import { TOPIC_SEGMENT } from '../../lib/topics.ts';
+import { parseMqttUrl } from '../../hubwire/mqtt-options.ts';
+import { TOPIC_SEGMENT } from '../../hubwire/topics.ts';
 
 // The bridge configuration sections (docs/api.md 2.6, 4.4; docs/design.md section 6). One zod schema per
 // section: it validates writes, fills defaults for anything never written, and documents the
@@ -99,7 +99,7 @@ export const HubSettings = z.strictObject({
   password: z.string().min(1).max(1024).nullable().default(null)
     .describe('MQTT password. A secret: reads show "<redacted>"; writing "<redacted>" back (or leaving it out) keeps the stored one, ' +
       'unless the same write moves mqtt_url to another broker (host, port, or from mqtts to mqtt): then it is cleared unless given again'),
-  // Issue 15 item 3: traded once over MQTT for this bridge's id and secret (src/lib/uplink-auth.ts).
+  // Issue 15 item 3: traded once over MQTT for this bridge's id and secret (src/hubwire/credentials.ts).
   // Reads carry the redaction marker in its place (secrets.ts), so the schema of answers takes it.
   enrollment_token: z.string().refine((t) => t === REDACTION_MARKER || enrollmentTokenLookup(t) !== null, 'must be an enrollment token as the hub gave it (fbe_...)').nullable().default(null)
     .describe('One-time enrollment token from the hub (POST /api/bridges). A secret: reads show "<redacted>". The bridge trades it once for its tenant, bridge id and signing secret, kept in its database; a different token makes a new exchange'),

@@ -1,7 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { type CommitRider, isBusyError, leaveRide, rideNextCommit, transaction, withoutBusyWait } from '../../db/sqlite.ts';
 import type { Logger } from '../../lib/log.ts';
-import { addRanges, type Range, type SeqState } from '../../lib/topics.ts';
+import { addRanges, type Range, type SeqState } from '../../hubwire/topics.ts';
 import type { UplinkOutbox } from './outbox.ts';
 
 // Outbox rows the hub has acknowledged (issue 15), deleted in batches: they ride the next

@@ -1,6 +1,6 @@
 import type { Counter } from '../../lib/metrics.ts';
 import type { Logger } from '../../lib/log.ts';
-import type { UplinkEventKind } from '../../lib/topics.ts';
+import type { UplinkEventKind } from '../../hubwire/topics.ts';
 import { ROW_OVERHEAD_BYTES, type UplinkOutbox } from './outbox.ts';
 
 // The outbox's size cap (issue 15 item 2; docs/hub.md, "Outbox"). The outbox keeps what the hub

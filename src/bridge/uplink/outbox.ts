@@ -1,6 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { StatementCache } from '../../db/statement-cache.ts';
-import type { UplinkEventKind } from '../../lib/topics.ts';
+import type { UplinkEventKind } from '../../hubwire/topics.ts';
 
 // SQL for the uplink tables, nothing else (schema.ts).
 

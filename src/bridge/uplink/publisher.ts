@@ -3,14 +3,14 @@ import { hashKey } from '../../auth/secrets.ts';
 import type { DatabaseSync } from 'node:sqlite';
 import type { IClientOptions, MqttClient } from 'mqtt';
 import { commitGroup, committed, inTransaction, isBusyError, pendingCommit, withoutBusyWait } from '../../db/sqlite.ts';
-import { mqttClientOptions, parseMqttUrl } from '../../lib/mqtt-options.ts';
-import { type AckMessage, decodeUplinkPayload, EVENT_KINDS, MAX_PAYLOAD_BYTES, MAX_RANGES, type Range, SEQ_PREFIX_MAX_BYTES, TOPIC_SEGMENT, toRanges, type UplinkEventKind, type UplinkKind, uplinkTopic } from '../../lib/topics.ts';
+import { mqttClientOptions, parseMqttUrl } from '../../hubwire/mqtt-options.ts';
+import { type AckMessage, decodeUplinkPayload, EVENT_KINDS, MAX_PAYLOAD_BYTES, MAX_RANGES, type Range, SEQ_PREFIX_MAX_BYTES, TOPIC_SEGMENT, toRanges, type UplinkEventKind, type UplinkKind, uplinkTopic } from '../../hubwire/topics.ts';
 import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/log.ts';
 import { Counter } from '../../lib/metrics.ts';
-import { type EnrollRequest, enrollTopic, makeEnrollRequest, openEnrollReply, SIG_SUFFIX_BYTES, signingKey, signPayload, verifyPayload } from '../../lib/uplink-auth.ts';
+import { type EnrollRequest, enrollTopic, makeEnrollRequest, openEnrollReply, SIG_SUFFIX_BYTES, signingKey, signPayload, verifyPayload } from '../../hubwire/credentials.ts';
 import { AckedRows } from './acked.ts';
 import { OutboxCap } from './cap.ts';
 import { type StoredCredentials, UplinkOutbox } from './outbox.ts';
@@ -51,7 +51,7 @@ import { clampTo, storedLocal, subtract } from './sequence.ts';
 // Enrollment (issue 15 item 3; docs/hub.md, "Enrollment"): given an enrollment token
 // (hub.enrollment_token or SERVICE_HUB_ENROLL_TOKEN) and no credentials from it yet, the first
 // connection only trades the token for the bridge's tenant, id and secret (state `enrolling`;
-// src/lib/uplink-auth.ts), stores them in uplink_state, and connects again as that bridge.
+// src/hubwire/credentials.ts), stores them in uplink_state, and connects again as that bridge.
 // Credentials once stored are used whether or not the token stays in the configuration; a
 // different token makes a new exchange. An enrolled bridge signs everything it publishes (its
 // last will included) and takes only acks signed by the hub with the same secret. Without a
@@ -240,7 +240,7 @@ export class UplinkPublisher {
     return uplinkTopic(this.#tenant, this.#bridgeId, kind);
   }
 
-  /** The payload as published: signed with the secret once enrolled (lib/uplink-auth.ts). */
+  /** The payload as published: signed with the secret once enrolled (hubwire/credentials.ts). */
   #sealed(topic: string, json: string): string {
     return this.#secret ? signPayload(this.#secret, topic, json) : json;
   }

@@ -1,4 +1,4 @@
-import type { Range } from '../../lib/topics.ts';
+import type { Range } from '../../hubwire/topics.ts';
 
 // The bridge's arithmetic of sequence numbers (issue 15; docs/hub.md, "Acknowledgements"):
 // wire seq = local seq (the outbox's key) + offset. Pure functions, no I/O.

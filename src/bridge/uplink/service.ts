@@ -1,9 +1,9 @@
 import type { DatabaseSync } from 'node:sqlite';
 import type { Clock } from '../../lib/clock.ts';
 import { StartupError } from '../../lib/errors.ts';
-import { TOPIC_SEGMENT, type UplinkEventKind } from '../../lib/topics.ts';
+import { TOPIC_SEGMENT, type UplinkEventKind } from '../../hubwire/topics.ts';
 import { newId } from '../../lib/ids.ts';
-import { enrollmentTokenLookup } from '../../lib/uplink-auth.ts';
+import { enrollmentTokenLookup } from '../../hubwire/credentials.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Counter, MetricsRegistry } from '../../lib/metrics.ts';
 import { brokerUrlProblem } from '../config/sections.ts';

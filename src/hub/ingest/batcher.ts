@@ -1,8 +1,8 @@
 import type { KeyObject } from 'node:crypto';
 import type { Clock } from '../../lib/clock.ts';
 import type { Counter } from '../../lib/metrics.ts';
-import { ACK_KIND, EVENT_KINDS, leadingSeq, parseUplinkTopic, type UplinkKind } from '../../lib/topics.ts';
-import { hasSignature, parseEnrollRequest, parseEnrollTopic, verifyPayload } from '../../lib/uplink-auth.ts';
+import { ACK_KIND, EVENT_KINDS, leadingSeq, parseUplinkTopic, type UplinkKind } from '../../hubwire/topics.ts';
+import { hasSignature, parseEnrollRequest, parseEnrollTopic, verifyPayload } from '../../hubwire/credentials.ts';
 import { decodeForIngest } from './decode.ts';
 import type { AckState, BatchOp, BatchOutcome, BridgeAuth, HubStore } from '../store/store.ts';
 import { EVENT_TABLES } from '../store/store.ts';

@@ -1,7 +1,7 @@
-import { decodeUplinkPayload, type Decoded, EventPayload, MAX_PAYLOAD_BYTES, type UplinkKind } from '../../lib/topics.ts';
+import { decodeUplinkPayload, type Decoded, EventPayload, MAX_PAYLOAD_BYTES, type UplinkKind } from '../../hubwire/topics.ts';
 
 // The ingest's per-event decoding, on its hot path (issue 22 item 2): the same checks as
-// decodeUplinkPayload (src/lib/topics.ts, shared with the bridge) for an event that passes
+// decodeUplinkPayload (src/hubwire/topics.ts, shared with the bridge) for an event that passes
 // them, without its costs that are not checks: a copy of the payload before decoding it and
 // a schema walk over every field of a loose object to check two. Anything the fast path does
 // not accept goes through decodeUplinkPayload itself, so every rejection keeps its reason and

@@ -3,9 +3,9 @@ import type { Counter, MetricsRegistry } from '../../lib/metrics.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { HubStore } from '../store/store.ts';
-import { mqttClientOptions, parseMqttUrl } from '../../lib/mqtt-options.ts';
-import { ackView, ingestSubscription, uplinkTopic } from '../../lib/topics.ts';
-import { enrollTopic, signPayload } from '../../lib/uplink-auth.ts';
+import { mqttClientOptions, parseMqttUrl } from '../../hubwire/mqtt-options.ts';
+import { ackView, ingestSubscription, uplinkTopic } from '../../hubwire/topics.ts';
+import { enrollTopic, signPayload } from '../../hubwire/credentials.ts';
 import type { BridgeEnrollments } from '../bridges/service.ts';
 import { IngestBatcher, MAX_BATCH, type SignedAck } from './batcher.ts';
 

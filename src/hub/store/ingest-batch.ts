@@ -1,4 +1,4 @@
-import { addRanges, type Range, type SeqState, toRanges } from '../../lib/topics.ts';
+import { addRanges, type Range, type SeqState, toRanges } from '../../hubwire/topics.ts';
 import type { Queryable, SqlDriver, SqlValue } from './sql.ts';
 
 // The hub's ingest writes a burst of MQTT messages as one transaction (issue 22 item 2; the
