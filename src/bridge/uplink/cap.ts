@@ -21,6 +21,11 @@ export interface CapCounters {
   refused: Counter;
 }
 
+/** Who is told of each row the cap drops (the rows in flight forget it: in-flight.ts). */
+export interface DropListener {
+  dropped(seq: number): void;
+}
+
 export class OutboxCap {
   readonly #outbox: UplinkOutbox;
   readonly #maxBytes: number;
@@ -34,11 +39,11 @@ export class OutboxCap {
   #lastWarn = -Infinity;
   #lastTooLarge = -Infinity;
   #quiet = { dropped: 0, refused: 0 };
-  /** Called with each local seq dropped (the publisher forgets it). */
-  onDropped: (seq: number) => void = () => {};
+  readonly #drops: DropListener;
 
-  constructor(outbox: UplinkOutbox, maxBytes: number, log: Logger, counters: CapCounters, now: () => number) {
+  constructor(outbox: UplinkOutbox, maxBytes: number, log: Logger, counters: CapCounters, now: () => number, drops: DropListener) {
     this.#outbox = outbox;
+    this.#drops = drops;
     this.#maxBytes = maxBytes;
     this.#log = log;
     this.#counters = counters;
@@ -86,7 +91,7 @@ export class OutboxCap {
         this.bytes -= r.n + ROW_OVERHEAD_BYTES;
         this.#counters.dropped.inc({ kind: 'telemetry_or_position' });
         this.#quiet.dropped++;
-        this.onDropped(r.seq);
+        this.#drops.dropped(r.seq);
         if (this.bytes <= target) break;
       }
     }

@@ -9,7 +9,8 @@ import type { Counter, MetricsRegistry } from '../../lib/metrics.ts';
 import { brokerUrlProblem } from '../config/sections.ts';
 import type { ConfigService } from '../config/service.ts';
 import { UplinkOutbox } from './outbox.ts';
-import { UPLINK_STATES, type UplinkConfig, UplinkPublisher } from './publisher.ts';
+import type { UplinkConfig } from './config.ts';
+import { UPLINK_STATES, UplinkPublisher } from './publisher.ts';
 
 // Decides whether the bridge reports to a hub and with which settings (docs/design.md sections 4
 // and 8): the `hub` config section, overridden at start by SERVICE_HUB_MQTT_URL,
