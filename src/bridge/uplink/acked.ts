@@ -4,7 +4,7 @@ import type { Logger } from '../../lib/log.ts';
 import { addRanges, type Range, type SeqState } from '../../hubwire/topics.ts';
 import type { UplinkOutbox } from './outbox.ts';
 
-// Outbox rows the hub has acknowledged (issue 15), deleted in batches: they ride the next
+// Outbox rows the hub has acknowledged, deleted in batches: they ride the next
 // transaction on the connection (usually the router's next message, which commits anyway;
 // db/sqlite.ts rideNextCommit), or commit on their own FLUSH_MS after the first of them. The
 // own commit never waits for another process's lock on the event loop (withoutBusyWait): it is

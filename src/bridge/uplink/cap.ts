@@ -3,7 +3,7 @@ import type { Logger } from '../../lib/log.ts';
 import type { UplinkEventKind } from '../../hubwire/topics.ts';
 import { ROW_OVERHEAD_BYTES, type UplinkOutbox } from './outbox.ts';
 
-// The outbox's size cap (issue 15 item 2; docs/hub.md, "Outbox"). The outbox keeps what the hub
+// The outbox's size cap (docs/hub.md, "Outbox"). The outbox keeps what the hub
 // has not acknowledged, so a hub away for days would otherwise fill the bridge's card. It keeps
 // counting what it holds (rows, bytes: counted once at start, then followed as rows come and
 // go, and counted again now and then); an event that does not fit first makes room by

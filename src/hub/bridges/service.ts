@@ -6,7 +6,7 @@ import { TOPIC_SEGMENT } from '../../hubwire/topics.ts';
 import { type EnrollRefusal, enrollRefusal, mintEnrollmentToken, parseEnrollRequest, sealEnrollReply, verifyEnrollProof } from '../../hubwire/credentials.ts';
 import type { EnrollmentRow, HubStore } from '../store/store.ts';
 
-// Bridge enrollments (issue 15 item 3; docs/hub.md, "Enrollment"). An owner or admin makes one
+// Bridge enrollments (docs/hub.md, "Enrollment"). An owner or admin makes one
 // (POST /api/bridges): the hub gives the bridge its id and a one-time enrollment token, shown
 // only in that answer and kept as a hash. The bridge trades the token over MQTT for its secret
 // (exchange() below, called by the ingest for fieldbridge/v1/_enroll/<nonce>/request); from

@@ -61,7 +61,7 @@ export interface BridgeRow {
   last_seen: string;
 }
 
-/** A bridge enrollment (issue 15 item 3, migration 5). */
+/** A bridge enrollment (migration 5). */
 export interface EnrollmentRow {
   id: string;
   tenant_id: string;
@@ -132,7 +132,7 @@ export interface HubStore {
   /**
    * Deletes the key unless it is the tenant's last owner key ('last_owner'), decided in one
    * transaction that holds the tenant's row, so two owners deleting each other's keys at the
-   * same moment cannot both succeed (issue 15 item 4).
+   * same moment cannot both succeed.
    */
   deleteKeyKeepingAnOwner(tenantId: string, id: string): Promise<'deleted' | 'missing' | 'last_owner'>;
   countKeys(filter?: { tenantId?: string; role?: HubRole }): Promise<number>;
