@@ -1,15 +1,7 @@
-import type { DatabaseSync } from 'node:sqlite';
 import { type AckMessage, MAX_RANGES, type Range, toRanges } from '../../hubwire/topics.ts';
-import type { Clock } from '../../lib/clock.ts';
-import type { Logger } from '../../lib/log.ts';
-import type { AckedRows } from './acked.ts';
-import type { Boot } from './boot.ts';
 import { groupBetweenUnits, groupCommitted } from './commits.ts';
-import type { UplinkConnection } from './connection.ts';
 import type { OutboxDrain } from './drain.ts';
-import type { UplinkIdentity } from './identity.ts';
-import type { InFlight } from './in-flight.ts';
-import type { UplinkOutbox } from './outbox.ts';
+import type { UplinkParts } from './parts.ts';
 import { clampTo, storedLocal, subtract } from './sequence.ts';
 
 // The hub's acknowledgements (docs/hub.md, "Acknowledgements"): a row is deleted only when the
@@ -26,16 +18,7 @@ import { clampTo, storedLocal, subtract } from './sequence.ts';
  *  the hub asks again for what is left). */
 const GAP_ROWS_MAX = 1000;
 
-export interface AcknowledgementsOptions {
-  db: DatabaseSync;
-  log: Logger;
-  clock: Clock;
-  outbox: UplinkOutbox;
-  acked: AckedRows;
-  inFlight: InFlight;
-  boot: Boot;
-  identity: UplinkIdentity;
-  connection: UplinkConnection;
+export interface AcknowledgementsOptions extends UplinkParts {
   drain: OutboxDrain;
 }
 

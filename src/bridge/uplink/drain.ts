@@ -1,15 +1,8 @@
-import type { DatabaseSync } from 'node:sqlite';
 import type { MqttClient } from 'mqtt';
 import { toRanges } from '../../hubwire/topics.ts';
-import type { Clock } from '../../lib/clock.ts';
-import type { Logger } from '../../lib/log.ts';
-import type { AckedRows } from './acked.ts';
-import type { Boot } from './boot.ts';
 import { groupBetweenUnits, groupCommitted } from './commits.ts';
-import type { UplinkConnection } from './connection.ts';
-import type { UplinkIdentity } from './identity.ts';
-import type { InFlight } from './in-flight.ts';
-import type { OutboxRow, UplinkOutbox } from './outbox.ts';
+import type { OutboxRow } from './outbox.ts';
+import type { UplinkParts } from './parts.ts';
 
 // The outbox drain: publishes outbox rows in order at QoS 1, each with its wire sequence number
 // spliced in front (`{"seq":N,` + the stored text), while the connection is live and this
@@ -20,16 +13,7 @@ import type { OutboxRow, UplinkOutbox } from './outbox.ts';
 
 const BUSY_RETRY_MS = 50;
 
-export interface OutboxDrainOptions {
-  db: DatabaseSync;
-  log: Logger;
-  clock: Clock;
-  outbox: UplinkOutbox;
-  acked: AckedRows;
-  inFlight: InFlight;
-  boot: Boot;
-  identity: UplinkIdentity;
-  connection: UplinkConnection;
+export interface OutboxDrainOptions extends UplinkParts {
   /** Rows published per round (default 50). */
   batch?: number;
   /** Rows published and not yet acknowledged, at most (default 500). */

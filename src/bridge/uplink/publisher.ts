@@ -19,6 +19,7 @@ import { Enrollment } from './enrollment.ts';
 import { pickIdentity, UplinkIdentity } from './identity.ts';
 import { InFlight } from './in-flight.ts';
 import { UplinkOutbox } from './outbox.ts';
+import type { UplinkParts } from './parts.ts';
 import { HubSession } from './session.ts';
 
 // The bridge's link to the hub (docs/design.md section 8; the wire protocol in docs/hub.md and
@@ -38,7 +39,8 @@ import { HubSession } from './session.ts';
 //   acks.ts        the hub's acknowledgements and the gaps it asks for
 //   drain.ts       publishing the outbox in order, within the window and the rate
 //
-// Nothing is wired after construction: each part gets the parts it uses in its constructor.
+// Nothing is wired after construction: each part gets the parts it uses in its constructor
+// (the common ones named in parts.ts).
 
 export interface UplinkPublisherOptions {
   db: DatabaseSync;
@@ -115,7 +117,7 @@ export class UplinkPublisher {
     this.#acked = new AckedRows(db, outbox, log, this.#cap);
     // The handler of each new connection: the enrollment while credentials are missing.
     this.#connection = new UplinkConnection({ config, log, clock, backoff: options.backoff, cap: this.#cap, handler: () => (this.#enrollment.pending ? this.#enrollment : this.#session) });
-    const parts = { db, log, clock, outbox, identity: this.#identity, boot: this.#boot, inFlight, acked: this.#acked, connection: this.#connection };
+    const parts: UplinkParts = { db, log, clock, outbox, identity: this.#identity, boot: this.#boot, inFlight, acked: this.#acked, connection: this.#connection };
     this.#drain = new OutboxDrain({ ...parts, batch: options.batch, window: options.window, rate: options.rate });
     this.#acks = new Acknowledgements({ ...parts, drain: this.#drain });
     this.#session = new HubSession({ ...parts, cap: this.#cap, version: options.version, interfaces: options.interfaces, acks: this.#acks, drain: this.#drain });
