@@ -1,4 +1,4 @@
-// Hub ingest (issue 22 item 2): events per second and CPU per event through the hub's MQTT
+// Hub ingest: events per second and CPU per event through the hub's MQTT
 // ingest, on SQLite and PostgreSQL, with 1 and 4 publishers at full speed, each beside raw
 // inserts of the same rows measured in the same run, and the count of events lost.
 //
@@ -12,7 +12,7 @@
 //   publishers: child processes (so their CPU is not the hub's), each one MQTT client that
 //              publishes its events at QoS 1 as fast as the broker takes them, like a bridge
 //              draining a long outbox. Each event is a telemetry JSON of about 280 bytes,
-//              signed as an enrolled bridge signs it (issue 15 item 3: the hub checks an
+//              signed as an enrolled bridge signs it (the hub checks an
 //              HMAC-SHA256 per event, counted in its CPU; the raw baseline has no such check).
 //   events/s:  events stored / time from the go signal until the last one is stored.
 //   lost:      events published (every publisher got its PUBACKs) but not stored once the
@@ -29,13 +29,13 @@
 //              no signature, no database. What any hub on this MQTT client costs at least; the
 //              hub's own work is what it spends above it. Measured in the first store's rounds.
 //   checks:    the hub's own per-event checks alone, in this process on the same signed
-//              payloads: verifyPayload (the HMAC-SHA256 of issue 15) and decodeForIngest (JSON
+//              payloads: verifyPayload (the HMAC-SHA256 of every signed event) and decodeForIngest (JSON
 //              and the event's fields), the functions the ingest calls. No MQTT, no database.
 //              With the raw insert and the mqtt.js floor it gives the least a hub that checks
 //              each event can cost: "bound" = (raw + checks + floor) / raw, and without the MQTT
 //              client at all, (raw + checks) / raw.
 //
-// Targets (issue 22): 0 lost; >= 8,000 events/s on PostgreSQL and >= 20,000 on SQLite; hub CPU
+// Targets: 0 lost; >= 8,000 events/s on PostgreSQL and >= 20,000 on SQLite; hub CPU
 // per event at most 2x the raw inserts.
 //
 //   BENCH_HUB_EVENTS=9000      events per publisher
@@ -61,8 +61,8 @@ import { RECEIVE_MAXIMUM } from '../src/hub/ingest/subscriber.ts';
 import { openHubStore } from '../src/hub/store/store.ts';
 import { createLogger } from '../src/lib/log.ts';
 import { decodeForIngest } from '../src/hub/ingest/decode.ts';
-import { ingestSubscription } from '../src/lib/topics.ts';
-import { mintEnrollmentToken, signingKey, signPayload, verifyPayload } from '../src/lib/uplink-auth.ts';
+import { ingestSubscription } from '../src/hubwire/topics.ts';
+import { mintEnrollmentToken, signingKey, signPayload, verifyPayload } from '../src/hubwire/credentials.ts';
 
 const EVENTS = Math.max(100, Math.min(200_000, Number(process.env.BENCH_HUB_EVENTS ?? 9000) || 9000));
 const PG_URL = process.env.BENCH_HUB_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -106,7 +106,7 @@ async function publisherMain(url: string, bridge: string, count: number, secret:
     client.once('error', reject);
   });
   const topic = `fieldbridge/v1/${TENANT}/${bridge}/telemetry`;
-  // Signed as an enrolled bridge signs them (issue 15 item 3), before the clock starts: the
+  // Signed as an enrolled bridge signs them, before the clock starts: the
   // hub's check of each signature is part of what is measured, the publisher's signing not.
   const bodies = Array.from({ length: count }, (_, i) => signPayload(secret, topic, eventBody(bridge, i)));
   process.send!({ ready: true });

@@ -8,7 +8,7 @@ import { serveUntilSignal, systemdNotifier } from '../lib/systemd.ts';
 import { startHub } from './app.ts';
 import { DEFAULT_HUB_SQLITE_PATH, readHubConfig } from './config.ts';
 import { DEFAULT_TENANT, HubKeyService } from './keys/service.ts';
-import { TOPIC_SEGMENT } from '../lib/topics.ts';
+import { TOPIC_SEGMENT } from '../hubwire/topics.ts';
 import { openHubStore } from './store/store.ts';
 
 // `fieldbridge hub` and `fieldbridge hub create-key --role owner --label NAME [--tenant T]`.

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { envListen, envLogLevel, envString, invalid, type ListenAddress } from '../lib/env.ts';
 import type { LogLevel } from '../lib/log.ts';
 import { maskUrlCredentials } from '../lib/mask-url.ts';
-import { parseMqttUrl } from '../lib/mqtt-options.ts';
+import { parseMqttUrl } from '../hubwire/mqtt-options.ts';
 import type { HubStoreLocation } from './store/store.ts';
 
 // The hub's environment (docs/design.md section 4). Every variable is checked before anything is
@@ -34,7 +34,7 @@ export function readHubConfig(env: NodeJS.ProcessEnv): HubConfig {
   // queued session; the host name is both in a container deployment.
   const clientId = envString(env, 'HUB_MQTT_CLIENT_ID', `fieldbridge-hub-${hostname()}`);
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(clientId)) throw invalid('HUB_MQTT_CLIENT_ID', 'up to 64 letters, digits, "_", "." or "-"', clientId);
-  // Issue 15 item 3: only enrolled bridges' signed events are stored; 1 lets bridge ids that
+  // Only enrolled bridges' signed events are stored; 1 lets bridge ids that
   // were never enrolled publish unsigned, for the move of an existing fleet to enrollment.
   const unenrolledRaw = envString(env, 'HUB_ACCEPT_UNENROLLED', '0');
   if (unenrolledRaw !== '0' && unenrolledRaw !== '1') throw invalid('HUB_ACCEPT_UNENROLLED', '1 (bridges never enrolled may publish unsigned) or 0', unenrolledRaw);

@@ -45,7 +45,7 @@ test('the bridge starts without simulators, hub, PostgreSQL, ZIP or serialport c
   assert.equal(loaded(list, (p) => p === 'src/bearers/links/serial-link.ts' || p === 'src/bearers/links/ble-link.ts'), [], 'no serial or BLE link');
 });
 
-// mqtt.js loads with the uplink's first connection (bridge/uplink/publisher.ts), the D-Bus client
+// mqtt.js loads with the uplink's first connection (bridge/uplink/connection.ts), the D-Bus client
 // with the first ble:// link or port listing (links/open-link.ts, links/list-ports.ts).
 test('the bridge starts without MQTT (no hub configured) or D-Bus (no ble:// device)', async () => {
   const list = paths(await loadedModules(['bridge']));

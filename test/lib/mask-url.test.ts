@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { maskUrlCredentials, maskUrlsIn } from '../../src/lib/mask-url.ts';
-import { parseMqttUrl } from '../../src/lib/mqtt-options.ts';
+import { parseMqttUrl } from '../../src/hubwire/mqtt-options.ts';
 
 // Issue 15 item 4: credentials in a URL are masked whole, whatever characters the password has.
 

@@ -1,8 +1,8 @@
 import { isJsonObject } from '../../lib/json.ts';
-import { parseMqttUrl } from '../../lib/mqtt-options.ts';
+import { parseMqttUrl } from '../../hubwire/mqtt-options.ts';
 import { REDACTION_MARKER } from './secrets.ts';
 
-// The hub section's password belongs to the broker it was given for (issue 15 item 4). Reads
+// The hub section's password belongs to the broker it was given for. Reads
 // redact it and a write that leaves it out (or sends the marker back) keeps it, which is what
 // lets an admin edit the section without knowing it; but admins may also change mqtt_url, and
 // the uplink sends the stored password to whatever broker the URL names. So a write that

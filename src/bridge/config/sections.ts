@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { DRIVERS, TIME_TELLING_KINDS } from '../../bearers/drivers.ts';
-import { enrollmentTokenLookup } from '../../lib/uplink-auth.ts';
+import { enrollmentTokenLookup } from '../../hubwire/credentials.ts';
 import { REDACTION_MARKER } from './secrets.ts';
 import { maskUrlsIn } from '../../lib/mask-url.ts';
-import { parseMqttUrl } from '../../lib/mqtt-options.ts';
-import { TOPIC_SEGMENT } from '../../lib/topics.ts';
+import { parseMqttUrl } from '../../hubwire/mqtt-options.ts';
+import { TOPIC_SEGMENT } from '../../hubwire/topics.ts';
 
 // The bridge configuration sections (docs/api.md 2.6, 4.4; docs/design.md section 6). One zod schema per
 // section: it validates writes, fills defaults for anything never written, and documents the
@@ -34,20 +34,20 @@ export const BridgeSettings = z.strictObject({
     .describe('What this bridge calls itself in logs, the hub and exports'),
   timezone: z.string().min(1).refine(isIanaTimezone, 'must be an IANA time zone name such as "Europe/Berlin" or "UTC"').default('UTC')
     .describe('IANA time zone for schedules that name none and for local times in logs'),
-  // Issue 14: the audit log is bounded by age and by rows (audit/store.ts, audit/retention.ts).
+  // The audit log is bounded by age and by rows (audit/store.ts, audit/retention.ts).
   audit: z.strictObject({
     retention_days: z.number().int().min(0).max(36_500).default(90)
       .describe('Audit entries older than this many days are deleted by the daily retention run; 0 = no age limit (max_rows still applies)'),
     max_rows: z.number().int().min(100).max(10_000_000).default(100_000)
       .describe('Most audit entries kept; the oldest are deleted as new ones are written'),
   }).prefault({}),
-  // What a power cut may cost (docs/decisions.md, "Issue 22: a write path made for flash"; full
-  // by default since issue 30: an acknowledgement means on the card).
+  // What a power cut may cost (docs/decisions.md, "Issue 22: a write path made for flash" and
+  // "Issue 30: time and durability"): full by default, so an acknowledgement means on the card.
   storage: z.strictObject({
     sync: z.enum(['normal', 'full']).default('full')
       .describe('full (default): every commit waits for the disk (an fsync each; a group of messages is one commit), so a power cut or a card turning read-only loses nothing acknowledged; normal: a power cut may lose the last commits (never an application crash, never the file)'),
   }).prefault({}),
-  // Issue 30: a gateway whose only time source is its radios (docs/decisions.md, "a clock a
+  // A gateway whose only time source is its radios (docs/decisions.md, "a clock a
   // Raspberry Pi cannot trust").
   clock: z.strictObject({
     radio_time: z.array(z.enum(TIME_TELLING_KINDS)).max(TIME_TELLING_KINDS.length).refine((l) => new Set(l).size === l.length, 'must not repeat a kind').default([])
@@ -98,11 +98,11 @@ export const HubSettings = z.strictObject({
   password: z.string().min(1).max(1024).nullable().default(null)
     .describe('MQTT password. A secret: reads show "<redacted>"; writing "<redacted>" back (or leaving it out) keeps the stored one, ' +
       'unless the same write moves mqtt_url to another broker (host, port, or from mqtts to mqtt): then it is cleared unless given again'),
-  // Issue 15 item 3: traded once over MQTT for this bridge's id and secret (src/lib/uplink-auth.ts).
+  // Traded once over MQTT for this bridge's id and secret (src/hubwire/credentials.ts).
   // Reads carry the redaction marker in its place (secrets.ts), so the schema of answers takes it.
   enrollment_token: z.string().refine((t) => t === REDACTION_MARKER || enrollmentTokenLookup(t) !== null, 'must be an enrollment token as the hub gave it (fbe_...)').nullable().default(null)
     .describe('One-time enrollment token from the hub (POST /api/bridges). A secret: reads show "<redacted>". The bridge trades it once for its tenant, bridge id and signing secret, kept in its database; a different token makes a new exchange'),
-  // Issue 15 item 2: the outbox keeps what the hub has not acknowledged, up to this size.
+  // The outbox keeps what the hub has not acknowledged, up to this size.
   outbox_max_mb: z.number().int().min(1).max(4096).default(64)
     .describe('Largest size of the uplink outbox (events the hub has not acknowledged yet) in MiB; when full, the oldest telemetry and position events are dropped first, then new events are refused (never routing)'),
 }).superRefine((hub, ctx) => {

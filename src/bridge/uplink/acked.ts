@@ -1,10 +1,10 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { type CommitRider, isBusyError, leaveRide, rideNextCommit, transaction, withoutBusyWait } from '../../db/sqlite.ts';
 import type { Logger } from '../../lib/log.ts';
-import { addRanges, type Range, type SeqState } from '../../lib/topics.ts';
+import { addRanges, type Range, type SeqState } from '../../hubwire/topics.ts';
 import type { UplinkOutbox } from './outbox.ts';
 
-// Outbox rows the hub has acknowledged (issue 15), deleted in batches: they ride the next
+// Outbox rows the hub has acknowledged, deleted in batches: they ride the next
 // transaction on the connection (usually the router's next message, which commits anyway;
 // db/sqlite.ts rideNextCommit), or commit on their own FLUSH_MS after the first of them. The
 // own commit never waits for another process's lock on the event loop (withoutBusyWait): it is
@@ -14,6 +14,11 @@ import type { UplinkOutbox } from './outbox.ts';
 
 const FLUSH_MS = 500;
 const RETRY_MS = 1000;
+
+/** Who is told how much each commit removed from the outbox (the cap's counts: cap.ts). */
+export interface RemovalListener {
+  removed(rows: number, bytes: number): void;
+}
 
 export class AckedRows {
   readonly #db: DatabaseSync;
@@ -25,12 +30,13 @@ export class AckedRows {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #taken: SeqState | undefined;
   readonly #rider: CommitRider;
-  /** Rows and bytes a commit removed. */
-  onDeleted: (rows: number, bytes: number) => void = () => {};
+  readonly #removals: RemovalListener;
+  /** Rows and bytes the rides since the last commit removed. */
   #removed = { rows: 0, bytes: 0 };
 
-  constructor(db: DatabaseSync, outbox: UplinkOutbox, log: Logger) {
+  constructor(db: DatabaseSync, outbox: UplinkOutbox, log: Logger, removals: RemovalListener) {
     this.#db = db;
+    this.#removals = removals;
     this.#outbox = outbox;
     this.#log = log;
     this.#rider = {
@@ -142,7 +148,7 @@ export class AckedRows {
     this.#deletedUpto = Math.max(this.#deletedUpto, taken.upto);
     // Ranges deleted are forgotten: their rows are no longer read from the table.
     this.#acked = { upto: this.#acked.upto, ranges: this.#acked.ranges.filter(([lo, hi]) => !taken.ranges.some(([a, b]) => lo >= a && hi <= b)) };
-    this.onDeleted(this.#removed.rows, this.#removed.bytes);
+    this.#removals.removed(this.#removed.rows, this.#removed.bytes);
     this.#removed = { rows: 0, bytes: 0 };
   }
 }

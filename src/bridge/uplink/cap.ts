@@ -1,9 +1,9 @@
 import type { Counter } from '../../lib/metrics.ts';
 import type { Logger } from '../../lib/log.ts';
-import type { UplinkEventKind } from '../../lib/topics.ts';
+import type { UplinkEventKind } from '../../hubwire/topics.ts';
 import { ROW_OVERHEAD_BYTES, type UplinkOutbox } from './outbox.ts';
 
-// The outbox's size cap (issue 15 item 2; docs/hub.md, "Outbox"). The outbox keeps what the hub
+// The outbox's size cap (docs/hub.md, "Outbox"). The outbox keeps what the hub
 // has not acknowledged, so a hub away for days would otherwise fill the bridge's card. It keeps
 // counting what it holds (rows, bytes: counted once at start, then followed as rows come and
 // go, and counted again now and then); an event that does not fit first makes room by
@@ -21,6 +21,11 @@ export interface CapCounters {
   refused: Counter;
 }
 
+/** Who is told of each row the cap drops (the rows in flight forget it: in-flight.ts). */
+export interface DropListener {
+  dropped(seq: number): void;
+}
+
 export class OutboxCap {
   readonly #outbox: UplinkOutbox;
   readonly #maxBytes: number;
@@ -34,11 +39,11 @@ export class OutboxCap {
   #lastWarn = -Infinity;
   #lastTooLarge = -Infinity;
   #quiet = { dropped: 0, refused: 0 };
-  /** Called with each local seq dropped (the publisher forgets it). */
-  onDropped: (seq: number) => void = () => {};
+  readonly #drops: DropListener;
 
-  constructor(outbox: UplinkOutbox, maxBytes: number, log: Logger, counters: CapCounters, now: () => number) {
+  constructor(outbox: UplinkOutbox, maxBytes: number, log: Logger, counters: CapCounters, now: () => number, drops: DropListener) {
     this.#outbox = outbox;
+    this.#drops = drops;
     this.#maxBytes = maxBytes;
     this.#log = log;
     this.#counters = counters;
@@ -86,7 +91,7 @@ export class OutboxCap {
         this.bytes -= r.n + ROW_OVERHEAD_BYTES;
         this.#counters.dropped.inc({ kind: 'telemetry_or_position' });
         this.#quiet.dropped++;
-        this.onDropped(r.seq);
+        this.#drops.dropped(r.seq);
         if (this.bytes <= target) break;
       }
     }

@@ -1,10 +1,10 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { StatementCache } from '../../db/statement-cache.ts';
-import type { UplinkEventKind } from '../../lib/topics.ts';
+import type { UplinkEventKind } from '../../hubwire/topics.ts';
 
 // SQL for the uplink tables, nothing else (schema.ts).
 
-/** What an enrollment exchange gave this bridge (issue 15 item 3), kept in uplink_state. */
+/** What an enrollment exchange gave this bridge, kept in uplink_state. */
 export interface StoredCredentials {
   /** SHA-256 (hex) of the token it was given for: a new token in the config means a new exchange. */
   token_sha256: string;
@@ -72,8 +72,8 @@ export class UplinkOutbox {
     return { rows: removed.length, bytes: removed.reduce((sum, r) => sum + r.n + ROW_OVERHEAD_BYTES, 0) };
   }
   /**
-   * The oldest telemetry and position rows after `afterSeq` (issue 15 item 2: dropped first
-   * when the outbox is full). Without an index on kind: the caller remembers where it stopped,
+   * The oldest telemetry and position rows after `afterSeq` (dropped first when the outbox
+   * is full). Without an index on kind: the caller remembers where it stopped,
    * so each row is looked at once.
    */
   droppable(afterSeq: number, limit: number): Array<{ seq: number; n: number }> {
@@ -112,7 +112,7 @@ export class UplinkOutbox {
       .get() as { value: string };
     return Number(row.value);
   }
-  /** wire seq = local seq + offset (issue 15): 0 until a restored or new database moves it. */
+  /** wire seq = local seq + offset: 0 until a restored or new database moves it. */
   seqOffset(): number {
     const row = this.#db.prepare("SELECT value FROM uplink_state WHERE name = 'seq_offset'").get() as { value: string } | undefined;
     return row ? Number(row.value) : 0;

@@ -1,7 +1,7 @@
 import { bridgeMigrations } from '../migrations.ts';
 
 // The uplink's tables (docs/design.md section 8) are bridge migration "uplink_outbox":
-//  - uplink_outbox: events waiting for the hub's acknowledgement (issue 15; not the broker's
+//  - uplink_outbox: events waiting for the hub's acknowledgement (not the broker's
 //    PUBACK), published in seq order and deleted once the hub says it stored them, so a broker
 //    outage, a broker that drops its queue or a restart loses nothing;
 //  - uplink_state: the boot counter ("session") carried in every status message, so the hub

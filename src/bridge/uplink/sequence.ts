@@ -1,6 +1,6 @@
-import type { Range } from '../../lib/topics.ts';
+import type { Range } from '../../hubwire/topics.ts';
 
-// The bridge's arithmetic of sequence numbers (issue 15; docs/hub.md, "Acknowledgements"):
+// The bridge's arithmetic of sequence numbers (docs/hub.md, "Acknowledgements"):
 // wire seq = local seq (the outbox's key) + offset. Pure functions, no I/O.
 
 /** The local seqs an ack says are stored: everything up to upto, and (upto, high] outside
@@ -32,7 +32,7 @@ export function subtract([lo, hi]: Range, minus: Range[]): Range[] {
   return out;
 }
 
-/** The ranges cut off above max (issue 15 review: acks applied only up to what was published). */
+/** The ranges cut off above max (acks are applied only up to what was published). */
 export function clampTo(ranges: Range[], max: number): Range[] {
   const out: Range[] = [];
   for (const [lo, hi] of ranges) if (lo <= max) out.push([lo, Math.min(hi, max)]);

@@ -1,20 +1,21 @@
 import type { DatabaseSync } from 'node:sqlite';
 import type { Clock } from '../../lib/clock.ts';
 import { StartupError } from '../../lib/errors.ts';
-import { TOPIC_SEGMENT, type UplinkEventKind } from '../../lib/topics.ts';
+import { TOPIC_SEGMENT, type UplinkEventKind } from '../../hubwire/topics.ts';
 import { newId } from '../../lib/ids.ts';
-import { enrollmentTokenLookup } from '../../lib/uplink-auth.ts';
+import { enrollmentTokenLookup } from '../../hubwire/credentials.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Counter, MetricsRegistry } from '../../lib/metrics.ts';
 import { brokerUrlProblem } from '../config/sections.ts';
 import type { ConfigService } from '../config/service.ts';
 import { UplinkOutbox } from './outbox.ts';
-import { UPLINK_STATES, type UplinkConfig, UplinkPublisher } from './publisher.ts';
+import type { UplinkConfig } from './config.ts';
+import { UPLINK_STATES, UplinkPublisher } from './publisher.ts';
 
 // Decides whether the bridge reports to a hub and with which settings (docs/design.md sections 4
 // and 8): the `hub` config section, overridden at start by SERVICE_HUB_MQTT_URL,
-// SERVICE_HUB_TENANT ("none" turns the uplink off) and SERVICE_HUB_ENROLL_TOKEN (issue 15 item 3). A change to the hub section restarts the
-// publisher. Events are queued only while the uplink is on, so a bridge without a hub does
+// SERVICE_HUB_TENANT ("none" turns the uplink off) and SERVICE_HUB_ENROLL_TOKEN. A change to the
+// hub section restarts the publisher. Events are queued only while the uplink is on, so a bridge without a hub does
 // not grow an outbox nobody drains.
 
 export interface UplinkEnv {
@@ -56,12 +57,12 @@ export class UplinkService {
     this.#outbox = new UplinkOutbox(deps.db);
     if (deps.metrics) {
       const m = deps.metrics;
-      // Issue 15 item 2: the outbox's depth, age and losses.
+      // The outbox's depth, age and losses.
       this.#counters = {
         dropped: m.counter('fieldbridge_uplink_outbox_dropped_total', 'Uplink events dropped from a full outbox (the oldest telemetry and position events go first).'),
         refused: m.counter('fieldbridge_uplink_outbox_refused_total', 'Uplink events not written because the outbox was full of messages and deliveries, or because the event was larger than the hub takes (256 KiB), by kind.'),
       };
-      // Issue 15 review: a bridge whose hub never answers (waiting_for_hub) is visible.
+      // A bridge whose hub never answers (waiting_for_hub) is visible.
       m.gauge('fieldbridge_uplink_state', 'The hub uplink\'s state: 1 for the current one ("waiting_for_hub": connected to the broker, no hub has answered yet, nothing is published), 0 for the others; none while the uplink is off.', () =>
         this.#publisher ? UPLINK_STATES.map((state) => ({ labels: { state }, value: this.#publisher?.state() === state ? 1 : 0 })) : []);
       m.gauge('fieldbridge_uplink_outbox_rows', 'Events waiting for the hub\'s acknowledgement.', () => [{ labels: {}, value: this.outbox().rows }]);
@@ -123,7 +124,7 @@ export class UplinkService {
     return this.#publisher?.identity() ?? null;
   }
 
-  /** The outbox as health and /metrics report it (issue 15 item 2). */
+  /** The outbox as health and /metrics report it. */
   outbox(): { rows: number; bytes: number; max_bytes: number | null; oldest_age_s: number; dropped: number; refused: number } {
     const size = this.#publisher?.outboxSize() ?? (this.#db.isOpen ? { ...this.#outbox.size(), max_bytes: null } : { rows: 0, bytes: 0, max_bytes: null });
     const oldest = this.#db.isOpen ? this.#outbox.oldestCreatedAt() : null;

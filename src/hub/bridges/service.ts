@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../lib/clock.ts';
 import { notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { TOPIC_SEGMENT } from '../../lib/topics.ts';
-import { type EnrollRefusal, enrollRefusal, mintEnrollmentToken, parseEnrollRequest, sealEnrollReply, verifyEnrollProof } from '../../lib/uplink-auth.ts';
+import { TOPIC_SEGMENT } from '../../hubwire/topics.ts';
+import { type EnrollRefusal, enrollRefusal, mintEnrollmentToken, parseEnrollRequest, sealEnrollReply, verifyEnrollProof } from '../../hubwire/credentials.ts';
 import type { EnrollmentRow, HubStore } from '../store/store.ts';
 
-// Bridge enrollments (issue 15 item 3; docs/hub.md, "Enrollment"). An owner or admin makes one
+// Bridge enrollments (docs/hub.md, "Enrollment"). An owner or admin makes one
 // (POST /api/bridges): the hub gives the bridge its id and a one-time enrollment token, shown
 // only in that answer and kept as a hash. The bridge trades the token over MQTT for its secret
 // (exchange() below, called by the ingest for fieldbridge/v1/_enroll/<nonce>/request); from

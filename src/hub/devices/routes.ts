@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PageQuery, pageSchema } from '../../http/paging.ts';
 import { ANY_KEY, Reply, route, type Route } from '../../http/route.ts';
 import { badRequest } from '../../lib/errors.ts';
-import { TOPIC_SEGMENT } from '../../lib/topics.ts';
+import { TOPIC_SEGMENT } from '../../hubwire/topics.ts';
 import { tenantOf } from '../keys/routes.ts';
 import type { BridgeRow, HubStore } from '../store/store.ts';
 

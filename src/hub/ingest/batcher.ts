@@ -1,13 +1,13 @@
 import type { KeyObject } from 'node:crypto';
 import type { Clock } from '../../lib/clock.ts';
 import type { Counter } from '../../lib/metrics.ts';
-import { ACK_KIND, EVENT_KINDS, leadingSeq, parseUplinkTopic, type UplinkKind } from '../../lib/topics.ts';
-import { hasSignature, parseEnrollRequest, parseEnrollTopic, verifyPayload } from '../../lib/uplink-auth.ts';
+import { ACK_KIND, EVENT_KINDS, leadingSeq, parseUplinkTopic, type UplinkKind } from '../../hubwire/topics.ts';
+import { hasSignature, parseEnrollRequest, parseEnrollTopic, verifyPayload } from '../../hubwire/credentials.ts';
 import { decodeForIngest } from './decode.ts';
 import type { AckState, BatchOp, BatchOutcome, BridgeAuth, HubStore } from '../store/store.ts';
 import { EVENT_TABLES } from '../store/store.ts';
 
-// Group commit for the hub's ingest (issue 22 item 2). Messages are taken as the MQTT client
+// Group commit for the hub's ingest. Messages are taken as the MQTT client
 // parses them and written in batches: one transaction per batch (src/hub/store/ingest-batch.ts),
 // the tenant checks from the store's cache, and each message's `done` called only after its
 // batch committed, in the order the messages came (the subscriber sends the PUBACKs from
@@ -27,7 +27,7 @@ import { EVENT_TABLES } from '../store/store.ts';
 // disk full) is the database's, not an event's: nothing of the batch is acknowledged and the
 // error goes to `done`; the subscriber drops the connection and the broker sends it all again.
 //
-// Who may write (issue 15 item 3; docs/hub.md, "Enrollment"): a message's bridge id finds the
+// Who may write (docs/hub.md, "Enrollment"): a message's bridge id finds the
 // enrolled bridge's credentials (from the store's cache); the message is taken only when the
 // topic's tenant is that bridge's, the bridge is not revoked and the payload's sig verifies
 // under its secret. Everything else is dropped before it can touch any table (not even
@@ -44,9 +44,9 @@ import { EVENT_TABLES } from '../store/store.ts';
 // batch's commit fails the batch; the replies, heard back through the wildcard, are skipped.
 //
 // An event refused before the database (too_large, bad_json, bad_payload) whose payload starts
-// as a bridge writes it (`{"seq":N,`) has its number recorded as done, like a `gone` report
-// (issue 15 review): otherwise the hub would ask the bridge for it forever, and enough such
-// gaps would stall the bridge's window. The hub's own acks, heard through the wildcard, are
+// as a bridge writes it (`{"seq":N,`) has its number recorded as done, like a `gone` report:
+// otherwise the hub would ask the bridge for it forever, and enough such gaps would stall the
+// bridge's window. The hub's own acks, heard through the wildcard, are
 // skipped by topic before any decoding.
 
 /** Messages written in one transaction at most. */
@@ -67,7 +67,7 @@ export interface BatcherOptions {
   stored: Counter;
   reject(reason: string, fields: Record<string, unknown>): void;
   /** The bridges' sequence states after a batch committed, before its messages are done
-   *  (issue 15: the subscriber publishes them as acks). */
+   *  (the subscriber publishes them as acks). */
   acknowledge?(acks: SignedAck[]): void;
   /** Answers an enrollment request (publishes the reply); a failure fails the batch. */
   enroll?(nonce: string, payload: Uint8Array): Promise<void>;

@@ -1,7 +1,7 @@
-import { decodeUplinkPayload, type Decoded, EventPayload, MAX_PAYLOAD_BYTES, type UplinkKind } from '../../lib/topics.ts';
+import { decodeUplinkPayload, type Decoded, EventPayload, MAX_PAYLOAD_BYTES, type UplinkKind } from '../../hubwire/topics.ts';
 
-// The ingest's per-event decoding, on its hot path (issue 22 item 2): the same checks as
-// decodeUplinkPayload (src/lib/topics.ts, shared with the bridge) for an event that passes
+// The ingest's per-event decoding, on its hot path: the same checks as
+// decodeUplinkPayload (src/hubwire/topics.ts, shared with the bridge) for an event that passes
 // them, without its costs that are not checks: a copy of the payload before decoding it and
 // a schema walk over every field of a loose object to check two. Anything the fast path does
 // not accept goes through decodeUplinkPayload itself, so every rejection keeps its reason and
@@ -32,7 +32,7 @@ export function decodeForIngest(kind: UplinkKind, received: Uint8Array | string)
   const { event_id: id, ts, seq } = json as { event_id?: unknown; ts?: unknown; seq?: unknown };
   // EventPayload: event_id z.string().min(1).max(128), ts z.iso.datetime({ offset: true }).
   if (typeof id !== 'string' || id.length < 1 || id.length > 128 || typeof ts !== 'string' || !TS_PATTERN.test(ts)) return decodeUplinkPayload(kind, bytes());
-  // EventPayload: seq optional, Seq = an integer 1 .. 2^53 - 1 (issue 15).
+  // EventPayload: seq optional, Seq = an integer 1 .. 2^53 - 1.
   if (seq !== undefined && !(Number.isSafeInteger(seq) && (seq as number) >= 1)) return decodeUplinkPayload(kind, bytes());
   // The object is ours (fresh from JSON.parse): normalising ts in place spares a copy. A ts
   // already in toISOString()'s form (what bridges send: ms and Z, checked by the pattern

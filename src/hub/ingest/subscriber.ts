@@ -3,9 +3,9 @@ import type { Counter, MetricsRegistry } from '../../lib/metrics.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { HubStore } from '../store/store.ts';
-import { mqttClientOptions, parseMqttUrl } from '../../lib/mqtt-options.ts';
-import { ackView, ingestSubscription, uplinkTopic } from '../../lib/topics.ts';
-import { enrollTopic, signPayload } from '../../lib/uplink-auth.ts';
+import { mqttClientOptions, parseMqttUrl } from '../../hubwire/mqtt-options.ts';
+import { ackView, ingestSubscription, uplinkTopic } from '../../hubwire/topics.ts';
+import { enrollTopic, signPayload } from '../../hubwire/credentials.ts';
 import type { BridgeEnrollments } from '../bridges/service.ts';
 import { IngestBatcher, MAX_BATCH, type SignedAck } from './batcher.ts';
 
@@ -23,16 +23,16 @@ import { IngestBatcher, MAX_BATCH, type SignedAck } from './batcher.ts';
 // by operators (create-key), never by whoever can publish. Malformed topics and payloads are
 // dropped, counted by reason and logged (at most once a minute per reason), never fatal.
 //
-// Acknowledgements to the bridges (issue 15; docs/hub.md, "Acknowledgements"): after a batch
+// Acknowledgements to the bridges (docs/hub.md, "Acknowledgements"): after a batch
 // commits, each bridge whose events (or gone report, or online) it held gets its sequence
 // state on fieldbridge/v1/<tenant>/<bridge>/ack, QoS 1, not retained: cumulative (upto), the
 // highest number stored and the gaps between (which the hub asks for). At most one ack per
 // bridge per ACK_INTERVAL_MS from this replica; what comes in between is folded into the next.
 // The state is read from the database inside the batch's transaction, so an ack from any
 // replica is true whenever it arrives, and the bridge may act on them in any order. An
-// enrolled bridge's acks are signed with its secret (issue 15 item 3), as its messages are.
+// enrolled bridge's acks are signed with its secret, as its messages are.
 //
-// Enrollment (issue 15 item 3; docs/hub.md, "Enrollment"): a request on
+// Enrollment (docs/hub.md, "Enrollment"): a request on
 // fieldbridge/v1/_enroll/<nonce>/request is answered on .../reply (QoS 1, not retained) by
 // BridgeEnrollments.exchange, in the batch that holds it; the outcome is counted in
 // fieldbridge_hub_enrollments_total.

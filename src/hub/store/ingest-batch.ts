@@ -1,7 +1,7 @@
-import { addRanges, type Range, type SeqState, toRanges } from '../../lib/topics.ts';
+import { addRanges, type Range, type SeqState, toRanges } from '../../hubwire/topics.ts';
 import type { Queryable, SqlDriver, SqlValue } from './sql.ts';
 
-// The hub's ingest writes a burst of MQTT messages as one transaction (issue 22 item 2; the
+// The hub's ingest writes a burst of MQTT messages as one transaction (the
 // batching policy itself lives in src/hub/ingest/batcher.ts). What a batch holds, in the
 // order the broker delivered it:
 //  - events: stored once per (tenant, event_id) per kind, as insertEvent does one at a time.
@@ -10,8 +10,8 @@ import type { Queryable, SqlDriver, SqlValue } from './sql.ts';
 //  - the bridges the events came from: their last_seen moved forward, one row per bridge with
 //    the batch's latest time (what touchBridge per event would have left);
 //  - hello and status messages: the same statements as recordHello/recordStatus, in order;
-//    a status that names its connection (conn, issue 15) is ordered by connection instead;
-//  - the bridges' sequence numbers (issue 15): every event's seq (stored or duplicate) and the
+//    a status that names its connection (conn) is ordered by connection instead;
+//  - the bridges' sequence numbers: every event's seq (stored or duplicate) and the
 //    ranges a bridge reported gone are added to bridge_seqs, read and written under the row's
 //    lock (replicas share it), and the resulting states are handed back for the acks.
 //
@@ -42,7 +42,7 @@ export type BatchOp =
 /** Per op, in order: stored (new), duplicate (event already stored), ignored (older status). */
 export type BatchOutcome = 'stored' | 'duplicate' | 'ignored';
 
-/** A bridge's sequence state after a batch: what the hub acknowledges to it (issue 15).
+/** A bridge's sequence state after a batch: what the hub acknowledges to it.
  *  conn: the batch held that connection's online, so this answers it (the handshake). */
 export interface AckState extends SeqState {
   tenantId: string;
@@ -115,7 +115,7 @@ export function isRowError(dialect: 'sqlite' | 'postgres', error: unknown): bool
 /** Writes the batch in one transaction; outcomes line up with ops. */
 export async function writeBatch(db: SqlDriver, ops: BatchOp[]): Promise<BatchOutcomes> {
   const outcomes: BatchOutcomes = new Array(ops.length).fill('duplicate');
-  // Sequence numbers per bridge (issue 15), and the connections whose online asks for an ack.
+  // Sequence numbers per bridge, and the connections whose online asks for an ack.
   const seqs = new Map<string, { tenantId: string; bridgeId: string; numbers: number[]; gone: Range[]; conn?: string; at: string }>();
   const seqOf = (tenantId: string, bridgeId: string, at: string) => {
     const key = tenantId + SEP + bridgeId;
@@ -233,7 +233,7 @@ async function writeSeqs(
 }
 
 /**
- * A status that names its connection (issue 15 defect): ordered by connection, not by the
+ * A status that names its connection: ordered by connection, not by the
  * bridge's session counter or clock, which a restored database or a clock without a battery can
  * move back. An online always wins unless its connection is one the hub has seen replaced; an
  * offline counts unless its connection was replaced (a late will of an older connection). An

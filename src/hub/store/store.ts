@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { Role } from '../../auth/roles.ts';
-import { signingKey } from '../../lib/uplink-auth.ts';
-import type { UplinkEventKind } from '../../lib/topics.ts';
+import { signingKey } from '../../hubwire/credentials.ts';
+import type { UplinkEventKind } from '../../hubwire/topics.ts';
 import type { Migration } from '../../db/migrate.ts';
 import { maskUrlCredentials } from '../../lib/mask-url.ts';
 import { hubMigrations } from '../migrations.ts';
@@ -20,7 +20,7 @@ import { SqliteDriver } from './sqlite-driver.ts';
 
 /** The hub's roles are the bridge's (docs/design.md section 5). */
 export type HubRole = Role;
-/** The bridges' event kinds (lib/topics.ts), each stored in its own table. */
+/** The bridges' event kinds (hubwire/topics.ts), each stored in its own table. */
 export type EventKind = UplinkEventKind;
 
 /** Event kind -> its table (migration 3). */
@@ -61,7 +61,7 @@ export interface BridgeRow {
   last_seen: string;
 }
 
-/** A bridge enrollment (issue 15 item 3, migration 5). */
+/** A bridge enrollment (migration 5). */
 export interface EnrollmentRow {
   id: string;
   tenant_id: string;
@@ -82,7 +82,7 @@ export interface EnrollmentRow {
 export interface BridgeAuth {
   id: string;
   tenantId: string;
-  /** The HMAC key, imported once (lib/uplink-auth.ts SigningKey). */
+  /** The HMAC key, imported once (hubwire/credentials.ts SigningKey). */
   secret: KeyObject | null;
   /** The secret as stored (base64url): what marking the bridge verified is bound to. */
   secretText: string | null;
@@ -132,7 +132,7 @@ export interface HubStore {
   /**
    * Deletes the key unless it is the tenant's last owner key ('last_owner'), decided in one
    * transaction that holds the tenant's row, so two owners deleting each other's keys at the
-   * same moment cannot both succeed (issue 15 item 4).
+   * same moment cannot both succeed.
    */
   deleteKeyKeepingAnOwner(tenantId: string, id: string): Promise<'deleted' | 'missing' | 'last_owner'>;
   countKeys(filter?: { tenantId?: string; role?: HubRole }): Promise<number>;

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { uplinkMigrationSql } from '../../../src/bridge/uplink/schema.ts';
 import { UplinkPublisher } from '../../../src/bridge/uplink/publisher.ts';
 import { UplinkOutbox } from '../../../src/bridge/uplink/outbox.ts';
-import { MAX_PAYLOAD_BYTES } from '../../../src/lib/topics.ts';
+import { MAX_PAYLOAD_BYTES } from '../../../src/hubwire/topics.ts';
 import { openSqlite, transaction } from '../../../src/db/sqlite.ts';
 import { systemClock } from '../../../src/lib/clock.ts';
 import { createLogger } from '../../../src/lib/log.ts';

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { clampTo, storedLocal, subtract } from '../../../src/bridge/uplink/sequence.ts';
-import { ackCovers, ackView, addRanges, decodeUplinkPayload, leadingSeq, type Range } from '../../../src/lib/topics.ts';
+import { ackCovers, ackView, addRanges, decodeUplinkPayload, leadingSeq, type Range } from '../../../src/hubwire/topics.ts';
 
 // Issue 15: what an ack means for the bridge's rows (wire seq = local seq + offset).
 

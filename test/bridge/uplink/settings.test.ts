@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mintEnrollmentToken } from '../../../src/lib/uplink-auth.ts';
+import { mintEnrollmentToken } from '../../../src/hubwire/credentials.ts';
 import { uplinkEnv } from '../../../src/bridge/uplink/service.ts';
 import { StartupError } from '../../../src/lib/errors.ts';
 import { startTestBridge } from '../../helpers/bridge.ts';

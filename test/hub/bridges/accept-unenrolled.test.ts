@@ -1,8 +1,8 @@
 import { connect, type MqttClient } from 'mqtt';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { uplinkTopic } from '../../../src/lib/topics.ts';
-import { signPayload } from '../../../src/lib/uplink-auth.ts';
+import { uplinkTopic } from '../../../src/hubwire/topics.ts';
+import { signPayload } from '../../../src/hubwire/credentials.ts';
 import { startTestHub, type TestHub } from '../helper.ts';
 import { eventually, type PrivateBroker, privateBroker } from '../mosquitto.ts';
 

@@ -12,8 +12,8 @@ import { uplinkMigrationSql } from '../../../src/bridge/uplink/schema.ts';
 import { openSqlite } from '../../../src/db/sqlite.ts';
 import { systemClock } from '../../../src/lib/clock.ts';
 import { createLogger } from '../../../src/lib/log.ts';
-import { uplinkTopic } from '../../../src/lib/topics.ts';
-import { enrollTopic, makeEnrollRequest, openEnrollReply, signPayload } from '../../../src/lib/uplink-auth.ts';
+import { uplinkTopic } from '../../../src/hubwire/topics.ts';
+import { enrollTopic, makeEnrollRequest, openEnrollReply, signPayload } from '../../../src/hubwire/credentials.ts';
 import { startTestHub, type TestHub } from '../helper.ts';
 import { eventually, type PrivateBroker, privateBroker } from '../mosquitto.ts';
 

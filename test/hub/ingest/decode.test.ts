@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { decodeForIngest } from '../../../src/hub/ingest/decode.ts';
-import { decodeUplinkPayload } from '../../../src/lib/topics.ts';
+import { decodeUplinkPayload } from '../../../src/hubwire/topics.ts';
 
 // The ingest's fast payload check must accept exactly what decodeUplinkPayload accepts, with
 // the same normalised ts, and reject with the same reason and detail.

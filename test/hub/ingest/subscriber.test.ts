@@ -1,7 +1,7 @@
 import { connect, type MqttClient } from 'mqtt';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mqttClientOptions, parseMqttUrl } from '../../../src/lib/mqtt-options.ts';
+import { mqttClientOptions, parseMqttUrl } from '../../../src/hubwire/mqtt-options.ts';
 import { startTestHub, type TestHub } from '../helper.ts';
 import { eventually } from '../mosquitto.ts';
 

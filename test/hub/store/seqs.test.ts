@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type BatchOp, openHubStore } from '../../../src/hub/store/store.ts';
 import { isRowError } from '../../../src/hub/store/ingest-batch.ts';
-import { ackCovers, ackView, addRanges, MAX_RANGES, toRanges } from '../../../src/lib/topics.ts';
+import { ackCovers, ackView, addRanges, MAX_RANGES, toRanges } from '../../../src/hubwire/topics.ts';
 import { postgresHarness, sqliteHarness } from '../store-harness.ts';
 
 // Issue 15: the hub's record of each bridge's sequence numbers (bridge_seqs) and what an ack

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { decodeUplinkPayload, ingestSubscription, MAX_PAYLOAD_BYTES, parseUplinkTopic, uplinkTopic } from '../../src/lib/topics.ts';
+import { decodeUplinkPayload, ingestSubscription, MAX_PAYLOAD_BYTES, parseUplinkTopic, uplinkTopic } from '../../src/hubwire/topics.ts';
 
 const bytes = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));
 

@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, createPublicK
 import { keyLookup, mintKey, type MintedKey } from '../auth/secrets.ts';
 import { TOPIC_PREFIX } from './topics.ts';
 
-// Bridges enrolled with their own credentials (issue 15 item 3; the protocol in docs/hub.md,
+// Bridges enrolled with their own credentials (the protocol in docs/hub.md,
 // "Enrollment"). Pure functions over bytes and strings, no I/O: the hub's ingest and the
 // bridge's publisher do the talking. Everything uses node:crypto's primitives only.
 //

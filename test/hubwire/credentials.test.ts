@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { hashKey } from '../../src/auth/secrets.ts';
-import { TOPIC_SEGMENT } from '../../src/lib/topics.ts';
+import { TOPIC_SEGMENT } from '../../src/hubwire/topics.ts';
 import {
   enrollmentTokenLookup, enrollRefusal, makeEnrollRequest, mintEnrollmentToken, openEnrollReply, parseEnrollRequest, parseEnrollTopic, sealEnrollReply,
   signPayload, verifyEnrollProof, verifyPayload,
-} from '../../src/lib/uplink-auth.ts';
+} from '../../src/hubwire/credentials.ts';
 
 // The codec of issue 15 item 3 (docs/hub.md, "Enrollment"). The signature fixture is not our
 // encoder's output: it was computed with OpenSSL from the definition (HMAC-SHA256 under the

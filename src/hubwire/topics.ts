@@ -8,20 +8,21 @@ import { z } from 'zod';
 //                     opened, the same in a connection's online, its will and its final offline.
 //  message, delivery, telemetry, position: {seq, event_id, ts, ...the record}; stored once per
 //                     tenant and event_id, so a redelivery is harmless. seq: the bridge's sequence
-//                     number (issue 15; absent from bridges older than it).
+//                     number (absent from bridges older than sequence numbers).
 //  gone     bridge -> hub, not retained  {ranges: [[lo, hi], ...], ts}: sequence numbers the hub
 //                     asked for that the bridge no longer holds (dropped by its outbox cap).
 //  ack      hub -> bridge, not retained  {upto, high, missing: [[lo, hi], ...], seen, conn?, ts}:
 //                     every number <= upto, and every one in (upto, high] outside missing, is
 //                     stored; seen: the highest number the hub ever heard from the bridge.
-// Status also carries conn: a random id per connection (issue 15 defect), the same in the
-// connection's online, its will and its final offline.
-// Pure functions, no I/O: the ingest and the publisher do the talking.
+// Status also carries conn: a random id per connection, the same in the connection's online,
+// its will and its final offline.
+// Pure functions, no I/O: the ingest and the publisher do the talking. Like everything in
+// src/hubwire/, both ends import this and it imports neither of them.
 
 export const TOPIC_PREFIX = 'fieldbridge/v1';
 export const EVENT_KINDS = ['message', 'delivery', 'telemetry', 'position'] as const;
 export const STATE_KINDS = ['hello', 'status'] as const;
-/** Bridge -> hub control messages (issue 15). */
+/** Bridge -> hub control messages. */
 export const CONTROL_KINDS = ['gone'] as const;
 /** Hub -> bridge: the acknowledgements. The hub hears its own (and other replicas') through its
  *  wildcard subscription and skips them by topic, before decoding (batcher.ts). */
@@ -64,7 +65,7 @@ export const HelloPayload = z.object({
   interfaces: z.array(z.unknown()).max(256),
   ts: Timestamp,
 });
-/** A connection's random id (issue 15): what orders statuses, not the bridge's counters. */
+/** A connection's random id: what orders statuses, not the bridge's counters. */
 export const ConnId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
 export const StatusPayload = z.object({
   state: z.enum(['online', 'offline']),
@@ -101,7 +102,7 @@ export const AckPayload = z
 export type Range = [number, number];
 export type AckMessage = z.infer<typeof AckPayload>;
 
-/** Why an ack's numbers do not hold together, or null (issue 15 review, item 4). */
+/** Why an ack's numbers do not hold together, or null. */
 export function ackShapeProblem(a: { upto: number; high: number; missing: Range[] }): string | null {
   if (a.upto > a.high) return 'upto above high';
   let after = a.upto;
@@ -115,7 +116,7 @@ export function ackShapeProblem(a: { upto: number; high: number; missing: Range[
 
 /** What the bridge adds in front of a stored payload when it publishes it: `{"seq":N,` with N
  *  at most 16 digits (below 2^53). An event whose stored text would pass MAX_PAYLOAD_BYTES with
- *  it is refused at enqueue: the hub would refuse it (issue 15 review, item 2). */
+ *  it is refused at enqueue: the hub would refuse it. */
 export const SEQ_PREFIX_MAX_BYTES = '{"seq":9007199254740991,'.length - 1;
 
 /**
@@ -132,7 +133,7 @@ export function leadingSeq(payload: Uint8Array): number | null {
   return Number.isSafeInteger(n) ? n : null;
 }
 
-// Sets of sequence numbers (issue 15): every number up to `upto`, and every number in `ranges`
+// Sets of sequence numbers: every number up to `upto`, and every number in `ranges`
 // (sorted, disjoint, not touching, all above upto + 1). The hub keeps what it stored this way
 // (its gaps are what it asks for); the bridge keeps what it was told is stored.
 export interface SeqState {

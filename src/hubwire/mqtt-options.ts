@@ -1,10 +1,9 @@
 import type { IClientOptions } from 'mqtt';
-import { maskUrlCredentials } from './mask-url.ts';
+import { maskUrlCredentials } from '../lib/mask-url.ts';
 
 // MQTT URLs (HUB_MQTT_URL, the bridge's hub.mqtt_url) become an options object: mqtt.js
 // parses URL strings with the deprecated url.parse (DEP0169 in the bundle), so we never hand
 // it one. Used by the hub's ingest and by the bridge's uplink publisher.
-// Shared by the hub and the bridge, so it lives in lib/.
 
 const DEFAULT_PORTS: Record<string, number> = { mqtt: 1883, mqtts: 8883 };
 
