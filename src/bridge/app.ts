@@ -93,7 +93,7 @@ export interface BridgeOptions {
 }
 
 /**
- * How the bridge opens its database (issue 22, docs/decisions.md "Issue 22: a write path made
+ * How the bridge opens its database (docs/decisions.md "Issue 22: a write path made
  * for flash"): chosen by measurement with scripts/bench-writes.ts. The page size applies to a
  * database made by this release; an existing one keeps its own.
  */
@@ -130,7 +130,7 @@ export interface BridgeServices {
   config: ConfigService;
   configFiles: ConfigFileService;
   sendLimiter: SendRateLimiter;
-  /** POST /api/messages/preview (issue 17). */
+  /** POST /api/messages/preview. */
   preview: PreviewService;
   /** The senders policy and counters (the pipeline's, docs/senders.md). */
   senders: SenderService;
@@ -157,7 +157,7 @@ export const BRIDGE_API_INFO = {
 };
 
 /** `startedAt`: the clock's monotonic time at start (uptime); `now`: the wall clock (previews);
- *  `clock`: the bridge clock's state for health (issue 30). */
+ *  `clock`: the bridge clock's state for health. */
 export function bridgeRoutes(services: BridgeServices, extra: { startedAt: number; now: () => number; clock?: () => ClockStatus }): Route[] {
   const routes: Route[] = [];
   const openapi = () => buildOpenApi(BRIDGE_API_INFO, routes);
@@ -196,12 +196,12 @@ export function openBridgeDatabase(dbPath: string, log?: Logger, options: OpenOp
 export function openMigrated(dbPath: string, log?: Logger, options: OpenOptions = {}): { db: DatabaseSync; fresh: boolean } {
   let db: DatabaseSync;
   try {
-    // The file is made 0600 before SQLite opens it; SQLite gives -wal and -shm its mode (issue 14).
+    // The file is made 0600 before SQLite opens it; SQLite gives -wal and -shm its mode.
     prepareDatabaseFiles(dbPath, log);
     db = openSqlite(dbPath, { ...BRIDGE_DB, ...options });
   } catch (error) {
     // A path that cannot be opened (read-only file system, no permission, a file where a
-    // folder should be) stops the start with one line, not a stack trace (issue 14).
+    // folder should be) stops the start with one line, not a stack trace.
     throw databaseOpenError(error, dbPath, 'SERVICE_DB_PATH');
   }
   try {
@@ -230,7 +230,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const startedAt = clock.monotonic();
   const services = createServices(db, clock, log, options.random, options.uplinkEnv);
   const { keys, metrics } = services;
-  // bridge.storage.sync: applied at start and whenever it changes (issue 22).
+  // bridge.storage.sync: applied at start and whenever it changes.
   const applySync = () => setSynchronous(db, services.config.section('bridge').storage.sync);
   applySync();
   services.config.on('change', (target: string) => {
@@ -246,13 +246,13 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     now: () => clock.now(),
     authenticate: (token) => keys.authenticate(token),
     authFailures: new AuthFailureLimiter({ clock, log, metrics, prefix: 'fieldbridge' }),
-    // A preview changes nothing, so it is not audited (issue 17).
+    // A preview changes nothing, so it is not audited.
     audit: (e) => {
       if (e.path !== PREVIEW_PATH) services.audit.insert({ at: new Date(clock.now()).toISOString(), key_id: e.keyId, method: e.method, path: e.path, status: e.status, request_id: e.requestId });
     },
     metrics: httpMetrics(metrics, 'fieldbridge'),
-    // A change is answered once it is committed: an ingest may wait in an open group (issue 22),
-    // while other calls that may change something are on their way (issue 30): each counts from
+    // A change is answered once it is committed: an ingest may wait in an open group,
+    // while other calls that may change something are on their way: each counts from
     // its arrival until its handler is done. A failed group COMMIT rejects here and is answered
     // like the write's own error (507, ...). A call that wrote nothing (a preview, a refused
     // change) does not wait, nor hurry a group.

@@ -55,7 +55,7 @@ export function openSqlite(path: string, options: OpenOptions = {}): DatabaseSyn
     db.exec('PRAGMA foreign_keys = ON');
     // SQLite opens a file (or a -wal) it may not write read-only, without a word, and every
     // write would fail later. Writing the header's user_version, unchanged, and rolling back
-    // says so now (SQLITE_READONLY) and puts nothing on disk (issue 14).
+    // says so now (SQLITE_READONLY) and puts nothing on disk.
     const { user_version: userVersion } = db.prepare('PRAGMA user_version').get() as { user_version: number };
     try {
       // Without the busy wait: a file another process is writing (the running bridge, while
@@ -79,7 +79,7 @@ export function openSqlite(path: string, options: OpenOptions = {}): DatabaseSyn
 }
 
 /**
- * An error met while opening a database file, as one line for the operator (issue 14): the
+ * An error met while opening a database file, as one line for the operator: the
  * path, what is in the way in words (found by looking at the path itself: Node reports a
  * read-only file system under mkdir as ENOENT and a file in the way as EEXIST), and the
  * variable that chose the path. A StartupError passes through (a migration's own message);
@@ -143,7 +143,7 @@ const busyTimeoutOf = new WeakMap<DatabaseSync, StatementSync>();
 
 /**
  * Runs fn with SQLite's busy wait off: a lock another process holds fails at once with
- * SQLITE_BUSY instead of blocking the event loop for up to BUSY_TIMEOUT_MS (issue 14). For
+ * SQLITE_BUSY instead of blocking the event loop for up to BUSY_TIMEOUT_MS. For
  * what must not hold up the bridge and can be tried again later: the health check, the
  * write-behinds' own flushes, a key's last_used_at. The connection's wait is restored after.
  * `joinGroup`: fn is an ingest, a transaction() that asked to group, which joins an open group.
@@ -151,7 +151,7 @@ const busyTimeoutOf = new WeakMap<DatabaseSync, StatementSync>();
 export function withoutBusyWait<T>(db: DatabaseSync, fn: () => T, options: { joinGroup?: boolean } = {}): T {
   // Background writes made here (credentials, driver state, a sequence offset) are often single
   // statements outside transaction(): inside an open group they would not be committed when
-  // they return, and would go with a failed group (issue 22 review). The group commits first,
+  // they return, and would go with a failed group. The group commits first,
   // but for an ingest, which is what groups are for.
   if (!options.joinGroup) commitGroup(db);
   let read = busyTimeoutOf.get(db);

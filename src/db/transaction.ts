@@ -3,7 +3,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { isIoError, isReadOnlyError, isStorageFullError } from './errors.ts';
 
 // Transactions on one connection: what rides a commit (riders, afterCommit), and group commit of
-// ingests (issue 22; docs/decisions.md "Issue 22: a write path made for flash"). Re-exported by
+// ingests (docs/decisions.md "Issue 22: a write path made for flash"). Re-exported by
 // sqlite.ts. node:sqlite is synchronous: transaction(fn) returns fn's value at once, whether its
 // work is committed at once or joins a group that commits a few tens of milliseconds later.
 
@@ -27,7 +27,7 @@ function noteOutcome(db: DatabaseSync, error: unknown): void {
 }
 
 /**
- * Writes that wait for a commit that happens anyway (issue 22): the delivery write-behind, the
+ * Writes that wait for a commit that happens anyway: the delivery write-behind, the
  * audit log and the uplink's acknowledged rows register here, and the next transaction on the
  * connection carries their writes, after its own work. Each rider runs inside a savepoint, so a
  * rider that fails is rolled back alone and never costs the host its commit. Inside a group
@@ -97,7 +97,7 @@ export function commitCount(db: DatabaseSync): number {
 // least one whole page to the WAL. At 50 msg/s each message committing on its own wrote about
 // 18 times its rows' bytes. A connection with group commit on (enableGroupCommit, the bridge's)
 // therefore lets the transactions that ask for it (ingests: { group }) share a commit, but a
-// write waits for one only while more writes are known to be coming (issue 30):
+// write waits for one only while more writes are known to be coming:
 //
 // - an API ingest (group: true) opens a group, or joins the open one: BEGIN IMMEDIATE stays open,
 //   it and every transaction after it runs as a SAVEPOINT ("unit") inside it (one that fails

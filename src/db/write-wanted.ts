@@ -1,6 +1,6 @@
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 
-// Another process asks the running bridge for its write lock (issue 22 review; docs/decisions.md
+// Another process asks the running bridge for its write lock (docs/decisions.md
 // "Issue 22: a write path made for flash", "Another process that wants to write"). Under a
 // steady flow, groups of ingests follow each other and hold SQLite's write lock nearly all the
 // time; SQLite's busy wait in another process (`fieldbridge keys create`) then rarely finds it

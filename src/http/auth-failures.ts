@@ -3,7 +3,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Counter, MetricsRegistry } from '../lib/metrics.ts';
 
-// Requests without a valid key (issue 14, item 1). They must cost no disk: they are not
+// Requests without a valid key. They must cost no disk: they are not
 // audited, they are counted in <prefix>_auth_failures_total{reason}, and they are logged at most
 // once a minute per source address (the line says how many were folded into it). Each source
 // has a leaky bucket of failures: FAILURES_PER_MINUTE may come at once and are answered 401, the

@@ -3,7 +3,7 @@ import { AppError } from '../lib/errors.ts';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
-/** Deepest nesting of arrays and objects a JSON body may have (issue 14). The deepest body a
+/** Deepest nesting of arrays and objects a JSON body may have. The deepest body a
  *  route takes, a configuration file with fallback destinations, nests 7 levels; 32
  *  leaves room, and refuses a body of 500,000 "[" (it fits in 1 MiB) before a parser, a
  *  schema or JSON.stringify walks it. */

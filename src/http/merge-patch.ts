@@ -3,7 +3,7 @@ import { badRequest, type FieldError } from '../lib/errors.ts';
 import { jsonEqual } from '../lib/json.ts';
 import { zodErrors } from '../lib/validation.ts';
 
-// Replacing and patching a resource (issue 14, docs/api.md 4.12): PUT takes the body GET
+// Replacing and patching a resource (docs/api.md 4.12): PUT takes the body GET
 // answers, so `curl $B/... | jq '.name = "x"' | curl -X PUT ...` works, and PATCH takes a JSON
 // merge patch (RFC 7396). Read-only fields may be sent back: equal to the stored value they are
 // ignored, different they are a 400 naming each and saying where that state moves instead

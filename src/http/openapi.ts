@@ -77,7 +77,7 @@ export function buildOpenApi(info: OpenApiInfo, routes: Route[]): Record<string,
     // Every route can answer 400: one without query parameters refuses any (query.ts).
     errorStatuses.add(400);
     if (r.body) [413, 415].forEach((s) => errorStatuses.add(s));
-    // Any call that writes can meet a full disk (issue 14).
+    // Any call that writes can meet a full disk.
     if (r.method !== 'GET') errorStatuses.add(507);
     for (const s of [...errorStatuses].sort()) {
       responses[String(s)] = { $ref: `#/components/responses/Problem${s}` };

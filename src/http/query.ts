@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-// Query parameters (issue 14): a route reads the parameters its query schema names and no
+// Query parameters: a route reads the parameters its query schema names and no
 // others. A route without a query schema gets NO_QUERY, so a typo (`?befor=`) or a parameter the
 // route does not have is a 400 naming it, never silently ignored (`DELETE /api/messages?before=`
 // once deleted everything because the parameter was not read).
@@ -21,7 +21,7 @@ export function strictQuery<T extends z.ZodRawShape>(shape: T) {
 }
 
 /** The small collections (interfaces, rules, contacts, groups) answer every item at once:
- *  ?limit= and ?cursor= are refused rather than ignored (docs/decisions.md, issue 14). */
+ *  ?limit= and ?cursor= are refused rather than ignored (docs/decisions.md). */
 export const NOT_PAGED = z.strictObject({}, {
   error: (issue) => (issue.code === 'unrecognized_keys'
     ? `this list is not paged: it answers every item at once (next_cursor is always null) and takes no query parameters; got ${quoted(issue.keys)}`

@@ -19,7 +19,7 @@ import { compileRoutes, matchRoute } from './router.ts';
 export interface HttpAppOptions {
   routes: Route[];
   log: Logger;
-  /** The program's clock: request ids carry its time, like every other id (issue 30). */
+  /** The program's clock: request ids carry its time, like every other id. */
   now: () => number;
   /** Resolves a presented bearer token to a key, or null when it is unknown or revoked. */
   authenticate(token: string, route: Route): Principal | null | Promise<Principal | null>;
@@ -28,7 +28,7 @@ export interface HttpAppOptions {
   authFailures?: AuthFailureLimiter;
   /** Called once per answered mutating call (not GET/HEAD) that matched a route and presented a
    *  valid key. Requests without one are not audited: they would let anyone fill the disk
-   *  (issue 14); authFailures counts them instead. */
+   * ; authFailures counts them instead. */
   audit?(entry: { method: string; path: string; status: number; keyId: string | null; requestId: string }): void;
   /** Runs a route's handler so that another process's database lock does not stop the server
    *  (db/busy.ts, retryWhileBusy): `gate` is true for calls that change something (not
@@ -126,7 +126,7 @@ export function createRequestHandler(options: HttpAppOptions): RequestHandler {
       let body: unknown;
       if (route.body) {
         const contentType = req.headers['content-type'];
-        // A JSON body's nesting is bounded while it arrives, before JSON.parse (issue 14); a
+        // A JSON body's nesting is bounded while it arrives, before JSON.parse; a
         // body of another type is refused below without being parsed.
         const raw = await readBody(req, route.bodyLimit ?? DEFAULT_BODY_LIMIT, isJsonContentType(contentType) ? MAX_JSON_DEPTH : undefined);
         if ((raw.length > 0 || contentType) && !(route.bodyTypes ? hasMediaType(contentType, route.bodyTypes) : isJsonContentType(contentType))) {
@@ -194,7 +194,7 @@ export function createRequestHandler(options: HttpAppOptions): RequestHandler {
         sendProblem(res, 503, 'ERR_DB_BUSY', 'another process held the database lock for 5000 ms, or took it while the change was half made; a change that met it before it began saved nothing; try again', undefined, { 'Retry-After': '1' }, requestId);
       } else if (isStorageFullError(error)) {
         // SQLITE_FULL: the write was not made (SQLite rolled its transaction back). Nothing is
-        // wrong with the request; it can be sent again once there is room (issue 14).
+        // wrong with the request; it can be sent again once there is room.
         log.error('storage_full', { request_id: requestId, route: routeTemplate, error: (error as Error).message, action: 'answered 507; free space on the disk holding the database' });
         sendProblem(res, 507, 'ERR_STORAGE_FULL', 'the disk holding the database is full: the change was not saved; free space on it, then send the request again', undefined, {}, requestId);
       } else if (isReadOnlyError(error)) {

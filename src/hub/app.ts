@@ -101,7 +101,7 @@ export async function startHub(options: HubOptions): Promise<RunningHub> {
       ...hubSystemRoutes({
         store,
         metrics,
-        // Uptime on the monotonic clock: a wall-clock step does not change it (issue 30).
+        // Uptime on the monotonic clock: a wall-clock step does not change it.
         startedAt: startedMono,
         now: () => clock.monotonic(),
         openapi: () => buildOpenApi(HUB_API_INFO, routes),

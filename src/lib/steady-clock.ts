@@ -1,7 +1,7 @@
 import type { Clock, TimerHandle } from './clock.ts';
 
 /**
- * A wall clock that does not jump (issue 30): it starts at a time it is given and then moves
+ * A wall clock that does not jump: it starts at a time it is given and then moves
  * with the source's monotonic clock, so a step of the system clock (NTP arriving on a Raspberry
  * Pi that booted with a saved time, an operator's `date -s`) changes nothing until its owner
  * decides what to do about it (bridge/system/clock-guard.ts): shift() adopts a new time.

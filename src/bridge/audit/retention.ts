@@ -4,7 +4,7 @@ import type { Logger } from '../../lib/log.ts';
 import { DAY_MS } from '../messages/retention.ts';
 import type { AuditLimits, AuditStore } from './store.ts';
 
-// The audit log's retention (issue 14; bridge.audit in docs/config.md): at start and then daily,
+// The audit log's retention (bridge.audit in docs/config.md): at start and then daily,
 // like the message RetentionWorker beside it (messages/retention.ts), entries older than
 // retention_days go (0: no age limit), and the table is cut to max_rows in case the bound was
 // lowered since the last write (every write already keeps it, see AuditStore). Limits are read
@@ -26,7 +26,7 @@ export class AuditRetention {
 
   start(): void {
     const tick = () => {
-      // A run put off by another process's lock is tried again in a minute (issue 14, item 7).
+      // A run put off by another process's lock is tried again in a minute.
       const ran = this.runOnce();
       this.#timer = this.#clock.setTimeout(tick, ran.postponed ? 60_000 : DAY_MS);
     };

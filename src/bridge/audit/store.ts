@@ -25,7 +25,7 @@ export interface AuditLimits {
 /** The defaults of bridge.audit (config/sections.ts), for a store built without configuration. */
 export const DEFAULT_AUDIT_LIMITS: AuditLimits = { retention_days: 90, max_rows: 100_000 };
 
-/** Most entries kept in memory waiting to be written (issue 14): about 1 MB. */
+/** Most entries kept in memory waiting to be written: about 1 MB. */
 export const MAX_QUEUED_AUDIT_ENTRIES = 10_000;
 
 /** Longest path an entry keeps, marker included (issue 14: a URL may be ~15 KB). */
@@ -42,12 +42,12 @@ export function boundedPath(path: string): string {
 /**
  * SQL for the audit log: one row per mutating API call made with a valid key.
  * Entries are written when the answer has gone out, so they are queued and committed in
- * groups (issue 22): with the next transaction on the connection (the next message stored, the
+ * groups: with the next transaction on the connection (the next message stored, the
  * next API write, the delivery write-behind's own commit), or on their own GROUP_COMMIT_MS
  * after the first of them. A crash loses the entries not yet committed, at most that second's:
  * the old way lost the last turn's, and they always came after the answer. Reads commit the
  * queue first.
- * Bounded (issue 14): each path is cut to AUDIT_PATH_MAX characters, and every commit deletes
+ * Bounded: each path is cut to AUDIT_PATH_MAX characters, and every commit deletes
  * the entries past limits().max_rows in the same transaction, so the table never holds more.
  * Ids only grow while rows remain (a rowid is one more than the largest: retention deletes the
  * oldest), so "older than the newest max_rows" is an id range: a seek, not a scan. Age is
@@ -88,7 +88,7 @@ export class AuditStore {
   }
 
   insert(e: Omit<AuditEntry, 'id'>): void {
-    // Bounded in memory too (issue 14, item 6): while nothing can be written (a full disk),
+    // Bounded in memory too: while nothing can be written (a full disk),
     // entries past MAX_QUEUED_AUDIT_ENTRIES are counted, not kept; the count is logged when
     // dropping starts and again once writing works.
     if (this.#queue.length >= MAX_QUEUED_AUDIT_ENTRIES) {
@@ -133,7 +133,7 @@ export class AuditStore {
     leaveRide(this.#db, this.#rider);
     const entries = this.#queue.splice(0);
     try {
-      // Never waits for a lock another process holds (issue 14, item 7): waiting froze the
+      // Never waits for a lock another process holds: waiting froze the
       // event loop up to 5 s after every mutating call. The entries wait in memory instead
       // (bounded, see insert) and are tried again in a second.
       withoutBusyWait(this.#db, () => transaction(this.#db, () => this.#write(entries)));

@@ -8,7 +8,7 @@ import { type InterfaceKind, TIME_TELLING_KINDS } from '../../bearers/drivers.ts
 
 const isTimeTellingKind = (kind: string): kind is InterfaceKind => (TIME_TELLING_KINDS as readonly string[]).includes(kind);
 
-// The bridge's clock on a machine whose clock cannot be trusted (issue 30; docs/decisions.md,
+// The bridge's clock on a machine whose clock cannot be trusted (docs/decisions.md,
 // "Issue 30: a clock a Raspberry Pi cannot trust"). A Raspberry Pi has no real-time clock: it
 // boots with the time saved at the last shutdown (or 1970) and jumps when NTP arrives, if it
 // ever does. Every time the bridge reads comes from `clock`, a SteadyClock that:

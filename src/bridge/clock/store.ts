@@ -2,7 +2,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import type { InterfaceKind } from '../../bearers/drivers.ts';
 import { idFloor, idTime } from '../../lib/ids.ts';
 
-// The SQL of the bridge's clock (issue 30; docs/decisions.md, "Issue 30: a clock a Raspberry Pi
+// The SQL of the bridge's clock (docs/decisions.md, "Issue 30: a clock a Raspberry Pi
 // cannot trust"): the last time the bridge knew to be good, and the re-basing of what was
 // written under a clock that later proved wrong.
 

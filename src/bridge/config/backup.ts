@@ -5,7 +5,7 @@ import { BUSY_TIMEOUT_MS } from '../../db/sqlite.ts';
 import { AppError, StartupError } from '../../lib/errors.ts';
 import { PRIVATE_FILE_MODE, refuseOwnedBackupTarget } from '../data-files.ts';
 
-// `fieldbridge backup <file>` (issue 5; docs/api.md 9: "use the database's online backup command
+// `fieldbridge backup <file>` (docs/api.md 9: "use the database's online backup command
 // while running; a plain copy of a live file may be inconsistent"). SQLite's online backup
 // API through node:sqlite, while the bridge keeps writing.
 //

@@ -136,7 +136,7 @@ export const TOO_DEEP_MARKER = `<nested deeper than ${MAX_SETTINGS_DEPTH} levels
 
 /**
  * A copy of `value` with the keys of every object sorted, walked with a stack of its own
- * rather than by recursion (issue 14), so no stored value can overflow the call stack. An
+ * rather than by recursion, so no stored value can overflow the call stack. An
  * array or object deeper than `maxDepth` levels is written as TOO_DEEP_MARKER: the API can no
  * longer store one, and a file holding it could not be imported back.
  */

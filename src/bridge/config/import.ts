@@ -230,7 +230,7 @@ export class ConfigFileService {
     const { config, interfaces, rules, groups, contacts } = this.#d;
     const { parts } = checked;
     // The senders policy is not in the file but names groups and contacts: an import that
-    // removed one would leave it naming nothing (issue 17 review), so it is refused.
+    // removed one would leave it naming nothing, so it is refused.
     const kept = new Set([...parts.groups.map((g) => g.name.toLowerCase()), ...parts.contacts.map((c) => c.name.toLowerCase())]);
     const dangling = (this.#d.senderPolicyNames?.() ?? []).filter((n) => !kept.has(n.toLowerCase()));
     if (dangling.length > 0) {

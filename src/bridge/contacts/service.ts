@@ -76,7 +76,7 @@ export class BookService<V> {
     this.store.delete(row.id);
   }
   /**
-   * Import (issue 5): makes the book exactly `entries`, inside the caller's transaction, which
+   * Import: makes the book exactly `entries`, inside the caller's transaction, which
    * also replaces the rules (so the in-use checks of update and delete do not apply). A
    * same-named entry keeps its id; updated_at moves only when its value changed.
    */
@@ -96,7 +96,7 @@ export class BookService<V> {
     const row = this.store.find(name);
     return row ? this.options.expand(row.value) : null;
   }
-  /** The senders policy names books like rules do (issue 17 review): renaming or deleting one
+  /** The senders policy names books like rules do: renaming or deleting one
    *  it names would silently change who is blocked or allowed, so it is refused. */
   #checkPolicy(name: string, verb: 'renamed' | 'deleted'): void {
     const lists = this.#refs.policyReferring?.(name) ?? [];

@@ -43,7 +43,7 @@ export class KeyStore {
   }
   /**
    * Writes a key's last_used_at. It is a hint (docs/decisions.md, "Keys"), so it never holds up
-   * or fails the request that authenticated (issue 14): it does not wait for a lock another
+   * or fails the request that authenticated: it does not wait for a lock another
    * process holds (the wait froze the bridge up to 5 s), and a full or read-only disk skips it
    * (a GET answered 507). False when it was not written; the next one is a minute later.
    */

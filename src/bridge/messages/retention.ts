@@ -15,7 +15,7 @@ import type { MessageStore } from '../engine/message-store.ts';
 // expired, cancelled). Dead letters stay until an operator retries or cancels them;
 // configuration, contacts and keys are never pruned. 0 days keeps everything. Audit entries
 // have their own bounds (bridge.audit.retention_days, max_rows: src/bridge/audit/retention.ts).
-// The senders view (issue 17) goes the same way: a sender not heard within the retention is
+// The senders view goes the same way: a sender not heard within the retention is
 // forgotten with its counters. Whatever the retention, a sender's token bucket is deleted once
 // it has refilled under the current policy (a missing bucket starts full: nothing changes), and
 // the cost view's days (usage_daily, one row per interface and day) are kept USAGE_KEEP_DAYS.
@@ -61,7 +61,7 @@ export class RetentionWorker {
 
   /** One run, then the next in a day; in a minute when another process held the lock, or the
    *  run failed otherwise (a full disk): the deletes do not wait for a lock on the event loop
-   *  (issue 14, item 7), and a run put off is only a run later. */
+   * , and a run put off is only a run later. */
   #tick(): void {
     let nextMs = DAY_MS;
     try {

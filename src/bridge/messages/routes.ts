@@ -77,7 +77,7 @@ export function messageRoutes(deps: {
     route({
       method: 'DELETE', path: '/api/messages',
       summary: 'Clear local history, all of it or what the filters select (before, and the filters of GET): nothing is unsent, deliveries in flight go on, the hub keeps its copy', tags, roles: ADMIN,
-      // Filters the handler does not read would delete everything (issue 14): the query is strict.
+      // Filters the handler does not read would delete everything: the query is strict.
       query: strictQuery({ before: isoTimeQuery('before').optional().describe('Only messages created before this time (exclusive); the same as until'), ...HistoryFilters }),
       response: z.object({ deleted: z.number().int() }), responseName: 'MessagesCleared',
       handler: ({ query: q }) => {

@@ -2,7 +2,7 @@ import { iridiumEstimate } from '../../bearers/iridium/index.ts';
 import { smsEstimate } from '../../bearers/sms/index.ts';
 import type { Clock } from '../../lib/clock.ts';
 
-// What one delivery would put on the air, per kind (issue 17): the frames after the outbound
+// What one delivery would put on the air, per kind: the frames after the outbound
 // transforms, measured by the driver's own codec where the bearer bills by its units (SMS
 // parts: bearers/sms/estimate.ts; Iridium credits: bearers/iridium/estimate.ts), else against
 // the bearer's MTU. The estimates never send, spend or store anything.

@@ -4,7 +4,7 @@ import type { InterfaceService } from '../interfaces/service.ts';
 import { meshRxInput, refineSend, refineTtl, SEND_FIELDS, sendInput, SIMULATE_FIELDS } from '../messages/ingress.ts';
 import type { PreviewService } from './service.ts';
 
-// POST /api/messages/preview (docs/api.md 4.6, docs/routing.md "Preview", issue 17): one
+// POST /api/messages/preview (docs/api.md 4.6, docs/routing.md "Preview"): one
 // endpoint, `mode` saying which call is previewed: "send" takes the body of
 // POST /api/messages/send, "mesh-rx" that of POST /api/messages/simulate-mesh-rx. `at` asks
 // the rules at another time ("what happens at 03:00 on Sunday?").

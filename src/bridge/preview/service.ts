@@ -8,7 +8,7 @@ import type { IngressMessage, ListStep, Pipeline, PlainStep, RoutePlan } from '.
 import { estimateDelivery, type FrameEstimate } from './estimate.ts';
 import type { FallbackMemberRow, InterfaceRow } from '../engine/rows.ts';
 
-// POST /api/messages/preview (issue 17, docs/routing.md "Preview"): what the router would do
+// POST /api/messages/preview (docs/routing.md "Preview"): what the router would do
 // with a message, asked of the same decision code a real message meets (Pipeline.preview ->
 // #plan), and described: the rules one by one, the decision, and per delivery the interface's
 // state, the frames after its outbound transforms, whether they fit, the budget and the cost.

@@ -78,7 +78,7 @@ export const RuleMatch = z
     kinds: filterList('kinds', z.enum(KINDS, { error: `kinds entries must be one of ${KINDS.join(', ')}` }), 'kinds').optional(),
     text: TextFilter.optional(),
   }, {
-    // In words a curl user understands (issue 14), not "expected object, received undefined".
+    // In words a curl user understands, not "expected object, received undefined".
     error: (issue) => (issue.code === 'invalid_type'
       ? `match ${issue.input === undefined ? 'is required: give' : 'must be'} an object of filters such as {"to": ["!a1b2c3d4"]}; {} matches everything`
       : undefined),

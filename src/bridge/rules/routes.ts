@@ -9,7 +9,7 @@ import { Schedule, ScheduleOrNull } from './schedule.ts';
 import type { RuleService } from './service.ts';
 import type { RuleRow } from './store.ts';
 
-// The smallest rule is a name and an action (issue 14): match defaults to {} (matches
+// The smallest rule is a name and an action: match defaults to {} (matches
 // everything) and schedule to null (always active).
 const RuleBody = z
   .strictObject({

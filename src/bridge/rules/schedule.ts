@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-// Rule schedules (docs/design.md section 6, issue 4): a rule fires only inside one of its windows,
+// Rule schedules (docs/design.md section 6): a rule fires only inside one of its windows,
 // read on the wall clock of an IANA timezone, and only between active_from and active_until.
 //
 // Decisions (docs/routing.md says the same for operators):
@@ -46,7 +46,7 @@ export const ScheduleWindow = z.strictObject({
 });
 export type ScheduleWindow = z.infer<typeof ScheduleWindow>;
 
-// Said in words a curl user understands (issue 14), not "expected object, received undefined".
+// Said in words a curl user understands, not "expected object, received undefined".
 const SCHEDULE_EXPECTED = (input: unknown) =>
   `schedule ${input === undefined ? 'is required: give' : 'must be'} an object {timezone, windows}, or null for always`;
 

@@ -120,7 +120,7 @@ export class RuleService implements RuleDecider {
   }
 
   /**
-   * Import (issue 5): replaces every rule with `inputs`, in that order, inside the caller's
+   * Import: replaces every rule with `inputs`, in that order, inside the caller's
    * transaction. Interfaces must be given by id. A same-named rule keeps its id and its fired
    * count; updated_at moves only when something in it changed. Call forgetCache() after the
    * transaction ends, whichever way.
@@ -167,7 +167,7 @@ export class RuleService implements RuleDecider {
   }
 
   /** The policy's decision at `atMs`, recording nothing: what decide() decides (it calls this),
-   *  and what a preview asks, with `trace` filled per rule (issue 17). */
+   *  and what a preview asks, with `trace` filled per rule. */
   evaluate(msg: RoutableMessage, atMs: number, trace?: RuleTraceEntry[]): Decision {
     const resolver: AddressResolver = {
       expand: (address) => {

@@ -91,7 +91,7 @@ export class RuleStore {
     });
   }
   /**
-   * Import (issue 5): the whole rule list in evaluation order, inside the caller's transaction
+   * Import: the whole rule list in evaluation order, inside the caller's transaction
    * (it opens none of its own, so it nests in the import's). Rules whose id is not listed are
    * deleted; listed ones are inserted or updated at their position, fired counts kept.
    */

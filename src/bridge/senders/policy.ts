@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { senderKey, senderKeys } from './address.ts';
 
-// The senders policy (issue 17, docs/senders.md): who may have messages forwarded, and how
+// The senders policy (docs/senders.md): who may have messages forwarded, and how
 // often. Pure: the schema, and the verdicts for one sender given the policy, a resolver for
 // @group / @contact names and the stored token buckets.
 //

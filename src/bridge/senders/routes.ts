@@ -7,7 +7,7 @@ import { senderKey } from './address.ts';
 import { SenderPolicy } from './policy.ts';
 import type { SenderService } from './service.ts';
 
-// Senders (docs/senders.md, issue 17): the policy, the per-sender counters, and block,
+// Senders (docs/senders.md): the policy, the per-sender counters, and block,
 // unblock and reset of one sender.
 
 const Sender = z.object({

@@ -6,7 +6,7 @@ import { blockedBecause, sameSender, type Bucket, describeLimit, EMPTY_POLICY, t
 import { type SenderRow, SenderStore } from './store.ts';
 import type { PendingTakes, SenderScreen, SenderVerdict } from '../engine/deciders.ts';
 
-// Per-sender limits and blocking (issue 17, docs/senders.md). The pipeline asks verdict()
+// Per-sender limits and blocking (docs/senders.md). The pipeline asks verdict()
 // while it decides (a preview asks the same, and takes nothing) and calls record() inside the
 // message's transaction when it stores it: the counters and the buckets are written with the
 // message, in its commit.

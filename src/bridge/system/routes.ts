@@ -14,9 +14,9 @@ export interface SystemDeps {
   startedAt: number;
   now: () => number;
   openapi: () => unknown;
-  /** Health reports the uplink and its outbox (issue 15 item 2). */
+  /** Health reports the uplink and its outbox. */
   uplink?: UplinkService;
-  /** Health reports the bridge's clock: its source, a jump it met (issue 30). */
+  /** Health reports the bridge's clock: its source, a jump it met. */
   clock?: () => ClockStatus;
 }
 

@@ -4,7 +4,7 @@ import { ADMIN, route, type Route } from '../../http/route.ts';
 import { tenantOf } from '../keys/routes.ts';
 import type { BridgeEnrollments } from './service.ts';
 
-// POST/GET/DELETE /api/bridges (issue 15 item 3; docs/hub.md, "Enrollment"): the tenant's
+// POST/GET/DELETE /api/bridges (docs/hub.md, "Enrollment"): the tenant's
 // enrolled bridges. Owners and admins only: an enrollment is a credential.
 
 const CreateBridge = z.strictObject({

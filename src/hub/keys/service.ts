@@ -45,7 +45,7 @@ export class HubKeyService {
   async delete(tenantId: string, id: string): Promise<void> {
     // Check and delete are one step in the store (one transaction holding the tenant's row):
     // read here and deleted there, two owners deleting each other's keys at the same moment
-    // could both see two owners and leave none (issue 15 item 4).
+    // could both see two owners and leave none.
     const outcome = await this.#store.deleteKeyKeepingAnOwner(tenantId, id);
     // Another tenant's key id answers exactly like a missing one: ids are not secrets, but
     // which ids exist elsewhere is not this tenant's business.

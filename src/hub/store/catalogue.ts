@@ -8,7 +8,7 @@ import type { CatalogueTable } from './sql.ts';
 //  - only the hub's own tables count: those its migrations create (read from the migrations'
 //    SQL, ownTables below). Other applications may share the schema (a hosted hub's database
 //    is often one schema of a bigger one), and a table of theirs with a tenant_id column is
-//    neither exported nor emptied (issue 15 item 4);
+//    neither exported nor emptied;
 //  - a table with a tenant_id column holds tenant data, selected by tenant_id;
 //  - the tenants table is the tenant's own row, selected by id;
 //  - any other table (hub_migrations, hub_settings) belongs to the hub, not to a tenant;

@@ -1,7 +1,7 @@
 import { startHub } from '../app.ts';
 import { silentLogger } from '../../lib/log.ts';
 
-// The hub's OpenAPI document as GET /api/openapi.json serves it (issue 15 item 5). It is taken
+// The hub's OpenAPI document as GET /api/openapi.json serves it. It is taken
 // from a hub started in-process (an in-memory database, port 0 on the loopback, no MQTT) rather
 // than from a second list of routes, so the checked-in copy (openapi/hub.json, written by
 // `npm run openapi` through scripts/hub-openapi.ts) can only differ from the served one by

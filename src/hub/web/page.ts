@@ -1,4 +1,4 @@
-// The hub's web page at / (issue 7): plain server-rendered HTML with one small inline script,
+// The hub's web page at /: plain server-rendered HTML with one small inline script,
 // no framework, no external assets. It has one view, "API keys". While the hub has no key,
 // the server renders the setup form, which trades the one-time setup token (printed in the
 // hub log at start) for the first owner key. With a key, the page lists, creates and deletes
