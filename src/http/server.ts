@@ -35,6 +35,9 @@ export interface HttpAppOptions {
    *  GET/HEAD), which wait for the lock before they start; `repeatable` says whether the
    *  handler may be run again (no answer begun). Without it, handlers run as they are. */
   runHandler?<T>(work: () => Promise<T>, options: { gate: boolean; repeatable: () => boolean }): Promise<T>;
+  /** Turns an error that is not an AppError (a driver's, from below the API) into its answer;
+   *  null leaves it to the defaults (a 500). The bridge's is a table of driver codes. */
+  problemOf?(error: unknown): AppError | null;
   /** Validate every response against its schema (tests turn this on; a mismatch is a 500). */
   checkResponses?: boolean;
 }
@@ -182,8 +185,9 @@ export function createRequestHandler(options: HttpAppOptions): RequestHandler {
         res.destroy();
         return;
       }
-      if (error instanceof AppError) {
-        sendProblem(res, error.status, error.code, error.message, error.errors, { ...error.headers }, requestId);
+      const known = error instanceof AppError ? error : (options.problemOf?.(error) ?? null);
+      if (known) {
+        sendProblem(res, known.status, known.code, known.message, known.errors, { ...known.headers }, requestId);
       } else if (isBusyError(error)) {
         sendProblem(res, 503, 'ERR_DB_BUSY', 'another process held the database lock for 5000 ms, or took it while the change was half made; a change that met it before it began saved nothing; try again', undefined, { 'Retry-After': '1' }, requestId);
       } else if (isStorageFullError(error)) {

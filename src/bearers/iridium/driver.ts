@@ -1,6 +1,6 @@
-import type { Bearer, BearerContext, BearerState, OutboundFrame, SendResult } from '../bearer.ts';
+import type { Bearer, BearerContext, BearerReason, BearerState, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
-import { AppError } from '../../lib/errors.ts';
+import { DeviceError } from '../device-error.ts';
 import { AtSession, type AtResult } from '../at/command-queue.ts';
 import { parseInfo } from '../codec/at.ts';
 import { SupervisorSlot } from '../links/device-supervisor.ts';
@@ -57,7 +57,8 @@ export interface IridiumDriverOptions {
   timing?: Partial<IridiumTiming>;
 }
 
-type Wait = { reason: string; untilMs: number; phase: boolean };
+/** Why no session may start now; `phase`: shown as the interface's state, with `cause`. */
+type Wait = { reason: string; untilMs: number; phase: boolean; cause?: BearerReason };
 type Session = { ok: true; result: SbdixResult } | { ok: false; error: string; ambiguous: boolean };
 type FetchReason = 'ring' | 'queued' | 'periodic';
 
@@ -139,7 +140,7 @@ export class IridiumBearer implements Bearer {
     if (!built.ok) return this.#failed({ ok: false, retryable: false, error: built.error });
     const cost = sessionCredits(built.payload.length);
     if (!this.#credits.everFits(cost)) {
-      return this.#failed({ ok: false, retryable: false, error: `ERR_IRIDIUM_BUDGET: a ${built.payload.length}-byte message costs ${cost} credits, more than the budget allows in a day or a month (shorten it or raise credits_per_day / credits_per_month)` });
+      return this.#failed({ ok: false, retryable: false, reason: 'budget', error: `ERR_IRIDIUM_BUDGET: a ${built.payload.length}-byte message costs ${cost} credits, more than the budget allows in a day or a month (shorten it or raise credits_per_day / credits_per_month)` });
     }
     return this.#exclusive(() => this.#sendNow(frame, built.payload, cost));
   }
@@ -247,12 +248,12 @@ export class IridiumBearer implements Bearer {
   async #mayStartSession(at: AtSession, cost: number, share: number): Promise<Wait | null> {
     if (this.#mtUnstored !== null) {
       await this.#readMt(at, this.#mtUnstored);
-      if (this.#mtUnstored !== null) return { reason: 'a received message could not be stored yet; no session may overwrite it', untilMs: this.#ctx.clock.now() + 10_000, phase: true };
+      if (this.#mtUnstored !== null) return { reason: 'a received message could not be stored yet; no session may overwrite it', untilMs: this.#ctx.clock.now() + 10_000, phase: true, cause: 'unstored' };
     }
     const now = this.#ctx.clock.now();
     if (now < this.#nextSessionAt) return { reason: `sessions are paced: the next may start at ${new Date(this.#nextSessionAt).toISOString()}`, untilMs: this.#nextSessionAt, phase: false };
     const budget: CreditCheck = this.#credits.allows(cost, share);
-    if (!budget.ok) return { reason: `ERR_IRIDIUM_BUDGET: ${budget.reason}; waiting until ${new Date(budget.untilMs).toISOString()}`, untilMs: budget.untilMs, phase: true };
+    if (!budget.ok) return { reason: `ERR_IRIDIUM_BUDGET: ${budget.reason}; waiting until ${new Date(budget.untilMs).toISOString()}`, untilMs: budget.untilMs, phase: true, cause: 'budget' };
     return null;
   }
 
@@ -264,7 +265,7 @@ export class IridiumBearer implements Bearer {
     this.#signal = bars.ok ? bars.value : null;
     if (!bars.ok || bars.value >= this.settings.min_signal) return null;
     const retry = Math.max(this.settings.session_interval_s * 1000, 5_000);
-    return { reason: `ERR_IRIDIUM_SIGNAL: ${bars.value} signal bars, ${this.settings.min_signal} needed; waiting for the sky`, untilMs: this.#ctx.clock.now() + retry, phase: true };
+    return { reason: `ERR_IRIDIUM_SIGNAL: ${bars.value} signal bars, ${this.settings.min_signal} needed; waiting for the sky`, untilMs: this.#ctx.clock.now() + retry, phase: true, cause: 'signal' };
   }
 
   /** AT+SBDIX (AT+SBDIXA when answering a ring alert), paced after it ends. */
@@ -473,7 +474,7 @@ export class IridiumBearer implements Bearer {
     this.#registered = false;
     let alive = await at.run('AT');
     for (let i = 0; i < 2 && !alive.ok; i++) alive = await at.run('AT');
-    if (!alive.ok) throw new AppError('ERR_IRIDIUM_MODEM', 502, 'the modem does not answer AT');
+    if (!alive.ok) throw new DeviceError('ERR_IRIDIUM_MODEM', 'the modem does not answer AT', { retryable: true, facts: { command: 'AT', answer: alive.final ?? alive.error ?? undefined } });
     await this.#must(at, 'ATE0');
     await this.#must(at, 'AT&K0'); // three-wire links: no RTS/CTS (iridium-sbd.md 3.1)
     const imei = await at.run('AT+CGSN');
@@ -538,12 +539,12 @@ export class IridiumBearer implements Bearer {
    *  session goes through. */
   #waitFor(wait: Wait): void {
     this.#waiting = wait.reason;
-    if (this.#phase === 'online' || this.#phase === 'waiting') this.#enter('waiting', wait.reason, { connected: true, lastError: wait.reason });
+    if (this.#phase === 'online' || this.#phase === 'waiting') this.#enter('waiting', wait.reason, { connected: true, lastError: wait.reason, reason: wait.cause });
   }
 
   async #must(at: AtSession, command: string): Promise<AtResult> {
     const r = await at.run(command);
-    if (!r.ok) throw new AppError('ERR_IRIDIUM_MODEM', 502, `the modem refused ${command} (${describe(r)})`);
+    if (!r.ok) throw new DeviceError('ERR_IRIDIUM_MODEM', `the modem refused ${command} (${describe(r)})`, { retryable: true, facts: { command, answer: r.final ?? r.error ?? undefined, modemError: r.code ?? undefined } });
     return r;
   }
 
@@ -555,7 +556,7 @@ export class IridiumBearer implements Bearer {
   #enter(phase: IridiumPhase, why: string, state?: BearerState): void {
     if (phase !== this.#phase) this.#ctx.log.info('iridium.phase', { from: this.#phase, to: phase, why });
     this.#phase = phase;
-    const next = state ?? { connected: false, lastError: this.#state.lastError };
+    const next = state ?? { connected: false, lastError: this.#state.lastError, ...(this.#state.reason ? { reason: this.#state.reason } : {}) };
     this.#state = { ...next, phase };
     this.#ctx.events.state({ ...this.#state });
   }

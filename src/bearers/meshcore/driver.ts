@@ -1,5 +1,5 @@
 import type { Bearer, BearerContext, BearerState, OutboundFrame, SendResult } from '../bearer.ts';
-import { AppError } from '../../lib/errors.ts';
+import { DeviceError } from '../device-error.ts';
 import { SupervisorSlot } from '../links/device-supervisor.ts';
 import type { Link } from '../links/link.ts';
 import {
@@ -219,7 +219,7 @@ export class MeshCoreBearer implements Bearer {
   async #readContacts(commands: CommandChannel, since: number): Promise<void> {
     const answer = await commands.run(since > 0 ? { type: 'GET_CONTACTS', since } : { type: 'GET_CONTACTS' });
     const end = answer.at(-1);
-    if (end?.type !== 'END_OF_CONTACTS') throw new AppError('ERR_MESHCORE_CONTACTS', 502, `the radio answered CMD_GET_CONTACTS with ${describe(end)}`);
+    if (end?.type !== 'END_OF_CONTACTS') throw refused('ERR_MESHCORE_CONTACTS', 'CMD_GET_CONTACTS', end);
     const contacts = answer.flatMap((m) => (m.type === 'CONTACT' ? [m.contact] : []));
     for (const c of contacts) this.#contacts.set(addressOf(c.publicKey), c);
     this.#contactsSince = Math.max(this.#contactsSince, end.mostRecentLastmod);
@@ -480,7 +480,7 @@ export class MeshCoreBearer implements Bearer {
   #enter(phase: MeshCorePhase, why: string, state?: BearerState): void {
     if (phase !== this.#phase) this.#ctx.log.info('meshcore.phase', { from: this.#phase, to: phase, why });
     this.#phase = phase;
-    const next = state ?? { connected: false, lastError: this.#state.lastError };
+    const next = state ?? { connected: false, lastError: this.#state.lastError, ...(this.#state.reason ? { reason: this.#state.reason } : {}) };
     this.#state = { ...next, phase };
     this.#ctx.events.state({ ...this.#state });
   }
@@ -507,9 +507,17 @@ function describe(m: RadioMessage | undefined): string {
   return m.type;
 }
 
+/** The radio answered a session command with something else: the answer (and its error code,
+ *  for an ERR) as facts. */
+function refused(code: string, command: string, answer: RadioMessage | undefined): DeviceError {
+  return new DeviceError(code, `the radio answered ${command} with ${describe(answer)}`, {
+    retryable: true, facts: { command, answer: answer?.type ?? 'nothing', ...(answer?.type === 'ERR' && answer.code !== undefined ? { radioError: answer.code } : {}) },
+  });
+}
+
 function only<T extends RadioMessage['type']>(answer: RadioMessage[], type: T, command: string): Extract<RadioMessage, { type: T }> {
   const last = answer.at(-1);
-  if (last?.type !== type) throw new AppError('ERR_MESHCORE_START', 502, `the radio answered ${command} with ${describe(last)}`);
+  if (last?.type !== type) throw refused('ERR_MESHCORE_START', command, last);
   return last as Extract<RadioMessage, { type: T }>;
 }
 

@@ -1,6 +1,6 @@
 import type { Bearer, BearerContext, BearerState, DeviceSection, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
-import { AppError } from '../../lib/errors.ts';
+import { DeviceError } from '../device-error.ts';
 import { SupervisorSlot } from '../links/device-supervisor.ts';
 import type { Link } from '../links/link.ts';
 import { AckBook, DeviceQueue } from './acks.ts';
@@ -204,7 +204,7 @@ export class MeshtasticBearer implements Bearer {
       const device = await this.#handshakeOn(link);
       const changes = this.#changesFor(device);
       if (changes.length === 0) break;
-      if (round > 0) throw new AppError('ERR_MESHTASTIC_CONFIG', 502, 'the device rebooted twice without taking its settings');
+      if (round > 0) throw new DeviceError('ERR_MESHTASTIC_CONFIG', 'the device rebooted twice without taking its settings', { retryable: true });
       await this.#push(link, changes);
       // Over serial the device reboots and keeps the port: hand-shake again on the same link.
       // Over TCP the connection drops, and the supervisor reconnects.
@@ -225,7 +225,7 @@ export class MeshtasticBearer implements Bearer {
     const finished = await this.#within(done, timeoutS * 1000);
     this.#handshakeDone = null;
     this.#handshake = null;
-    if (!finished) throw new AppError('ERR_MESHTASTIC_HANDSHAKE', 504, `the device did not finish sending its state within ${timeoutS} s`);
+    if (!finished) throw new DeviceError('ERR_MESHTASTIC_HANDSHAKE', `the device did not finish sending its state within ${timeoutS} s`, { retryable: true });
     const device = handshake.state;
     this.#known = device;
     if (device.ownNode?.device_metrics) this.#ownMetrics = deviceMetricsOf(device.ownNode.device_metrics);
@@ -280,8 +280,8 @@ export class MeshtasticBearer implements Bearer {
     for (const message of editSession(changes)) await this.#write(link, { packet: this.#adminPacket(message) });
     const didReboot = await this.#within(rebooted, this.#timing.rebootMs);
     this.#rebooted = null;
-    if (!didReboot) throw new AppError('ERR_MESHTASTIC_CONFIG', 504, `the device did not reboot within ${this.#timing.rebootMs / 1000} s after its settings were committed`);
-    if (this.#link !== link) throw new AppError('ERR_MESHTASTIC_REBOOT', 503, 'the device is rebooting to apply its settings');
+    if (!didReboot) throw new DeviceError('ERR_MESHTASTIC_CONFIG', `the device did not reboot within ${this.#timing.rebootMs / 1000} s after its settings were committed`, { retryable: true });
+    if (this.#link !== link) throw new DeviceError('ERR_MESHTASTIC_REBOOT', 'the device is rebooting to apply its settings', { retryable: true });
   }
 
   /** An AdminMessage to the own node (docs/protocols/meshtastic.md 2.7: a local client needs no session key). */
@@ -325,7 +325,7 @@ export class MeshtasticBearer implements Bearer {
   #onSupervisorState(s: BearerState): void {
     const phase = (s.phase ?? 'closed') as MeshtasticPhase;
     if (phase === 'online') {
-      this.#enter('online', 'handshake complete', { ...s, lastError: this.#configError });
+      this.#enter('online', 'handshake complete', { ...s, lastError: this.#configError, ...(this.#configError ? { reason: 'config' as const } : {}) });
       this.#goOnline();
     } else if (phase === 'backoff' || phase === 'opening') {
       this.#enter(phase, s.lastError ?? 'opening the device', s);
@@ -481,7 +481,7 @@ export class MeshtasticBearer implements Bearer {
   #enter(phase: MeshtasticPhase, why: string, state?: BearerState): void {
     if (phase !== this.#phase) this.#ctx.log.info('meshtastic.phase', { from: this.#phase, to: phase, why });
     this.#phase = phase;
-    const next = state ?? { connected: false, lastError: this.#state.lastError };
+    const next = state ?? { connected: false, lastError: this.#state.lastError, ...(this.#state.reason ? { reason: this.#state.reason } : {}) };
     this.#state = { ...next, phase };
     this.#ctx.events.state({ ...this.#state });
   }

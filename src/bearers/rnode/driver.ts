@@ -1,6 +1,6 @@
 import type { Bearer, BearerContext, BearerState, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
-import { AppError } from '../../lib/errors.ts';
+import { DeviceError } from '../device-error.ts';
 import { SupervisorSlot } from '../links/device-supervisor.ts';
 import type { Link } from '../links/link.ts';
 import { TxQueue } from './flow.ts';
@@ -199,10 +199,10 @@ export class RNodeBearer implements Bearer {
     this.#enter('detecting', `link open (${link.description}); sending the detect burst`);
     await this.#write(link, DETECT_BURST);
     await this.#replies.wait(['detect', 'fw_version', 'platform', 'mcu'], this.#timing.detectTimeoutMs, 'ERR_RNODE_DETECT', 'the device did not answer the detect burst as an RNode');
-    if (!this.#replies.get('detect')?.ok) throw new AppError('ERR_RNODE_DETECT', 502, 'the device answered the detect request with the wrong byte (not an RNode)');
+    if (!this.#replies.get('detect')?.ok) throw new DeviceError('ERR_RNODE_DETECT', 'the device answered the detect request with the wrong byte (not an RNode)', { retryable: true });
     const fw = this.#replies.get('fw_version')!;
     if (!firmwareAtLeast(fw)) {
-      throw new AppError('ERR_RNODE_FIRMWARE', 502, `RNode firmware ${formatFirmware(fw)} is older than the required ${formatFirmware(REQUIRED_FW_VERSION)}; update it with rnodeconf`);
+      throw new DeviceError('ERR_RNODE_FIRMWARE', `RNode firmware ${formatFirmware(fw)} is older than the required ${formatFirmware(REQUIRED_FW_VERSION)}; update it with rnodeconf`, { retryable: false, facts: { answer: formatFirmware(fw) } });
     }
     const s = this.settings;
     this.#replies.clear();
@@ -212,7 +212,7 @@ export class RNodeBearer implements Bearer {
     await this.#replies.wait(expectedEchoes(s), this.#timing.verifyTimeoutMs, 'ERR_RNODE_ECHO', 'the radio did not echo every setting');
     const mismatches = checkEchoes(s, this.#echoes());
     if (mismatches.length) {
-      throw new AppError('ERR_RNODE_ECHO', 502, `the radio did not take its settings: ${describeMismatches(mismatches)}`);
+      throw new DeviceError('ERR_RNODE_ECHO', `the radio did not take its settings: ${describeMismatches(mismatches)}`, { retryable: true, facts: { answer: describeMismatches(mismatches) } });
     }
     // Resolving hands over to the supervisor, which reports `online` (#onSupervisorState).
   }
@@ -357,7 +357,7 @@ export class RNodeBearer implements Bearer {
       }
       // Not fatal (queue full, memory low, modem timeout): stays online, shown as the last error.
       this.#ctx.log.warn('rnode.device_error', { interface: this.#ctx.interfaceName, reason });
-      this.#enter(this.#phase, reason, { ...this.#state, lastError: reason });
+      this.#enter(this.#phase, reason, { ...this.#state, lastError: reason, reason: 'device' });
     },
     reset: () => {
       // An ESP32 announces a reboot; its settings are gone, so bring it up again (Reticulum).
@@ -371,14 +371,14 @@ export class RNodeBearer implements Bearer {
   };
 
   #enter(phase: RNodePhase, reason: string, state?: BearerState): void {
-    const next: BearerState = { connected: state?.connected ?? false, lastError: state?.lastError ?? null, phase };
+    const next: BearerState = { connected: state?.connected ?? false, lastError: state?.lastError ?? null, ...(state?.reason ? { reason: state.reason } : {}), phase };
     if (phase !== this.#phase) {
       // The supervisor logs online, backoff (with the retry delay) and closed itself.
       if (phase !== 'online' && phase !== 'backoff' && phase !== 'closed') {
         this.#ctx.log.info('rnode.phase', { interface: this.#ctx.interfaceName, phase, reason });
       }
       this.#phase = phase;
-    } else if (next.connected === this.#state.connected && next.lastError === this.#state.lastError) return;
+    } else if (next.connected === this.#state.connected && next.lastError === this.#state.lastError && next.reason === this.#state.reason) return;
     this.#state = next;
     this.#ctx.events.state({ ...next });
   }

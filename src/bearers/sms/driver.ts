@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Bearer, BearerContext, BearerState, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
-import { AppError } from '../../lib/errors.ts';
+import { DeviceError } from '../device-error.ts';
 import { AtSession, type AtResult } from '../at/command-queue.ts';
 import { parseInfo } from '../codec/at.ts';
 import { SupervisorSlot } from '../links/device-supervisor.ts';
@@ -146,7 +146,7 @@ export class SmsBearer implements Bearer {
     const parts = resume ? allParts.slice(resume.sent) : allParts;
     const perDay = this.settings.parts_per_day;
     if (perDay !== null && parts.length > perDay) {
-      return this.#failed({ ok: false, retryable: false, error: `ERR_SMS_BUDGET: ${parts.length} parts will never fit in the daily budget of ${perDay} parts (shorten the message or raise parts_per_day)` });
+      return this.#failed({ ok: false, retryable: false, reason: 'budget', error: `ERR_SMS_BUDGET: ${parts.length} parts will never fit in the daily budget of ${perDay} parts (shorten the message or raise parts_per_day)` });
     }
     if (this.#phase === 'budget' || !this.#budget.fits(parts.length)) return this.#budgetSpent(parts.length);
     const at = this.#at;
@@ -222,7 +222,7 @@ export class SmsBearer implements Bearer {
     this.#enter('initialising', `link open (${link.description}); initialising the modem`);
     let alive = await at.run('AT');
     for (let i = 0; i < 2 && !alive.ok; i++) alive = await at.run('AT');
-    if (!alive.ok) throw new AppError('ERR_SMS_MODEM', 502, 'the modem does not answer AT');
+    if (!alive.ok) throw new DeviceError('ERR_SMS_MODEM', 'the modem does not answer AT', { retryable: true, facts: { command: 'AT', answer: alive.final ?? alive.error ?? undefined } });
     await this.#must(at, 'ATE0');
     await this.#must(at, 'AT+CMEE=1');
     await this.#unlockSim(at);
@@ -247,19 +247,19 @@ export class SmsBearer implements Bearer {
     const state = async () => parseInfo((await at.run('AT+CPIN?')).info.find((l) => l.startsWith('+CPIN')) ?? '').args[0];
     let sim = await state();
     if (sim === 'READY') return;
-    if (sim === 'SIM PUK' || sim === 'SIM PUK2') throw new AppError('ERR_SMS_SIM_PUK', 502, 'the SIM is locked and asks for its PUK: unlock it in a phone');
-    if (sim !== 'SIM PIN') throw new AppError('ERR_SMS_SIM', 502, `the SIM is not ready (${String(sim ?? 'no answer to AT+CPIN?')})`);
+    if (sim === 'SIM PUK' || sim === 'SIM PUK2') throw new DeviceError('ERR_SMS_SIM_PUK', 'the SIM is locked and asks for its PUK: unlock it in a phone', { retryable: false, facts: { command: 'AT+CPIN?', answer: sim } });
+    if (sim !== 'SIM PIN') throw new DeviceError('ERR_SMS_SIM', `the SIM is not ready (${String(sim ?? 'no answer to AT+CPIN?')})`, { retryable: true, facts: { command: 'AT+CPIN?', answer: sim === undefined ? undefined : String(sim) } });
     const pin = this.settings.pin;
-    if (!pin || pin === '<redacted>') throw new AppError('ERR_SMS_PIN_REQUIRED', 502, 'the SIM asks for a PIN: set the interface\'s pin setting');
-    if (this.#ctx.state.get(REFUSED_PIN) === pinDigest(this.#ctx.interfaceId, pin)) throw new AppError('ERR_SMS_PIN_WRONG', 502, 'the SIM refused the PIN; it is not sent again (three wrong PINs lock the SIM): set the right pin');
+    if (!pin || pin === '<redacted>') throw new DeviceError('ERR_SMS_PIN_REQUIRED', 'the SIM asks for a PIN: set the interface\'s pin setting', { retryable: false, facts: { command: 'AT+CPIN?', answer: sim } });
+    if (this.#ctx.state.get(REFUSED_PIN) === pinDigest(this.#ctx.interfaceId, pin)) throw pinWrong(null);
     const r = await at.run(`AT+CPIN="${pin}"`, { timeoutMs: this.#timing.simReadyMs });
     if (!r.ok) {
       this.#ctx.state.set(REFUSED_PIN, pinDigest(this.#ctx.interfaceId, pin));
-      throw new AppError('ERR_SMS_PIN_WRONG', 502, 'the SIM refused the PIN; it is not sent again (three wrong PINs lock the SIM): set the right pin');
+      throw pinWrong(r.code);
     }
     const until = this.#ctx.clock.now() + this.#timing.simReadyMs;
     while ((sim = await state()) !== 'READY') {
-      if (this.#ctx.clock.now() > until) throw new AppError('ERR_SMS_SIM', 502, 'the SIM took the PIN but did not become ready');
+      if (this.#ctx.clock.now() > until) throw new DeviceError('ERR_SMS_SIM', 'the SIM took the PIN but did not become ready', { retryable: true, facts: { command: 'AT+CPIN?', answer: sim === undefined ? undefined : String(sim) } });
       await this.#sleep(500);
     }
   }
@@ -310,7 +310,7 @@ export class SmsBearer implements Bearer {
     const at = this.#budget.nextDayMs();
     const reason = `ERR_SMS_BUDGET: the daily budget of ${this.settings.parts_per_day} parts is spent (${this.#budget.left()} left, ${needed} needed); sending resumes at ${new Date(at).toISOString()}`;
     if (this.#phase === 'online') {
-      this.#enter('budget', reason, { connected: false, lastError: reason });
+      this.#enter('budget', reason, { connected: false, lastError: reason, reason: 'budget' });
       if (!this.#timers.budget) {
         this.#timers.budget = this.#ctx.clock.setTimeout(() => {
           this.#timers.budget = undefined;
@@ -423,7 +423,7 @@ export class SmsBearer implements Bearer {
 
   async #must(at: AtSession, command: string): Promise<AtResult> {
     const r = await at.run(command);
-    if (!r.ok) throw new AppError('ERR_SMS_MODEM', 502, `the modem refused ${command} (${r.error}${r.code !== null ? ` ${r.code}` : ''})`);
+    if (!r.ok) throw new DeviceError('ERR_SMS_MODEM', `the modem refused ${command} (${r.error}${r.code !== null ? ` ${r.code}` : ''})`, { retryable: true, facts: { command, answer: r.final ?? r.error ?? undefined, modemError: r.code ?? undefined } });
     return r;
   }
 
@@ -445,7 +445,7 @@ export class SmsBearer implements Bearer {
   #enter(phase: SmsPhase, why: string, state?: BearerState): void {
     if (phase !== this.#phase) this.#ctx.log.info('sms.phase', { from: this.#phase, to: phase, why });
     this.#phase = phase;
-    const next = state ?? { connected: false, lastError: this.#state.lastError };
+    const next = state ?? { connected: false, lastError: this.#state.lastError, ...(this.#state.reason ? { reason: this.#state.reason } : {}) };
     this.#state = { ...next, phase };
     this.#ctx.events.state({ ...this.#state });
   }
@@ -454,6 +454,11 @@ export class SmsBearer implements Bearer {
     return new Promise((resolve) => this.#ctx.clock.setTimeout(resolve, ms));
   }
 }
+
+/** The SIM refused this PIN (now, with its +CME ERROR number, or on an earlier try). */
+const pinWrong = (modemError: number | null) => new DeviceError('ERR_SMS_PIN_WRONG', 'the SIM refused the PIN; it is not sent again (three wrong PINs lock the SIM): set the right pin', {
+  retryable: false, facts: { command: 'AT+CPIN', ...(modemError !== null ? { modemError } : {}) },
+});
 
 // The PIN a SIM refused, kept in the driver's state (the database, as a digest: never the PIN
 // itself), so no restart of the interface or of the bridge sends the same wrong PIN again. A
