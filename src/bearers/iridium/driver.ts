@@ -1,9 +1,10 @@
-import type { Bearer, BearerContext, BearerReason, BearerState, OutboundFrame, SendResult } from '../bearer.ts';
+import type { Bearer, BearerContext, BearerReason, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
+import { equalBytes } from '../codec/bytes.ts';
 import { DeviceError } from '../device-error.ts';
 import { AtSession, type AtResult } from '../at/command-queue.ts';
 import { parseInfo } from '../codec/at.ts';
-import { SupervisorSlot } from '../links/device-supervisor.ts';
+import { clearTimers, DriverLifecycle, SupervisedBearer } from '../links/driver-lifecycle.ts';
 import type { Link } from '../links/link.ts';
 import { CreditLedger, type CreditCheck } from './credits.ts';
 import { mtFrame } from './inbound.ts';
@@ -62,7 +63,7 @@ type Wait = { reason: string; untilMs: number; phase: boolean; cause?: BearerRea
 type Session = { ok: true; result: SbdixResult } | { ok: false; error: string; ambiguous: boolean };
 type FetchReason = 'ring' | 'queued' | 'periodic';
 
-export class IridiumBearer implements Bearer {
+export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bearer {
   readonly kind = 'iridium';
   readonly mtu = SBD_MAX_MO_BYTES;
   readonly concurrency = 1;
@@ -73,10 +74,8 @@ export class IridiumBearer implements Bearer {
   readonly #timing: IridiumTiming;
   readonly #credits: CreditLedger;
   readonly #sessionTimeoutMs: number;
-  readonly #slot: SupervisorSlot;
+  protected readonly lifecycle: DriverLifecycle<IridiumPhase>;
   #at: AtSession | null = null;
-  #phase: IridiumPhase = 'closed';
-  #state: BearerState = { connected: false, lastError: null, phase: 'closed' };
   #identity = { imei: null as string | null, firmware: null as string | null, model: null as string | null };
   #signal: number | null = null;
   #lock: Promise<unknown> = Promise.resolve();
@@ -102,6 +101,7 @@ export class IridiumBearer implements Bearer {
   };
 
   constructor(ctx: BearerContext, options: IridiumDriverOptions) {
+    super();
     this.#ctx = ctx;
     this.#options = options;
     this.#timing = { ...DEFAULT_IRIDIUM_TIMING, ...options.timing };
@@ -110,29 +110,16 @@ export class IridiumBearer implements Bearer {
     this.#sessionTimeoutMs = this.#timing.sessionTimeoutMs ?? this.settings.session_timeout_s * 1000;
     // Clear, write, signal, session and the MT read, one after the other.
     this.maxSendMs = this.#sessionTimeoutMs + this.#timing.writeTimeoutMs + 6 * this.#timing.commandTimeoutMs;
-    this.#slot = new SupervisorSlot(ctx, {
+    this.lifecycle = new DriverLifecycle(ctx, {
+      kind: 'iridium',
       open: (d) => this.#options.openLink(d),
       session: (link) => this.#bringUp(link),
-      onState: (s) => this.#onSupervisorState(s),
       backoff: { initialMs: this.#timing.backoffInitialMs, maxMs: this.#timing.backoffMaxMs },
+      opening: 'opening the modem',
+      online: { why: 'modem initialised' },
+      wentOnline: () => this.#wentOnline(),
+      stopping: () => this.#goOffline('the interface stopped'),
     });
-  }
-
-  get phase(): IridiumPhase {
-    return this.#phase;
-  }
-
-  async start(device: string): Promise<void> {
-    if (this.#slot.running) await this.stop();
-    this.#slot.start(device);
-  }
-
-  async stop(): Promise<void> {
-    const supervisor = this.#slot.take();
-    if (!supervisor) return;
-    this.#goOffline('the interface stopped');
-    await supervisor.stop();
-    this.#enter('closed', 'stop requested', { connected: false, lastError: null });
   }
 
   async send(frame: OutboundFrame): Promise<SendResult> {
@@ -147,8 +134,8 @@ export class IridiumBearer implements Bearer {
 
   stats(): Record<string, unknown> {
     return {
-      phase: this.#phase,
-      device: this.#slot.device,
+      phase: this.lifecycle.phase,
+      device: this.lifecycle.device,
       imei: this.#identity.imei,
       firmware: this.#identity.firmware,
       model: this.#identity.model,
@@ -189,8 +176,8 @@ export class IridiumBearer implements Bearer {
 
   async #sendNow(frame: OutboundFrame, payload: Uint8Array, cost: number): Promise<SendResult> {
     const at = this.#at;
-    if (!at || (this.#phase !== 'online' && this.#phase !== 'waiting')) {
-      return { ok: false, retryable: true, error: `ERR_IRIDIUM_OFFLINE: the modem is not online (${this.#phase}${this.#state.lastError ? `: ${this.#state.lastError}` : ''})` };
+    if (!at || (this.lifecycle.phase !== 'online' && this.lifecycle.phase !== 'waiting')) {
+      return { ok: false, retryable: true, error: `ERR_IRIDIUM_OFFLINE: the modem is not online (${this.lifecycle.phase}${this.lifecycle.state.lastError ? `: ${this.lifecycle.state.lastError}` : ''})` };
     }
     const wait = (await this.#mayStartSession(at, cost, 1)) ?? (await this.#signalWait(at));
     if (wait) return this.#notSent(wait);
@@ -218,7 +205,7 @@ export class IridiumBearer implements Bearer {
    *  from a failed session. Null when loaded, else the error. */
   async #loadMo(at: AtSession, deliveryId: string, payload: Uint8Array): Promise<string | null> {
     const mo = this.#mo;
-    if (mo && mo.deliveryId === deliveryId && sameBytes(mo.payload, payload) && (await this.#modemHoldsMo(at))) {
+    if (mo && mo.deliveryId === deliveryId && equalBytes(mo.payload, payload) && (await this.#modemHoldsMo(at))) {
       this.#counters.mo_reused++;
       return null;
     }
@@ -279,7 +266,7 @@ export class IridiumBearer implements Bearer {
     if (!parsed || !parsed.ok) {
       this.#sessionFailed(now, null);
       const error = parsed ? `ERR_IRIDIUM_SESSION: unreadable session result (${parsed.error})` : `ERR_IRIDIUM_SESSION: ${command} ${describe(r)} (it may have been sent)`;
-      if (r.error === 'TIMEOUT') this.#slot.fail(`the session did not end within ${this.#sessionTimeoutMs / 1000} s; reopening the modem`);
+      if (r.error === 'TIMEOUT') this.lifecycle.fail(`the session did not end within ${this.#sessionTimeoutMs / 1000} s; reopening the modem`);
       return { ok: false, error, ambiguous: true };
     }
     const mo = moStatus(parsed.value.moStatus);
@@ -290,7 +277,7 @@ export class IridiumBearer implements Bearer {
     }
     this.#waiting = null;
     this.#registered = true;
-    if (this.#phase === 'waiting') this.#enter('online', 'a session went through', { connected: true, lastError: null });
+    if (this.lifecycle.phase === 'waiting') this.lifecycle.enter('online', 'a session went through', { connected: true, lastError: null });
     return { ok: true, result: parsed.value };
   }
 
@@ -348,7 +335,7 @@ export class IridiumBearer implements Bearer {
 
   #scheduleFetch(reason: FetchReason, atMs = this.#nextSessionAt): void {
     // Not after stop() or while the link is down: bring-up schedules what is still pending.
-    if (this.#timers.fetch || !this.#at || !this.#slot.running) return;
+    if (this.#timers.fetch || !this.#at || !this.lifecycle.running) return;
     this.#timers.fetch = this.#ctx.clock.setTimeout(() => {
       this.#timers.fetch = undefined;
       void this.#exclusive(() => this.#fetch(reason));
@@ -359,7 +346,7 @@ export class IridiumBearer implements Bearer {
    *  said it holds, or the periodic mailbox check, which may spend only half of each budget. */
   async #fetch(reason: FetchReason): Promise<void> {
     const at = this.#at;
-    if (!at || (this.#phase !== 'online' && this.#phase !== 'waiting')) return;
+    if (!at || (this.lifecycle.phase !== 'online' && this.lifecycle.phase !== 'waiting')) return;
     if (reason !== 'periodic' && !this.#ringPending && this.#mtQueued === 0) return; // a send's session took them
     const wait = (await this.#mayStartSession(at, 1, reason === 'periodic' ? 0.5 : 1)) ?? (await this.#signalWait(at));
     if (wait) {
@@ -465,9 +452,9 @@ export class IridiumBearer implements Bearer {
     link.onClose((reason) => {
       if (this.#at === at) this.#goOffline(reason);
     });
-    at.onUnresponsive((reason) => this.#slot.fail(`the modem stopped answering (${reason})`));
+    at.onUnresponsive((reason) => this.lifecycle.fail(`the modem stopped answering (${reason})`));
     at.onUrc('SBDRING', () => this.#onRing());
-    this.#enter('initialising', `link open (${link.description}); initialising the modem`);
+    this.lifecycle.enter('initialising', `link open (${link.description}); initialising the modem`);
     // A reopened modem may have been reset: what this driver wrote is not known to be there,
     // nor that the gateway still knows it (registration).
     this.#mo = null;
@@ -499,26 +486,21 @@ export class IridiumBearer implements Bearer {
     if (typeof waiting === 'number' && waiting > 0) this.#mtQueued = waiting;
   }
 
-  #onSupervisorState(s: BearerState): void {
-    const phase = (s.phase ?? 'closed') as IridiumPhase;
-    if (phase === 'online') {
-      this.#enter('online', 'modem initialised', s);
-      this.#armPeriodic();
-      this.#armHealth();
-      const at = this.#at;
-      if (at) void this.#exclusive(() => this.#readNetworkTime(at));
-      if (this.settings.ring_alerts) void this.#exclusive(() => this.#register());
-      if (this.#ringPending || this.#mtQueued > 0) this.#scheduleFetch(this.#ringPending ? 'ring' : 'queued');
-    } else if (phase === 'backoff' || phase === 'opening') {
-      this.#enter(phase, s.lastError ?? 'opening the modem', s);
-    }
+  /** Online: the timers, the network's time, registration for ring alerts, what waits. */
+  #wentOnline(): void {
+    this.#armPeriodic();
+    this.#armHealth();
+    const at = this.#at;
+    if (at) void this.#exclusive(() => this.#readNetworkTime(at));
+    if (this.settings.ring_alerts) void this.#exclusive(() => this.#register());
+    if (this.#ringPending || this.#mtQueued > 0) this.#scheduleFetch(this.#ringPending ? 'ring' : 'queued');
   }
+
 
   #goOffline(reason: string): void {
     this.#at?.close(reason);
     this.#at = null;
-    for (const t of Object.values(this.#timers)) if (t) this.#ctx.clock.clearTimeout(t);
-    this.#timers = {};
+    this.#timers = clearTimers(this.#ctx.clock, this.#timers);
   }
 
   // ---- helpers ----------------------------------------------------------------------------
@@ -539,7 +521,7 @@ export class IridiumBearer implements Bearer {
    *  session goes through. */
   #waitFor(wait: Wait): void {
     this.#waiting = wait.reason;
-    if (this.#phase === 'online' || this.#phase === 'waiting') this.#enter('waiting', wait.reason, { connected: true, lastError: wait.reason, reason: wait.cause });
+    if (this.lifecycle.phase === 'online' || this.lifecycle.phase === 'waiting') this.lifecycle.enter('waiting', wait.reason, { connected: true, lastError: wait.reason, reason: wait.cause });
   }
 
   async #must(at: AtSession, command: string): Promise<AtResult> {
@@ -553,23 +535,12 @@ export class IridiumBearer implements Bearer {
     return result;
   }
 
-  #enter(phase: IridiumPhase, why: string, state?: BearerState): void {
-    if (phase !== this.#phase) this.#ctx.log.info('iridium.phase', { from: this.#phase, to: phase, why });
-    this.#phase = phase;
-    const next = state ?? { connected: false, lastError: this.#state.lastError, ...(this.#state.reason ? { reason: this.#state.reason } : {}) };
-    this.#state = { ...next, phase };
-    this.#ctx.events.state({ ...this.#state });
-  }
 }
 
 function describe(r: AtResult): string {
   if (r.error === 'TIMEOUT') return 'got no answer in time';
   if (r.error === 'CLOSED' || r.error === 'WRITE') return 'the link went away';
   return `answered ${r.final ?? r.error}${r.code !== null ? ` ${r.code}` : ''}`;
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
 export function createIridiumBearer(ctx: BearerContext, options: IridiumDriverOptions): Bearer {

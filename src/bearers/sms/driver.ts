@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { Bearer, BearerContext, BearerState, OutboundFrame, SendResult } from '../bearer.ts';
+import type { Bearer, BearerContext, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
 import { DeviceError } from '../device-error.ts';
 import { AtSession, type AtResult } from '../at/command-queue.ts';
 import { parseInfo } from '../codec/at.ts';
-import { SupervisorSlot } from '../links/device-supervisor.ts';
+import { clearTimers, DriverLifecycle, SupervisedBearer } from '../links/driver-lifecycle.ts';
 import type { Link } from '../links/link.ts';
 import { DailyBudget } from './budget.ts';
 import { decodePdu, encodeSubmit, normalizeNumber, planData, planMessage, type SmsStatusReport, type SmsTimestamp } from './codec/index.ts';
@@ -52,7 +52,7 @@ export interface SmsDriverOptions {
   timing?: Partial<SmsTiming>;
 }
 
-export class SmsBearer implements Bearer {
+export class SmsBearer extends SupervisedBearer<SmsPhase> implements Bearer {
   readonly kind = 'sms';
   readonly mtu: number;
   readonly concurrency: number;
@@ -64,10 +64,8 @@ export class SmsBearer implements Bearer {
   readonly #budget: DailyBudget;
   readonly #inbox: Inbox;
   readonly #reports: ReportBook;
-  readonly #slot: SupervisorSlot;
+  protected readonly lifecycle: DriverLifecycle<SmsPhase>;
   #at: AtSession | null = null;
-  #phase: SmsPhase = 'closed';
-  #state: BearerState = { connected: false, lastError: null, phase: 'closed' };
   #registration: string | null = null;
   #signal: number | null = null;
   #modem: string | null = null;
@@ -86,6 +84,7 @@ export class SmsBearer implements Bearer {
   readonly #counters = { received: 0, sent_parts: 0, sent_messages: 0, failed: 0, reports: 0, undecodable: 0, deleted: 0, store_failures: 0, incomplete: 0 };
 
   constructor(ctx: BearerContext, options: SmsDriverOptions) {
+    super();
     this.#ctx = ctx;
     this.#options = options;
     this.#timing = { ...DEFAULT_SMS_TIMING, ...options.timing };
@@ -98,32 +97,24 @@ export class SmsBearer implements Bearer {
     this.#budget = new DailyBudget(ctx.clock, this.settings.parts_per_day);
     this.#reports = new ReportBook(ctx.clock);
     this.#inbox = new Inbox(ctx.interfaceId);
-    this.#slot = new SupervisorSlot(ctx, {
+    this.lifecycle = new DriverLifecycle(ctx, {
+      kind: 'sms',
       open: (d) => this.#options.openLink(d),
       session: (link) => this.#session(link),
-      onState: (s) => this.#onSupervisorState(s),
       backoff: { initialMs: this.#timing.backoffInitialMs, maxMs: this.#timing.backoffMaxMs },
+      opening: 'opening the modem',
+      online: { why: 'modem initialised' },
+      wentOnline: () => {
+        this.#armPoll();
+        if (!this.#budget.fits(1)) this.#budgetSpent(1);
+      },
+      stopping: () => {
+        this.#goOffline('the interface stopped');
+        // Messages the centre accepted and whose reports were not in yet: delivered as far as
+        // anyone can still tell (sending them again would duplicate them).
+        this.#reports.acceptAll('accepted by the SMS centre; the interface stopped before the status report came');
+      },
     });
-  }
-
-  get phase(): SmsPhase {
-    return this.#phase;
-  }
-
-  async start(device: string): Promise<void> {
-    if (this.#slot.running) await this.stop();
-    this.#slot.start(device);
-  }
-
-  async stop(): Promise<void> {
-    const supervisor = this.#slot.take();
-    if (!supervisor) return;
-    this.#goOffline('the interface stopped');
-    // Messages the centre accepted and whose reports were not in yet: delivered as far as
-    // anyone can still tell (sending them again would duplicate them).
-    this.#reports.acceptAll('accepted by the SMS centre; the interface stopped before the status report came');
-    await supervisor.stop();
-    this.#enter('closed', 'stop requested', { connected: false, lastError: null });
   }
 
   async send(frame: OutboundFrame): Promise<SendResult> {
@@ -148,10 +139,10 @@ export class SmsBearer implements Bearer {
     if (perDay !== null && parts.length > perDay) {
       return this.#failed({ ok: false, retryable: false, reason: 'budget', error: `ERR_SMS_BUDGET: ${parts.length} parts will never fit in the daily budget of ${perDay} parts (shorten the message or raise parts_per_day)` });
     }
-    if (this.#phase === 'budget' || !this.#budget.fits(parts.length)) return this.#budgetSpent(parts.length);
+    if (this.lifecycle.phase === 'budget' || !this.#budget.fits(parts.length)) return this.#budgetSpent(parts.length);
     const at = this.#at;
-    if (this.#phase !== 'online' || !at) {
-      return { ok: false, retryable: true, error: `ERR_SMS_OFFLINE: the modem is not online (${this.#phase}${this.#state.lastError ? `: ${this.#state.lastError}` : ''})` };
+    if (this.lifecycle.phase !== 'online' || !at) {
+      return { ok: false, retryable: true, error: `ERR_SMS_OFFLINE: the modem is not online (${this.lifecycle.phase}${this.lifecycle.state.lastError ? `: ${this.lifecycle.state.lastError}` : ''})` };
     }
     // Reserved now, before anything awaits, so concurrent sends cannot overspend; what is not
     // sent is given back.
@@ -189,8 +180,8 @@ export class SmsBearer implements Bearer {
 
   stats(): Record<string, unknown> {
     return {
-      phase: this.#phase,
-      device: this.#slot.device,
+      phase: this.lifecycle.phase,
+      device: this.lifecycle.device,
       modem: this.#modem,
       registration: this.#registration,
       signal_csq: this.#signal,
@@ -213,13 +204,13 @@ export class SmsBearer implements Bearer {
       if (this.#at !== at) return;
       this.#goOffline(reason);
     });
-    at.onUnresponsive((reason) => this.#slot.fail(`the modem stopped answering (${reason})`));
+    at.onUnresponsive((reason) => this.lifecycle.fail(`the modem stopped answering (${reason})`));
     at.onUrc('+CMTI', (u) => this.#onNewMessage(u.line));
     at.onUrc('+CDSI', (u) => this.#onNewMessage(u.line));
     at.onUrc('+CDS', (u) => {
       if (u.body) this.#onStatusReport(u.body, parseInfo(u.line).args[0]);
     });
-    this.#enter('initialising', `link open (${link.description}); initialising the modem`);
+    this.lifecycle.enter('initialising', `link open (${link.description}); initialising the modem`);
     let alive = await at.run('AT');
     for (let i = 0; i < 2 && !alive.ok; i++) alive = await at.run('AT');
     if (!alive.ok) throw new DeviceError('ERR_SMS_MODEM', 'the modem does not answer AT', { retryable: true, facts: { command: 'AT', answer: alive.final ?? alive.error ?? undefined } });
@@ -274,22 +265,10 @@ export class SmsBearer implements Bearer {
 
   // ---- online -----------------------------------------------------------------------------
 
-  #onSupervisorState(s: BearerState): void {
-    const phase = (s.phase ?? 'closed') as SmsPhase;
-    if (phase === 'online') {
-      this.#enter('online', 'modem initialised', s);
-      this.#armPoll();
-      if (!this.#budget.fits(1)) this.#budgetSpent(1);
-    } else if (phase === 'backoff' || phase === 'opening') {
-      this.#enter(phase, s.lastError ?? 'opening the modem', s);
-    }
-  }
-
   #goOffline(reason: string): void {
     this.#at?.close(reason);
     this.#at = null;
-    for (const t of Object.values(this.#timers)) if (t) this.#ctx.clock.clearTimeout(t);
-    this.#timers = {};
+    this.#timers = clearTimers(this.#ctx.clock, this.#timers);
   }
 
   /** Modems drop indications: list the SIM every poll_s, and store what waited too long. */
@@ -298,7 +277,7 @@ export class SmsBearer implements Bearer {
     this.#timers.poll = this.#ctx.clock.setTimeout(async () => {
       this.#timers.poll = undefined;
       const at = this.#at;
-      if (!at || (this.#phase !== 'online' && this.#phase !== 'budget')) return;
+      if (!at || (this.lifecycle.phase !== 'online' && this.lifecycle.phase !== 'budget')) return;
       await this.#readAll(at);
       await this.#health(at);
       if (this.#at === at) this.#armPoll();
@@ -309,12 +288,12 @@ export class SmsBearer implements Bearer {
   #budgetSpent(needed: number): SendResult {
     const at = this.#budget.nextDayMs();
     const reason = `ERR_SMS_BUDGET: the daily budget of ${this.settings.parts_per_day} parts is spent (${this.#budget.left()} left, ${needed} needed); sending resumes at ${new Date(at).toISOString()}`;
-    if (this.#phase === 'online') {
-      this.#enter('budget', reason, { connected: false, lastError: reason, reason: 'budget' });
+    if (this.lifecycle.phase === 'online') {
+      this.lifecycle.enter('budget', reason, { connected: false, lastError: reason, reason: 'budget' });
       if (!this.#timers.budget) {
         this.#timers.budget = this.#ctx.clock.setTimeout(() => {
           this.#timers.budget = undefined;
-          if (this.#phase === 'budget') this.#enter('online', 'a new day: the send budget is full again', { connected: true, lastError: null });
+          if (this.lifecycle.phase === 'budget') this.lifecycle.enter('online', 'a new day: the send budget is full again', { connected: true, lastError: null });
         }, at - this.#ctx.clock.now());
       }
     }
@@ -440,14 +419,6 @@ export class SmsBearer implements Bearer {
   #failed(result: SendResult & { ok: false }): SendResult {
     this.#counters.failed++;
     return result;
-  }
-
-  #enter(phase: SmsPhase, why: string, state?: BearerState): void {
-    if (phase !== this.#phase) this.#ctx.log.info('sms.phase', { from: this.#phase, to: phase, why });
-    this.#phase = phase;
-    const next = state ?? { connected: false, lastError: this.#state.lastError, ...(this.#state.reason ? { reason: this.#state.reason } : {}) };
-    this.#state = { ...next, phase };
-    this.#ctx.events.state({ ...this.#state });
   }
 
   #sleep(ms: number): Promise<void> {
