@@ -70,12 +70,24 @@ export type SendResult =
   /** `notSent`: nothing went out and nothing was spent (a daily budget, a busy modem): the
    *  delivery waits without spending an attempt, until `retryAtMs` (epoch ms) if given. A
    *  retryable failure may name `retryAtMs` too: the retry comes no sooner (session pacing). */
-  | { ok: false; error: string; retryable: boolean; notSent?: boolean; retryAtMs?: number };
+  | { ok: false; error: string; retryable: boolean; notSent?: boolean; retryAtMs?: number; reason?: BearerReason };
+
+/**
+ * What kind of condition a bearer's lastError names, for the bridge to act on without reading
+ * the words: `offline` (the device is away or failed its bring-up), `budget` (a send budget is
+ * spent or cannot hold a message), `signal` (waiting for enough signal), `unstored` (a received
+ * message waits on the device until the bridge can store it), `device` (the device reported an
+ * error and stays up), `config` (the device did not take a setting). A failed send names one
+ * when it says something about the bearer rather than the frame (a message no budget can hold).
+ */
+export type BearerReason = 'offline' | 'budget' | 'signal' | 'unstored' | 'device' | 'config';
 
 export interface BearerState {
   connected: boolean;
   /** Why the link is down or what last went wrong; null when healthy. */
   lastError: string | null;
+  /** The kind of condition lastError names; absent or null when there is none to act on. */
+  reason?: BearerReason | null;
   /** Lifecycle step (closed, opening, detecting, configuring, verifying, online, backoff). */
   phase?: string;
 }

@@ -1,5 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { DRIVERS } from '../bearers/drivers.ts';
+import { deviceProblem } from './device-problems.ts';
 import { migrate } from '../db/migrate.ts';
 import { BUSY_SLICE_MS, retryWhileBusy, writeMark } from '../db/busy.ts';
 import { writeWantedWatcher } from '../db/write-wanted.ts';
@@ -270,6 +271,8 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       if (how.gate && writeMark(db) !== before) await committed(db, mark);
       return result;
     },
+    // A driver's error that reaches an answer gets its status from one table of codes.
+    problemOf: deviceProblem,
     checkResponses: options.checkResponses,
   });
   const retention = new RetentionWorker({

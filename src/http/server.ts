@@ -27,8 +27,8 @@ export interface HttpAppOptions {
   /** Counts, logs and rate-limits requests without a valid key (auth-failures.ts). */
   authFailures?: AuthFailureLimiter;
   /** Called once per answered mutating call (not GET/HEAD) that matched a route and presented a
-   *  valid key. Requests without one are not audited: they would let anyone fill the disk
-   * ; authFailures counts them instead. */
+   *  valid key. Requests without one are not audited: they would let anyone fill the disk;
+   *  authFailures counts them instead. */
   audit?(entry: { method: string; path: string; status: number; keyId: string | null; requestId: string }): void;
   /** Runs a route's handler so that another process's database lock does not stop the server
    *  (db/busy.ts, retryWhileBusy): `gate` is true for calls that change something (not
@@ -39,6 +39,9 @@ export interface HttpAppOptions {
    *  a write is coming (group commit, db/transaction.ts expectWrite). The answer is handed to
    *  runHandler, and told done() once the call is answered or its connection closed. */
   expectWrite?(): ExpectedWrite;
+  /** Turns an error that is not an AppError (a driver's, from below the API) into its answer;
+   *  null leaves it to the defaults (a 500). The bridge's is a table of driver codes. */
+  problemOf?(error: unknown): AppError | null;
   /** Validate every response against its schema (tests turn this on; a mismatch is a 500). */
   checkResponses?: boolean;
 }
@@ -188,8 +191,9 @@ export function createRequestHandler(options: HttpAppOptions): RequestHandler {
         res.destroy();
         return;
       }
-      if (error instanceof AppError) {
-        sendProblem(res, error.status, error.code, error.message, error.errors, { ...error.headers }, requestId);
+      const known = error instanceof AppError ? error : (options.problemOf?.(error) ?? null);
+      if (known) {
+        sendProblem(res, known.status, known.code, known.message, known.errors, { ...known.headers }, requestId);
       } else if (isBusyError(error)) {
         sendProblem(res, 503, 'ERR_DB_BUSY', 'another process held the database lock for 5000 ms, or took it while the change was half made; a change that met it before it began saved nothing; try again', undefined, { 'Retry-After': '1' }, requestId);
       } else if (isStorageFullError(error)) {

@@ -1,6 +1,5 @@
 // Credentials in a URL (HUB_MQTT_URL, HUB_DATABASE_URL, the bridge's broker URL) never reach a
-// log line or an error message: every place that shows such a URL shows it through here
-//.
+// log line or an error message: every place that shows such a URL shows it through here.
 //
 // The whole user information goes, user name included (a broker may take a token as the user
 // name), and it is cut at the LAST "@" of the URL, not the first: a password may contain "@"

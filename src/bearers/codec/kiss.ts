@@ -1,3 +1,5 @@
+import { concat } from './bytes.ts';
+
 // KISS framing as the RNode firmware speaks it (docs/protocols/rnode.md 1.2; RF:Framing.h). Pure: no
 // sockets, timers or logging (docs/style.md habit 1). The half-frame discard after silence
 // (100 ms serial, 1250 ms BLE, 1500 ms TCP) is the driver's job: it calls reset().
@@ -63,14 +65,7 @@ export function encodeFrame(command: number, payload: Uint8Array = new Uint8Arra
 
 /** Several frames written as one buffer (the detect burst, a configuration run). */
 export function encodeFrames(frames: readonly KissFrame[]): Uint8Array {
-  const parts = frames.map((f) => encodeFrame(f.command, f.payload));
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return concat(...frames.map((f) => encodeFrame(f.command, f.payload)));
 }
 
 /** Streaming decoder: push() takes any chunk and returns the frames it completed. Any FEND

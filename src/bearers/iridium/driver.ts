@@ -1,9 +1,10 @@
-import type { Bearer, BearerContext, BearerState, OutboundFrame, SendResult } from '../bearer.ts';
+import type { Bearer, BearerContext, BearerReason, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
-import { AppError } from '../../lib/errors.ts';
+import { equalBytes } from '../codec/bytes.ts';
+import { DeviceError } from '../device-error.ts';
 import { AtSession, type AtResult } from '../at/command-queue.ts';
 import { parseInfo } from '../codec/at.ts';
-import { SupervisorSlot } from '../links/device-supervisor.ts';
+import { clearTimers, DriverLifecycle, SupervisedBearer } from '../links/driver-lifecycle.ts';
 import type { Link } from '../links/link.ts';
 import { CreditLedger, type CreditCheck } from './credits.ts';
 import { mtFrame } from './inbound.ts';
@@ -57,11 +58,12 @@ export interface IridiumDriverOptions {
   timing?: Partial<IridiumTiming>;
 }
 
-type Wait = { reason: string; untilMs: number; phase: boolean };
+/** Why no session may start now; `phase`: shown as the interface's state, with `cause`. */
+type Wait = { reason: string; untilMs: number; phase: boolean; cause?: BearerReason };
 type Session = { ok: true; result: SbdixResult } | { ok: false; error: string; ambiguous: boolean };
 type FetchReason = 'ring' | 'queued' | 'periodic';
 
-export class IridiumBearer implements Bearer {
+export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bearer {
   readonly kind = 'iridium';
   readonly mtu = SBD_MAX_MO_BYTES;
   readonly concurrency = 1;
@@ -72,10 +74,8 @@ export class IridiumBearer implements Bearer {
   readonly #timing: IridiumTiming;
   readonly #credits: CreditLedger;
   readonly #sessionTimeoutMs: number;
-  readonly #slot: SupervisorSlot;
+  protected readonly lifecycle: DriverLifecycle<IridiumPhase>;
   #at: AtSession | null = null;
-  #phase: IridiumPhase = 'closed';
-  #state: BearerState = { connected: false, lastError: null, phase: 'closed' };
   #identity = { imei: null as string | null, firmware: null as string | null, model: null as string | null };
   #signal: number | null = null;
   #lock: Promise<unknown> = Promise.resolve();
@@ -101,6 +101,7 @@ export class IridiumBearer implements Bearer {
   };
 
   constructor(ctx: BearerContext, options: IridiumDriverOptions) {
+    super();
     this.#ctx = ctx;
     this.#options = options;
     this.#timing = { ...DEFAULT_IRIDIUM_TIMING, ...options.timing };
@@ -109,29 +110,16 @@ export class IridiumBearer implements Bearer {
     this.#sessionTimeoutMs = this.#timing.sessionTimeoutMs ?? this.settings.session_timeout_s * 1000;
     // Clear, write, signal, session and the MT read, one after the other.
     this.maxSendMs = this.#sessionTimeoutMs + this.#timing.writeTimeoutMs + 6 * this.#timing.commandTimeoutMs;
-    this.#slot = new SupervisorSlot(ctx, {
+    this.lifecycle = new DriverLifecycle(ctx, {
+      kind: 'iridium',
       open: (d) => this.#options.openLink(d),
       session: (link) => this.#bringUp(link),
-      onState: (s) => this.#onSupervisorState(s),
       backoff: { initialMs: this.#timing.backoffInitialMs, maxMs: this.#timing.backoffMaxMs },
+      opening: 'opening the modem',
+      online: { why: 'modem initialised' },
+      wentOnline: () => this.#wentOnline(),
+      stopping: () => this.#goOffline('the interface stopped'),
     });
-  }
-
-  get phase(): IridiumPhase {
-    return this.#phase;
-  }
-
-  async start(device: string): Promise<void> {
-    if (this.#slot.running) await this.stop();
-    this.#slot.start(device);
-  }
-
-  async stop(): Promise<void> {
-    const supervisor = this.#slot.take();
-    if (!supervisor) return;
-    this.#goOffline('the interface stopped');
-    await supervisor.stop();
-    this.#enter('closed', 'stop requested', { connected: false, lastError: null });
   }
 
   async send(frame: OutboundFrame): Promise<SendResult> {
@@ -139,15 +127,15 @@ export class IridiumBearer implements Bearer {
     if (!built.ok) return this.#failed({ ok: false, retryable: false, error: built.error });
     const cost = sessionCredits(built.payload.length);
     if (!this.#credits.everFits(cost)) {
-      return this.#failed({ ok: false, retryable: false, error: `ERR_IRIDIUM_BUDGET: a ${built.payload.length}-byte message costs ${cost} credits, more than the budget allows in a day or a month (shorten it or raise credits_per_day / credits_per_month)` });
+      return this.#failed({ ok: false, retryable: false, reason: 'budget', error: `ERR_IRIDIUM_BUDGET: a ${built.payload.length}-byte message costs ${cost} credits, more than the budget allows in a day or a month (shorten it or raise credits_per_day / credits_per_month)` });
     }
     return this.#exclusive(() => this.#sendNow(frame, built.payload, cost));
   }
 
   stats(): Record<string, unknown> {
     return {
-      phase: this.#phase,
-      device: this.#slot.device,
+      phase: this.lifecycle.phase,
+      device: this.lifecycle.device,
       imei: this.#identity.imei,
       firmware: this.#identity.firmware,
       model: this.#identity.model,
@@ -188,8 +176,8 @@ export class IridiumBearer implements Bearer {
 
   async #sendNow(frame: OutboundFrame, payload: Uint8Array, cost: number): Promise<SendResult> {
     const at = this.#at;
-    if (!at || (this.#phase !== 'online' && this.#phase !== 'waiting')) {
-      return { ok: false, retryable: true, error: `ERR_IRIDIUM_OFFLINE: the modem is not online (${this.#phase}${this.#state.lastError ? `: ${this.#state.lastError}` : ''})` };
+    if (!at || (this.lifecycle.phase !== 'online' && this.lifecycle.phase !== 'waiting')) {
+      return { ok: false, retryable: true, error: `ERR_IRIDIUM_OFFLINE: the modem is not online (${this.lifecycle.phase}${this.lifecycle.state.lastError ? `: ${this.lifecycle.state.lastError}` : ''})` };
     }
     const wait = (await this.#mayStartSession(at, cost, 1)) ?? (await this.#signalWait(at));
     if (wait) return this.#notSent(wait);
@@ -217,7 +205,7 @@ export class IridiumBearer implements Bearer {
    *  from a failed session. Null when loaded, else the error. */
   async #loadMo(at: AtSession, deliveryId: string, payload: Uint8Array): Promise<string | null> {
     const mo = this.#mo;
-    if (mo && mo.deliveryId === deliveryId && sameBytes(mo.payload, payload) && (await this.#modemHoldsMo(at))) {
+    if (mo && mo.deliveryId === deliveryId && equalBytes(mo.payload, payload) && (await this.#modemHoldsMo(at))) {
       this.#counters.mo_reused++;
       return null;
     }
@@ -247,12 +235,12 @@ export class IridiumBearer implements Bearer {
   async #mayStartSession(at: AtSession, cost: number, share: number): Promise<Wait | null> {
     if (this.#mtUnstored !== null) {
       await this.#readMt(at, this.#mtUnstored);
-      if (this.#mtUnstored !== null) return { reason: 'a received message could not be stored yet; no session may overwrite it', untilMs: this.#ctx.clock.now() + 10_000, phase: true };
+      if (this.#mtUnstored !== null) return { reason: 'a received message could not be stored yet; no session may overwrite it', untilMs: this.#ctx.clock.now() + 10_000, phase: true, cause: 'unstored' };
     }
     const now = this.#ctx.clock.now();
     if (now < this.#nextSessionAt) return { reason: `sessions are paced: the next may start at ${new Date(this.#nextSessionAt).toISOString()}`, untilMs: this.#nextSessionAt, phase: false };
     const budget: CreditCheck = this.#credits.allows(cost, share);
-    if (!budget.ok) return { reason: `ERR_IRIDIUM_BUDGET: ${budget.reason}; waiting until ${new Date(budget.untilMs).toISOString()}`, untilMs: budget.untilMs, phase: true };
+    if (!budget.ok) return { reason: `ERR_IRIDIUM_BUDGET: ${budget.reason}; waiting until ${new Date(budget.untilMs).toISOString()}`, untilMs: budget.untilMs, phase: true, cause: 'budget' };
     return null;
   }
 
@@ -264,7 +252,7 @@ export class IridiumBearer implements Bearer {
     this.#signal = bars.ok ? bars.value : null;
     if (!bars.ok || bars.value >= this.settings.min_signal) return null;
     const retry = Math.max(this.settings.session_interval_s * 1000, 5_000);
-    return { reason: `ERR_IRIDIUM_SIGNAL: ${bars.value} signal bars, ${this.settings.min_signal} needed; waiting for the sky`, untilMs: this.#ctx.clock.now() + retry, phase: true };
+    return { reason: `ERR_IRIDIUM_SIGNAL: ${bars.value} signal bars, ${this.settings.min_signal} needed; waiting for the sky`, untilMs: this.#ctx.clock.now() + retry, phase: true, cause: 'signal' };
   }
 
   /** AT+SBDIX (AT+SBDIXA when answering a ring alert), paced after it ends. */
@@ -278,7 +266,7 @@ export class IridiumBearer implements Bearer {
     if (!parsed || !parsed.ok) {
       this.#sessionFailed(now, null);
       const error = parsed ? `ERR_IRIDIUM_SESSION: unreadable session result (${parsed.error})` : `ERR_IRIDIUM_SESSION: ${command} ${describe(r)} (it may have been sent)`;
-      if (r.error === 'TIMEOUT') this.#slot.fail(`the session did not end within ${this.#sessionTimeoutMs / 1000} s; reopening the modem`);
+      if (r.error === 'TIMEOUT') this.lifecycle.fail(`the session did not end within ${this.#sessionTimeoutMs / 1000} s; reopening the modem`);
       return { ok: false, error, ambiguous: true };
     }
     const mo = moStatus(parsed.value.moStatus);
@@ -289,7 +277,7 @@ export class IridiumBearer implements Bearer {
     }
     this.#waiting = null;
     this.#registered = true;
-    if (this.#phase === 'waiting') this.#enter('online', 'a session went through', { connected: true, lastError: null });
+    if (this.lifecycle.phase === 'waiting') this.lifecycle.enter('online', 'a session went through', { connected: true, lastError: null });
     return { ok: true, result: parsed.value };
   }
 
@@ -347,7 +335,7 @@ export class IridiumBearer implements Bearer {
 
   #scheduleFetch(reason: FetchReason, atMs = this.#nextSessionAt): void {
     // Not after stop() or while the link is down: bring-up schedules what is still pending.
-    if (this.#timers.fetch || !this.#at || !this.#slot.running) return;
+    if (this.#timers.fetch || !this.#at || !this.lifecycle.running) return;
     this.#timers.fetch = this.#ctx.clock.setTimeout(() => {
       this.#timers.fetch = undefined;
       void this.#exclusive(() => this.#fetch(reason));
@@ -358,7 +346,7 @@ export class IridiumBearer implements Bearer {
    *  said it holds, or the periodic mailbox check, which may spend only half of each budget. */
   async #fetch(reason: FetchReason): Promise<void> {
     const at = this.#at;
-    if (!at || (this.#phase !== 'online' && this.#phase !== 'waiting')) return;
+    if (!at || (this.lifecycle.phase !== 'online' && this.lifecycle.phase !== 'waiting')) return;
     if (reason !== 'periodic' && !this.#ringPending && this.#mtQueued === 0) return; // a send's session took them
     const wait = (await this.#mayStartSession(at, 1, reason === 'periodic' ? 0.5 : 1)) ?? (await this.#signalWait(at));
     if (wait) {
@@ -464,16 +452,16 @@ export class IridiumBearer implements Bearer {
     link.onClose((reason) => {
       if (this.#at === at) this.#goOffline(reason);
     });
-    at.onUnresponsive((reason) => this.#slot.fail(`the modem stopped answering (${reason})`));
+    at.onUnresponsive((reason) => this.lifecycle.fail(`the modem stopped answering (${reason})`));
     at.onUrc('SBDRING', () => this.#onRing());
-    this.#enter('initialising', `link open (${link.description}); initialising the modem`);
+    this.lifecycle.enter('initialising', `link open (${link.description}); initialising the modem`);
     // A reopened modem may have been reset: what this driver wrote is not known to be there,
     // nor that the gateway still knows it (registration).
     this.#mo = null;
     this.#registered = false;
     let alive = await at.run('AT');
     for (let i = 0; i < 2 && !alive.ok; i++) alive = await at.run('AT');
-    if (!alive.ok) throw new AppError('ERR_IRIDIUM_MODEM', 502, 'the modem does not answer AT');
+    if (!alive.ok) throw new DeviceError('ERR_IRIDIUM_MODEM', 'the modem does not answer AT', { retryable: true, facts: { command: 'AT', answer: alive.final ?? alive.error ?? undefined } });
     await this.#must(at, 'ATE0');
     await this.#must(at, 'AT&K0'); // three-wire links: no RTS/CTS (iridium-sbd.md 3.1)
     const imei = await at.run('AT+CGSN');
@@ -498,26 +486,21 @@ export class IridiumBearer implements Bearer {
     if (typeof waiting === 'number' && waiting > 0) this.#mtQueued = waiting;
   }
 
-  #onSupervisorState(s: BearerState): void {
-    const phase = (s.phase ?? 'closed') as IridiumPhase;
-    if (phase === 'online') {
-      this.#enter('online', 'modem initialised', s);
-      this.#armPeriodic();
-      this.#armHealth();
-      const at = this.#at;
-      if (at) void this.#exclusive(() => this.#readNetworkTime(at));
-      if (this.settings.ring_alerts) void this.#exclusive(() => this.#register());
-      if (this.#ringPending || this.#mtQueued > 0) this.#scheduleFetch(this.#ringPending ? 'ring' : 'queued');
-    } else if (phase === 'backoff' || phase === 'opening') {
-      this.#enter(phase, s.lastError ?? 'opening the modem', s);
-    }
+  /** Online: the timers, the network's time, registration for ring alerts, what waits. */
+  #wentOnline(): void {
+    this.#armPeriodic();
+    this.#armHealth();
+    const at = this.#at;
+    if (at) void this.#exclusive(() => this.#readNetworkTime(at));
+    if (this.settings.ring_alerts) void this.#exclusive(() => this.#register());
+    if (this.#ringPending || this.#mtQueued > 0) this.#scheduleFetch(this.#ringPending ? 'ring' : 'queued');
   }
+
 
   #goOffline(reason: string): void {
     this.#at?.close(reason);
     this.#at = null;
-    for (const t of Object.values(this.#timers)) if (t) this.#ctx.clock.clearTimeout(t);
-    this.#timers = {};
+    this.#timers = clearTimers(this.#ctx.clock, this.#timers);
   }
 
   // ---- helpers ----------------------------------------------------------------------------
@@ -538,12 +521,12 @@ export class IridiumBearer implements Bearer {
    *  session goes through. */
   #waitFor(wait: Wait): void {
     this.#waiting = wait.reason;
-    if (this.#phase === 'online' || this.#phase === 'waiting') this.#enter('waiting', wait.reason, { connected: true, lastError: wait.reason });
+    if (this.lifecycle.phase === 'online' || this.lifecycle.phase === 'waiting') this.lifecycle.enter('waiting', wait.reason, { connected: true, lastError: wait.reason, reason: wait.cause });
   }
 
   async #must(at: AtSession, command: string): Promise<AtResult> {
     const r = await at.run(command);
-    if (!r.ok) throw new AppError('ERR_IRIDIUM_MODEM', 502, `the modem refused ${command} (${describe(r)})`);
+    if (!r.ok) throw new DeviceError('ERR_IRIDIUM_MODEM', `the modem refused ${command} (${describe(r)})`, { retryable: true, facts: { command, answer: r.final ?? r.error ?? undefined, modemError: r.code ?? undefined } });
     return r;
   }
 
@@ -552,23 +535,12 @@ export class IridiumBearer implements Bearer {
     return result;
   }
 
-  #enter(phase: IridiumPhase, why: string, state?: BearerState): void {
-    if (phase !== this.#phase) this.#ctx.log.info('iridium.phase', { from: this.#phase, to: phase, why });
-    this.#phase = phase;
-    const next = state ?? { connected: false, lastError: this.#state.lastError };
-    this.#state = { ...next, phase };
-    this.#ctx.events.state({ ...this.#state });
-  }
 }
 
 function describe(r: AtResult): string {
   if (r.error === 'TIMEOUT') return 'got no answer in time';
   if (r.error === 'CLOSED' || r.error === 'WRITE') return 'the link went away';
   return `answered ${r.final ?? r.error}${r.code !== null ? ` ${r.code}` : ''}`;
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
 export function createIridiumBearer(ctx: BearerContext, options: IridiumDriverOptions): Bearer {

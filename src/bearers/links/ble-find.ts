@@ -1,4 +1,4 @@
-import { AppError } from '../../lib/errors.ts';
+import { DeviceError } from '../device-error.ts';
 import { ADAPTER_IFACE, DEVICE_IFACE, GATT_CHAR_IFACE, GATT_SERVICE_IFACE, type ManagedObjects } from './bluez-client.ts';
 
 // Choosing the board and its characteristics among BlueZ's objects (GetManagedObjects). Pure:
@@ -50,7 +50,7 @@ export function findDevice(objects: ManagedObjects, target: BleTarget): FoundDev
   const description = describeTarget(target);
   const adapters = Object.entries(objects).filter(([, ifaces]) => ifaces[ADAPTER_IFACE]);
   if (adapters.length === 0) {
-    throw new AppError('ERR_BLE_NO_ADAPTER', 503, `${description}: BlueZ has no Bluetooth adapter (bluetoothctl list shows none; is Bluetooth enabled and not blocked by rfkill?)`);
+    throw new DeviceError('ERR_BLE_NO_ADAPTER', `${description}: BlueZ has no Bluetooth adapter (bluetoothctl list shows none; is Bluetooth enabled and not blocked by rfkill?)`, { retryable: true });
   }
   const devices = Object.entries(objects)
     .map(([path, ifaces]) => ({ path, props: ifaces[DEVICE_IFACE] }))
@@ -61,11 +61,11 @@ export function findDevice(objects: ManagedObjects, target: BleTarget): FoundDev
       : d.props.Name === target.name || d.props.Alias === target.name,
   );
   if (matches.length === 0) {
-    throw new AppError('ERR_BLE_NOT_FOUND', 503, `${description}: BlueZ knows no such device; ${bondHelp(target.mac ?? '<MAC>')} (bluetoothctl scan on finds its MAC)`);
+    throw new DeviceError('ERR_BLE_NOT_FOUND', `${description}: BlueZ knows no such device; ${bondHelp(target.mac ?? '<MAC>')} (bluetoothctl scan on finds its MAC)`, { retryable: true });
   }
   if (matches.length > 1) {
     const macs = matches.map((m) => String(m.props.Address)).join(', ');
-    throw new AppError('ERR_BLE_NOT_FOUND', 503, `${description}: ${matches.length} devices carry that name (${macs}); use the MAC address`);
+    throw new DeviceError('ERR_BLE_NOT_FOUND', `${description}: ${matches.length} devices carry that name (${macs}); use the MAC address`, { retryable: true });
   }
   const device = matches[0];
   const address = String(device.props.Address);
@@ -73,13 +73,13 @@ export function findDevice(objects: ManagedObjects, target: BleTarget): FoundDev
   const bonded = 'Bonded' in device.props ? device.props.Bonded === true : device.props.Paired === true;
   if (!bonded) {
     const state = device.props.Paired === true ? 'paired but not bonded (the keys are not stored)' : 'not paired';
-    throw new AppError('ERR_BLE_NOT_BONDED', 503, `${description} (${address}) is ${state}; ${bondHelp(address)}`);
+    throw new DeviceError('ERR_BLE_NOT_BONDED', `${description} (${address}) is ${state}; ${bondHelp(address)}`, { retryable: false });
   }
   const adapterPath = typeof device.props.Adapter === 'string' ? device.props.Adapter : device.path.slice(0, device.path.lastIndexOf('/'));
   const adapter = objects[adapterPath]?.[ADAPTER_IFACE];
-  if (!adapter) throw new AppError('ERR_BLE_NO_ADAPTER', 503, `${description}: its adapter ${adapterPath} is gone`);
+  if (!adapter) throw new DeviceError('ERR_BLE_NO_ADAPTER', `${description}: its adapter ${adapterPath} is gone`, { retryable: true });
   if (adapter.Powered !== true) {
-    throw new AppError('ERR_BLE_ADAPTER_OFF', 503, `${description}: Bluetooth adapter ${adapterPath.split('/').pop()} is powered off (bluetoothctl power on)`);
+    throw new DeviceError('ERR_BLE_ADAPTER_OFF', `${description}: Bluetooth adapter ${adapterPath.split('/').pop()} is powered off (bluetoothctl power on)`, { retryable: true });
   }
   return { path: device.path, address, adapterPath };
 }
@@ -111,11 +111,7 @@ export function findProfile(objects: ManagedObjects, devicePath: string, descrip
     toRadio && fromRadio && fromNum ? { kind: 'meshtastic', toRadioPath: toRadio.path, fromRadioPath: fromRadio.path, fromNumPath: fromNum.path, mtu: mtuOf(toRadio) } : null;
   const found = prefer === 'meshtastic' ? (mesh ?? nus) : (nus ?? mesh);
   if (!found) {
-    throw new AppError(
-      'ERR_BLE_NO_SERVICE',
-      503,
-      `${description}: the device offers neither the Nordic UART service (${NUS_SERVICE_UUID}, RNode) nor the Meshtastic service (${MESHTASTIC_SERVICE_UUID}); is Bluetooth enabled in its firmware?`,
-    );
+    throw new DeviceError('ERR_BLE_NO_SERVICE', `${description}: the device offers neither the Nordic UART service (${NUS_SERVICE_UUID}, RNode) nor the Meshtastic service (${MESHTASTIC_SERVICE_UUID}); is Bluetooth enabled in its firmware?`, { retryable: false });
   }
   return found;
 }

@@ -1,4 +1,4 @@
-import { AppError } from '../../lib/errors.ts';
+import { DeviceError } from '../device-error.ts';
 import { MAX_FRAME_SIZE as MESHCORE_MAX_FRAME } from '../meshcore/codec/constants.ts';
 import { encodeFrame as encodeMeshCoreFrame, FrameDecoder as MeshCoreFrameDecoder } from '../meshcore/codec/frame.ts';
 import { encodeFrame, MAX_FRAME_PAYLOAD, StreamDecoder } from '../meshtastic/codec/stream.ts';
@@ -60,13 +60,13 @@ export async function openBleLink(target: BleTarget, options: BleLinkOptions = {
     else if (framing === 'meshcore') link = new MeshCoreBleLink(bus, device.path, profile, description, options.report);
     else link = new NusLink(bus, device.path, profile, description, options.report);
     await link.start();
-    if (gone !== null) throw new AppError('ERR_BLE_CONNECT', 503, `${description}: ${gone}`);
+    if (gone !== null) throw new DeviceError('ERR_BLE_CONNECT', `${description}: ${gone}`, { retryable: true });
     return link;
   } catch (error) {
     if (devicePath) await bus.disconnect(devicePath).catch(() => {});
     bus.close();
-    if (error instanceof AppError) throw error;
-    throw new AppError('ERR_BLE_CONNECT', 503, `${description}: ${describeBluezError(error)}`);
+    if (error instanceof DeviceError) throw error;
+    throw new DeviceError('ERR_BLE_CONNECT', `${description}: ${describeBluezError(error)}`, { retryable: true });
   }
 }
 
@@ -125,7 +125,7 @@ abstract class BleLinkBase implements Link {
       await this.bus.writeValue(charPath, value, type);
     } catch (error) {
       if (this.events.closed) throw this.events.closedError(this.description);
-      throw new AppError('ERR_LINK_WRITE', 503, `writing to ${this.description} failed: ${describeBluezError(error)}`);
+      throw new DeviceError('ERR_LINK_WRITE', `writing to ${this.description} failed: ${describeBluezError(error)}`, { retryable: true });
     }
   }
 

@@ -1,4 +1,4 @@
-import { AppError } from '../../lib/errors.ts';
+import { DeviceError } from '../device-error.ts';
 import { MESHTASTIC_SERVICE_UUID, NUS_SERVICE_UUID } from './ble-find.ts';
 import { ADAPTER_IFACE, DbusBluez, DEVICE_IFACE, type ManagedObjects } from './bluez-client.ts';
 import type { SerialPortEntry } from './list-ports.ts';
@@ -20,7 +20,7 @@ export async function listBlePorts(open: () => Promise<{ getManagedObjects(): Pr
   try {
     bus = await open();
   } catch (error) {
-    return { ports: [], note: error instanceof AppError ? error.message : String(error) };
+    return { ports: [], note: error instanceof DeviceError ? error.message : String(error) };
   }
   try {
     return { ports: blePortsIn(await bus.getManagedObjects()), note: null };

@@ -1,4 +1,4 @@
-import { AppError } from '../../lib/errors.ts';
+import { DeviceError } from '../device-error.ts';
 import { DbusConnection, DbusError, propertyMap, systemBusAddress, type DbusSignal } from './dbus-connection.ts';
 
 // The few BlueZ calls a BLE link makes, over the system bus (BlueZ doc/org.bluez.Device.rst,
@@ -78,7 +78,7 @@ export class DbusBluez implements BluezGatt {
       this.#owner = String(owner);
     } catch (error) {
       if (error instanceof DbusError && error.dbusName === 'org.freedesktop.DBus.Error.NameHasNoOwner') {
-        throw new AppError('ERR_BLE_UNAVAILABLE', 503, 'BlueZ (org.bluez) is not on the system bus: is bluetoothd running? (systemctl status bluetooth)');
+        throw new DeviceError('ERR_BLE_UNAVAILABLE', 'BlueZ (org.bluez) is not on the system bus: is bluetoothd running? (systemctl status bluetooth)', { retryable: true });
       }
       throw error;
     }
@@ -104,24 +104,24 @@ export class DbusBluez implements BluezGatt {
     ready.catch(() => {});
     const unwatch = this.watch(devicePath, DEVICE_IFACE, (changed) => {
       if (changed.ServicesResolved === true) resolved();
-      else if (changed.Connected === false) failed(new AppError('ERR_BLE_CONNECT', 503, 'the board disconnected during service discovery'));
+      else if (changed.Connected === false) failed(new DeviceError('ERR_BLE_CONNECT', 'the board disconnected during service discovery', { retryable: true }));
     });
     try {
       try {
         await this.#call(devicePath, DEVICE_IFACE, 'Connect', '', [], CONNECT_TIMEOUT_MS);
       } catch (error) {
         if (!(error instanceof DbusError && error.dbusName === 'org.bluez.Error.AlreadyConnected')) {
-          throw new AppError('ERR_BLE_CONNECT', 503, `BlueZ could not connect: ${describeBluezError(error)}`);
+          throw new DeviceError('ERR_BLE_CONNECT', `BlueZ could not connect: ${describeBluezError(error)}`, { retryable: true });
         }
       }
       const [value] = await this.#call(devicePath, PROPERTIES_IFACE, 'Get', 'ss', [DEVICE_IFACE, 'ServicesResolved']);
       if (propertyMap([['v', value]]).v === true) return;
       let timer: ReturnType<typeof setTimeout> | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new AppError('ERR_BLE_CONNECT', 503, `services were not resolved within ${RESOLVE_TIMEOUT_MS / 1000} s of connecting`)), RESOLVE_TIMEOUT_MS);
+        timer = setTimeout(() => reject(new DeviceError('ERR_BLE_CONNECT', `services were not resolved within ${RESOLVE_TIMEOUT_MS / 1000} s of connecting`, { retryable: true })), RESOLVE_TIMEOUT_MS);
         timer.unref?.();
       });
-      const closed = new Promise<never>((_, reject) => this.#bus.onClose((reason) => reject(new AppError('ERR_BLE_CONNECT', 503, `the D-Bus connection ended (${reason})`))));
+      const closed = new Promise<never>((_, reject) => this.#bus.onClose((reason) => reject(new DeviceError('ERR_BLE_CONNECT', `the D-Bus connection ended (${reason})`, { retryable: true }))));
       closed.catch(() => {});
       try {
         await Promise.race([ready, timeout, closed]);

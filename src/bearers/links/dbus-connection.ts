@@ -1,9 +1,9 @@
 import * as dbusNative from '@homebridge/dbus-native';
-import { AppError } from '../../lib/errors.ts';
+import { DeviceError } from '../device-error.ts';
 
 // One connection to a D-Bus bus (the system bus, where BlueZ lives), over the pure-JavaScript
 // client @homebridge/dbus-native (docs/dependencies.md "D-Bus"). It adds what that library
-// leaves to its user: a promise per method call with a time limit, errors as AppErrors, one
+// leaves to its user: a promise per method call with a time limit, errors as DeviceErrors, one
 // close report (the socket ended, failed, or we closed it), and plain values out of variants.
 // Nothing here knows BlueZ; bluez-client.ts does.
 
@@ -212,12 +212,8 @@ export class DbusConnection {
   }
 }
 
-function unavailable(address: string, why: string): AppError {
-  return new AppError(
-    'ERR_BLE_UNAVAILABLE',
-    503,
-    `no D-Bus system bus at ${address} (${why}); BLE needs BlueZ on the host and its bus socket reachable (in a container, mount /run/dbus)`,
-  );
+function unavailable(address: string, why: string): DeviceError {
+  return new DeviceError('ERR_BLE_UNAVAILABLE', `no D-Bus system bus at ${address} (${why}); BLE needs BlueZ on the host and its bus socket reachable (in a container, mount /run/dbus)`, { retryable: true });
 }
 
 function describeSocketError(error: Error): string {

@@ -2,7 +2,7 @@ import type { BearerState } from '../bearer.ts';
 import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Link } from './link.ts';
-import { AppError } from '../../lib/errors.ts';
+import { errorText } from '../device-error.ts';
 
 // Keeps one interface's device link up (docs/design.md section 7): open, hand the link to the
 // driver's session, and when the link goes away or the session fails, report
@@ -105,7 +105,7 @@ export class DeviceSupervisor {
     const generation = ++this.#generation;
     this.#nextAttemptAt = null;
     this.#failureReason = null;
-    this.#setState({ connected: false, lastError: this.#state.lastError, phase: 'opening' });
+    this.#setState({ connected: false, lastError: this.#state.lastError, reason: this.#state.reason ?? null, phase: 'opening' });
     let link: Link;
     try {
       link = await this.#o.open(this.#o.device);
@@ -147,7 +147,7 @@ export class DeviceSupervisor {
     this.#failures++;
     this.#cancelTimer();
     this.#nextAttemptAt = this.#o.clock.now() + delay;
-    this.#setState({ connected: false, lastError: reason, phase: 'backoff' });
+    this.#setState({ connected: false, lastError: reason, reason: 'offline', phase: 'backoff' });
     this.#o.log.warn('device.down', { device: this.#o.device, reason, retry_in_ms: delay });
     this.#timer = this.#o.clock.setTimeout(() => {
       this.#timer = null;
@@ -162,7 +162,7 @@ export class DeviceSupervisor {
   }
 
   #setState(state: BearerState): void {
-    const changed = state.connected !== this.#state.connected || state.lastError !== this.#state.lastError || state.phase !== this.#state.phase;
+    const changed = state.connected !== this.#state.connected || state.lastError !== this.#state.lastError || state.reason !== this.#state.reason || state.phase !== this.#state.phase;
     this.#state = state;
     if (!changed || !this.#o.onState) return;
     try {
@@ -171,13 +171,6 @@ export class DeviceSupervisor {
       this.#o.log.error('device.state_listener_failed', { device: this.#o.device, error: errorText(error) });
     }
   }
-}
-
-/** The reason as the interface shows it: an error's code first when it has one
- *  (`ERR_SMS_PIN_WRONG: the SIM refused the PIN...`), so docs/errors.md finds it. */
-function errorText(error: unknown): string {
-  if (error instanceof AppError && error.code.startsWith('ERR_') && !error.message.startsWith(error.code)) return `${error.code}: ${error.message}`;
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** What a driver gives to have its device kept up: how to open it, its bring-up over a fresh
@@ -195,50 +188,4 @@ export function superviseDevice(ctx: { clock: Clock; log: Logger }, device: stri
   const supervisor = new DeviceSupervisor({ device, clock: ctx.clock, log: ctx.log.child({ device }), ...parts });
   supervisor.start();
   return supervisor;
-}
-
-/**
- * What a driver holds between start(device) and stop(): at most one supervisor, made from the
- * driver's parts at each start. start() and stop() of every driver are this plus the driver's
- * own bring-up and clean-up.
- */
-export class SupervisorSlot {
-  readonly #ctx: { clock: Clock; log: Logger };
-  readonly #parts: SupervisedDevice;
-  #supervisor: DeviceSupervisor | null = null;
-  #device: string | null = null;
-
-  constructor(ctx: { clock: Clock; log: Logger }, parts: SupervisedDevice) {
-    this.#ctx = ctx;
-    this.#parts = parts;
-  }
-
-  /** The port value of the last start (kept after a stop, for stats). */
-  get device(): string | null {
-    return this.#device;
-  }
-
-  get running(): boolean {
-    return this.#supervisor !== null;
-  }
-
-  /** Supervises `device`; the driver stops a running one first (its own clean-up). */
-  start(device: string): void {
-    if (this.#supervisor) throw new Error('SupervisorSlot.start: stop the running supervisor first');
-    this.#device = device;
-    this.#supervisor = superviseDevice(this.#ctx, device, this.#parts);
-  }
-
-  /** Takes the running supervisor out (null when none runs): the driver cleans up, then awaits
-   *  its stop(). From here on fail() does nothing. */
-  take(): DeviceSupervisor | null {
-    const supervisor = this.#supervisor;
-    this.#supervisor = null;
-    return supervisor;
-  }
-
-  /** Drops the current link with the reason (the supervisor backs off and reopens). */
-  fail(reason: string): void {
-    this.#supervisor?.fail(reason);
-  }
 }

@@ -1,4 +1,4 @@
-import { AppError } from '../../lib/errors.ts';
+import { DeviceError } from '../device-error.ts';
 
 // The listener bookkeeping every Link implementation shares (serial, TCP, BLE), so each of
 // them only maps its transport's events: data goes to every data listener; close is reported
@@ -72,8 +72,8 @@ export class LinkEvents {
   }
 
   /** The error a write on a closed link rejects with. */
-  closedError(description: string): AppError {
-    return new AppError('ERR_LINK_CLOSED', 503, `${description} is closed (${this.#closedReason ?? 'closing'})`);
+  closedError(description: string): DeviceError {
+    return new DeviceError('ERR_LINK_CLOSED', `${description} is closed (${this.#closedReason ?? 'closing'})`, { retryable: true });
   }
 
   #call<T>(listener: (value: T) => void, value: T): void {

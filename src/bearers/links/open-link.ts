@@ -1,5 +1,5 @@
 import { systemClock, type Clock } from '../../lib/clock.ts';
-import { AppError } from '../../lib/errors.ts';
+import { DeviceError } from '../device-error.ts';
 import { silentLogger, type Logger } from '../../lib/log.ts';
 import type { BleFraming, BluezGatt } from './ble-link.ts';
 import { SharedLink } from './link-share.ts';
@@ -57,7 +57,7 @@ export async function openLink(device: string | PortValue, options: OpenLinkOpti
   let value: PortValue;
   if (typeof device === 'string') {
     const parsed = parsePortValue(device, { defaultTcpPort: options.defaultTcpPort });
-    if (!parsed.ok) throw new AppError('ERR_PORT_VALUE', 400, `port value ${parsed.error}`);
+    if (!parsed.ok) throw new DeviceError('ERR_PORT_VALUE', `port value ${parsed.error}`, { retryable: false });
     value = parsed.value;
   } else value = device;
   const o = resolveOptions(options);
@@ -78,7 +78,7 @@ export async function openLink(device: string | PortValue, options: OpenLinkOpti
       );
     case 'sim':
       if (!o.openSim) {
-        throw new AppError('ERR_PORT_UNSUPPORTED', 400, `${formatPortValue(value)}: this interface kind has no simulator behind sim:// here`);
+        throw new DeviceError('ERR_PORT_UNSUPPORTED', `${formatPortValue(value)}: this interface kind has no simulator behind sim:// here`, { retryable: false });
       }
       return o.openSim(value.channel);
   }
@@ -105,7 +105,7 @@ function resolveOptions(options: OpenLinkOptions): Resolved {
 /** Claims `key`, opens, and releases the claim when the link closes or the open fails. */
 async function claimed(key: string, o: Resolved, open: () => Promise<Link>): Promise<Link> {
   if (!o.claims.claim(key, o.owner)) {
-    throw new AppError('ERR_PORT_BUSY', 409, `${key} is already used by interface ${o.claims.holder(key)}`);
+    throw new DeviceError('ERR_PORT_BUSY', `${key} is already used by interface ${o.claims.holder(key)}`, { retryable: true });
   }
   try {
     const link = await open();
@@ -131,7 +131,7 @@ async function openSerialClaimed(path: string, o: Resolved): Promise<Link> {
   const shared = new SharedLink(link, o.report);
   shared.mute();
   await sleep(o.clock, o.resetWaitMs);
-  if (shared.closedReason !== null) throw new AppError('ERR_PORT_GONE', 503, `${path} went away right after opening: ${shared.closedReason}`);
+  if (shared.closedReason !== null) throw new DeviceError('ERR_PORT_GONE', `${path} went away right after opening: ${shared.closedReason}`, { retryable: true });
   return shared.view();
 }
 
@@ -142,11 +142,7 @@ async function findBySerialNumber(serialNumber: string, o: Resolved): Promise<st
   const found = ports.find((p) => p.serial_number === serialNumber);
   if (!found) {
     const seen = ports.map((p) => p.serial_number).filter(Boolean);
-    throw new AppError(
-      'ERR_PORT_NOT_FOUND',
-      503,
-      `no USB serial port with serial number ${serialNumber} is plugged in${seen.length ? ` (present: ${seen.join(', ')})` : ' (no USB serial ports with serial numbers present)'}`,
-    );
+    throw new DeviceError('ERR_PORT_NOT_FOUND', `no USB serial port with serial number ${serialNumber} is plugged in${seen.length ? ` (present: ${seen.join(', ')})` : ' (no USB serial ports with serial numbers present)'}`, { retryable: true });
   }
   return found.by_id ?? found.path;
 }
@@ -156,7 +152,7 @@ async function findBySerialNumber(serialNumber: string, o: Resolved): Promise<st
  * another interface holds, wait out the ESP32 reset, run the probe, keep the first that answers.
  */
 async function openAuto(o: Resolved): Promise<Link> {
-  if (!o.probe) throw new AppError('ERR_PORT_UNSUPPORTED', 400, 'auto needs a driver that can probe for its device');
+  if (!o.probe) throw new DeviceError('ERR_PORT_UNSUPPORTED', 'auto needs a driver that can probe for its device', { retryable: false });
   const ports = await o.listPorts();
   const tried: string[] = [];
   for (const port of ports) {
@@ -191,11 +187,7 @@ async function openAuto(o: Resolved): Promise<Link> {
     tried.push(`${port.path}: ${verdict.reason}, did not answer the probe`);
     await link.close();
   }
-  throw new AppError(
-    'ERR_PORT_NOT_FOUND',
-    503,
-    `auto found no board that answers${tried.length ? `: ${tried.join('; ')}` : ': no serial ports present'}`,
-  );
+  throw new DeviceError('ERR_PORT_NOT_FOUND', `auto found no board that answers${tried.length ? `: ${tried.join('; ')}` : ': no serial ports present'}`, { retryable: true });
 }
 
 async function probeWithTimeout(o: Resolved, view: Link): Promise<boolean> {

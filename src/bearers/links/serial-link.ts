@@ -1,7 +1,7 @@
 import { realpathSync, stat, statSync } from 'node:fs';
 import { SerialPort } from 'serialport';
 import { systemClock, type Clock, type TimerHandle } from '../../lib/clock.ts';
-import { AppError } from '../../lib/errors.ts';
+import { DeviceError } from '../device-error.ts';
 import { LinkEvents } from './link-events.ts';
 import type { Link } from './link.ts';
 
@@ -123,7 +123,7 @@ class SerialLink implements Link {
       // for: on a pty it blocks until the other side reads, and flow control is the
       // driver's business (RNode READY, docs/protocols/rnode.md 1.5).
       this.#port.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength), (error) =>
-        error ? reject(new AppError('ERR_LINK_WRITE', 503, `writing to ${this.description} failed: ${error.message}`)) : resolve(),
+        error ? reject(new DeviceError('ERR_LINK_WRITE', `writing to ${this.description} failed: ${error.message}`, { retryable: true })) : resolve(),
       );
     });
   }
@@ -154,19 +154,20 @@ class SerialLink implements Link {
 }
 
 /** Maps the binding's open errors (it gives messages, not errno codes) to stable codes. */
-function openError(path: string, error: Error): AppError {
+function openError(path: string, error: Error): DeviceError {
   const text = error.message;
+  const facts = { port: path, systemError: text };
   if (/no such file or directory/i.test(text)) {
-    return new AppError('ERR_PORT_NOT_FOUND', 503, `no device at ${path} (not plugged in, or the path is wrong)`);
+    return new DeviceError('ERR_PORT_NOT_FOUND', `no device at ${path} (not plugged in, or the path is wrong)`, { retryable: true, facts });
   }
   if (/permission denied/i.test(text)) {
-    return new AppError('ERR_PORT_PERMISSION', 503, `permission denied opening ${path}: the service user needs the dialout group (or a udev rule)`);
+    return new DeviceError('ERR_PORT_PERMISSION', `permission denied opening ${path}: the service user needs the dialout group (or a udev rule)`, { retryable: false, facts });
   }
   if (/cannot lock port|resource temporarily unavailable|device or resource busy/i.test(text)) {
-    return new AppError('ERR_PORT_BUSY', 503, `${path} is in use by another program or interface`);
+    return new DeviceError('ERR_PORT_BUSY', `${path} is in use by another program or interface`, { retryable: true, facts });
   }
   if (/inappropriate ioctl|not a typewriter/i.test(text)) {
-    return new AppError('ERR_PORT_NOT_SERIAL', 503, `${path} is not a serial port`);
+    return new DeviceError('ERR_PORT_NOT_SERIAL', `${path} is not a serial port`, { retryable: false, facts });
   }
-  return new AppError('ERR_PORT_OPEN', 503, `opening ${path} failed: ${text}`);
+  return new DeviceError('ERR_PORT_OPEN', `opening ${path} failed: ${text}`, { retryable: true, facts });
 }

@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { systemClock, type Clock } from '../../lib/clock.ts';
-import { AppError } from '../../lib/errors.ts';
+import { DeviceError } from '../device-error.ts';
 import { LinkEvents } from './link-events.ts';
 import type { Link } from './link.ts';
 
@@ -28,12 +28,12 @@ export function openTcpLink(host: string, port: number, options: TcpLinkOptions 
     const socket = connect({ host, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: KEEPALIVE_IDLE_MS });
     const timer = clock.setTimeout(() => {
       socket.destroy();
-      reject(new AppError('ERR_TCP_CONNECT', 503, `${description} did not answer within ${timeoutMs} ms (is the board on this network?)`));
+      reject(new DeviceError('ERR_TCP_CONNECT', `${description} did not answer within ${timeoutMs} ms (is the board on this network?)`, { retryable: true }));
     }, timeoutMs);
     const onError = (error: NodeJS.ErrnoException) => {
       clock.clearTimeout(timer);
       socket.destroy();
-      reject(new AppError('ERR_TCP_CONNECT', 503, `connecting to ${description} failed: ${describeSocketError(error)}`));
+      reject(new DeviceError('ERR_TCP_CONNECT', `connecting to ${description} failed: ${describeSocketError(error)}`, { retryable: true, facts: { port: description, systemError: error.code } }));
     };
     socket.once('error', onError);
     socket.once('connect', () => {
@@ -69,7 +69,7 @@ class TcpLink implements Link {
     if (this.#events.closed || this.#socket.destroyed || !this.#socket.writable) return Promise.reject(this.#events.closedError(this.description));
     return new Promise((resolve, reject) => {
       this.#socket.write(data, (error) =>
-        error ? reject(new AppError('ERR_LINK_WRITE', 503, `writing to ${this.description} failed: ${error.message}`)) : resolve(),
+        error ? reject(new DeviceError('ERR_LINK_WRITE', `writing to ${this.description} failed: ${error.message}`, { retryable: true })) : resolve(),
       );
     });
   }

@@ -3,7 +3,7 @@ import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { BearerEvents, DriverState, OutboundFrame, SendResult } from '../bearer.ts';
 import { createAnnounce, validateAnnounce } from '../reticulum/announce.ts';
-import { equalBytes, toHex } from '../reticulum/bytes.ts';
+import { equalBytes, toHex } from '../codec/bytes.ts';
 import { CONTEXT, DESTINATION_TYPE, LXMF_DELIVERY_NAME, PACKET_TYPE } from '../reticulum/constants.ts';
 import { decryptFor, encryptFor } from '../reticulum/crypto.ts';
 import { LXMF_DELIVERY_NAME_HASH, lxmfDeliveryHash } from '../reticulum/destination.ts';

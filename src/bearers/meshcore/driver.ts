@@ -1,6 +1,6 @@
-import type { Bearer, BearerContext, BearerState, OutboundFrame, SendResult } from '../bearer.ts';
-import { AppError } from '../../lib/errors.ts';
-import { SupervisorSlot } from '../links/device-supervisor.ts';
+import type { Bearer, BearerContext, OutboundFrame, SendResult } from '../bearer.ts';
+import { DeviceError } from '../device-error.ts';
+import { DriverLifecycle, SupervisedBearer } from '../links/driver-lifecycle.ts';
 import type { Link } from '../links/link.ts';
 import {
   type Contact, decodeRadioMessage, ERR_CODE, ERR_NAMES, FrameDecoder, hex, isPush, MAX_TEXT_LEN, OUT_PATH_UNKNOWN, type RadioMessage,
@@ -41,7 +41,7 @@ export interface MeshCoreDriverOptions {
 
 type Failure = SendResult & { ok: false };
 
-export class MeshCoreBearer implements Bearer {
+export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements Bearer {
   readonly kind = 'meshcore';
   /** MAX_TEXT_LEN: the longest direct text (a channel text also carries "<name>: "). */
   readonly mtu = MAX_TEXT_LEN;
@@ -53,12 +53,10 @@ export class MeshCoreBearer implements Bearer {
   readonly #ctx: BearerContext;
   readonly #options: MeshCoreDriverOptions;
   readonly #timing: MeshCoreTiming;
-  readonly #slot: SupervisorSlot;
+  protected readonly lifecycle: DriverLifecycle<MeshCorePhase>;
   #link: Link | null = null;
   #decoder = new FrameDecoder('from-radio');
   #commands: CommandChannel | null = null;
-  #phase: MeshCorePhase = 'closed';
-  #state: BearerState = { connected: false, lastError: null, phase: 'closed' };
   #self: Extract<RadioMessage, { type: 'SELF_INFO' }> | null = null;
   #info: Extract<RadioMessage, { type: 'DEVICE_INFO' }> | null = null;
   readonly #contacts = new Map<string, Contact>();
@@ -80,6 +78,7 @@ export class MeshCoreBearer implements Bearer {
   readonly #failedByReason: Record<string, number> = {};
 
   constructor(ctx: BearerContext, options: MeshCoreDriverOptions) {
+    super();
     this.#ctx = ctx;
     this.#options = options;
     this.#timing = { ...DEFAULT_MESHCORE_TIMING, ...options.timing };
@@ -87,31 +86,26 @@ export class MeshCoreBearer implements Bearer {
     this.#acks = new AckBook(ctx.clock);
     // A send waits for its turn among the commands, its SENT, then the ack.
     this.maxSendMs = this.settings.ack_timeout_max_s * 1000 + 4 * this.settings.command_timeout_s * 1000 + 10_000;
-    this.#slot = new SupervisorSlot(ctx, {
+    this.lifecycle = new DriverLifecycle(ctx, {
+      kind: 'meshcore',
       open: (d) => this.#options.openLink(d),
       session: (link) => this.#session(link),
-      onState: (s) => this.#onSupervisorState(s),
       backoff: { initialMs: this.#timing.backoffInitialMs, maxMs: this.#timing.backoffMaxMs },
+      opening: 'opening the device',
+      online: { why: 'session started' },
+      wentOnline: () => {
+        if (this.#drainAgain) this.#drain();
+      },
+      stopping: () => {
+        this.#commands?.close('the interface stopped');
+        this.#acks.giveUpAll();
+      },
     });
   }
 
-  get phase(): MeshCorePhase {
-    return this.#phase;
-  }
-
-  async start(device: string): Promise<void> {
-    if (this.#slot.running) await this.stop();
-    this.#slot.start(device);
-  }
-
-  async stop(): Promise<void> {
-    const supervisor = this.#slot.take();
-    if (!supervisor) return;
-    this.#commands?.close('the interface stopped');
-    this.#acks.giveUpAll();
-    await supervisor.stop();
+  override async stop(): Promise<void> {
+    await super.stop();
     this.#link = null;
-    this.#enter('closed', 'stop requested', { connected: false, lastError: null });
   }
 
   async send(frame: OutboundFrame): Promise<SendResult> {
@@ -133,8 +127,8 @@ export class MeshCoreBearer implements Bearer {
       return this.#failed({ ok: false, retryable: false, error: `ERR_MESHCORE_ADDRESS: "${frame.to}" is no MeshCore address; expected the hex of a public-key prefix (12 digits or more) or "broadcast"` });
     }
     const commands = this.#commands;
-    if (this.#phase !== 'online' || !commands) {
-      return { ok: false, retryable: true, error: `ERR_MESHCORE_OFFLINE: the radio is not online (${this.#phase}${this.#state.lastError ? `: ${this.#state.lastError}` : ''})` };
+    if (this.lifecycle.phase !== 'online' || !commands) {
+      return { ok: false, retryable: true, error: `ERR_MESHCORE_OFFLINE: the radio is not online (${this.lifecycle.phase}${this.lifecycle.state.lastError ? `: ${this.lifecycle.state.lastError}` : ''})` };
     }
     const channel = frame.channel ?? this.settings.channel;
     if (text === null) return this.#sendData(commands, channel, frame.payload);
@@ -146,8 +140,8 @@ export class MeshCoreBearer implements Bearer {
     const s = this.#self;
     const d = this.#info;
     return {
-      phase: this.#phase,
-      device: this.#slot.device,
+      phase: this.lifecycle.phase,
+      device: this.lifecycle.device,
       link: this.#link?.description ?? null,
       public_key: s ? hex(s.publicKey) : null,
       address: s ? addressOf(s.publicKey) : null,
@@ -189,18 +183,18 @@ export class MeshCoreBearer implements Bearer {
       this.#commands = null;
     });
 
-    this.#enter('detecting', `link open (${link.description}); starting the companion session`);
+    this.lifecycle.enter('detecting', `link open (${link.description}); starting the companion session`);
     this.#self = only(await commands.run({ type: 'APP_START', appName: this.settings.app_name }), 'SELF_INFO', 'CMD_APP_START');
     const info = await commands.run({ type: 'DEVICE_QUERY', appTargetVersion: APP_TARGET_VERSION });
     this.#info = info.at(-1)?.type === 'DEVICE_INFO' ? (info.at(-1) as Extract<RadioMessage, { type: 'DEVICE_INFO' }>) : null;
 
-    this.#enter('configuring', 'setting the radio\'s clock');
+    this.lifecycle.enter('configuring', 'setting the radio\'s clock');
     const now = Math.floor(this.#ctx.clock.now() / 1000);
     const time = (await commands.run({ type: 'SET_DEVICE_TIME', time: now })).at(-1);
     // ERR_CODE_ILLEGAL_ARG: the radio's clock is ahead of ours and never goes back (6.3).
     if (time?.type === 'ERR') this.#ctx.log.warn('meshcore.clock_ahead', { our_time: now, error: errName(time.code) });
 
-    this.#enter('verifying', 'reading contacts and channels, then messages that waited on the radio');
+    this.lifecycle.enter('verifying', 'reading contacts and channels, then messages that waited on the radio');
     await this.#readContacts(commands, 0);
     this.#channels = [];
     for (let i = 0; i < (this.#info?.maxChannels ?? 8); i++) {
@@ -213,27 +207,17 @@ export class MeshCoreBearer implements Bearer {
       name: this.#self.name, address: addressOf(this.#self.publicKey), model: this.#info?.model ?? null, firmware: this.#info?.version ?? null,
       contacts: this.#contacts.size, channels: this.#channels.filter((c) => c.name !== '').length,
     });
-    // Resolving hands over to the supervisor, which reports `online` (#onSupervisorState).
+    // Resolving hands over to the supervisor, which reports `online` (links/driver-lifecycle.ts).
   }
 
   async #readContacts(commands: CommandChannel, since: number): Promise<void> {
     const answer = await commands.run(since > 0 ? { type: 'GET_CONTACTS', since } : { type: 'GET_CONTACTS' });
     const end = answer.at(-1);
-    if (end?.type !== 'END_OF_CONTACTS') throw new AppError('ERR_MESHCORE_CONTACTS', 502, `the radio answered CMD_GET_CONTACTS with ${describe(end)}`);
+    if (end?.type !== 'END_OF_CONTACTS') throw refused('ERR_MESHCORE_CONTACTS', 'CMD_GET_CONTACTS', end);
     const contacts = answer.flatMap((m) => (m.type === 'CONTACT' ? [m.contact] : []));
     for (const c of contacts) this.#contacts.set(addressOf(c.publicKey), c);
     this.#contactsSince = Math.max(this.#contactsSince, end.mostRecentLastmod);
     if (contacts.length > 0) this.#ctx.events.nodes(contacts.map(contactReport));
-  }
-
-  #onSupervisorState(s: BearerState): void {
-    const phase = (s.phase ?? 'closed') as MeshCorePhase;
-    if (phase === 'online') {
-      this.#enter('online', 'session started', s);
-      if (this.#drainAgain) this.#drain();
-    } else if (phase === 'backoff' || phase === 'opening') {
-      this.#enter(phase, s.lastError ?? 'opening the device', s);
-    }
   }
 
   // ---- receiving ----------------------------------------------------------------------------
@@ -274,7 +258,7 @@ export class MeshCoreBearer implements Bearer {
    *  drains again afterwards. */
   #drain(): void {
     const commands = this.#commands;
-    if (this.#phase !== 'online' || !commands) {
+    if (this.lifecycle.phase !== 'online' || !commands) {
       this.#drainAgain = true; // the session's own drain, or the next one online, takes it
       return;
     }
@@ -317,7 +301,7 @@ export class MeshCoreBearer implements Bearer {
 
   #refreshContacts(): void {
     const commands = this.#commands;
-    if (this.#phase !== 'online' || !commands) return;
+    if (this.lifecycle.phase !== 'online' || !commands) return;
     if (this.#refreshing) {
       this.#refreshAgain = true;
       return;
@@ -337,7 +321,7 @@ export class MeshCoreBearer implements Bearer {
   #commandFailed(error: Error): void {
     if (error instanceof CommandTimeout) {
       this.#counters.command_timeouts++;
-      this.#slot.fail(error.message);
+      this.lifecycle.fail(error.message);
     }
   }
 
@@ -477,13 +461,6 @@ export class MeshCoreBearer implements Bearer {
     return result;
   }
 
-  #enter(phase: MeshCorePhase, why: string, state?: BearerState): void {
-    if (phase !== this.#phase) this.#ctx.log.info('meshcore.phase', { from: this.#phase, to: phase, why });
-    this.#phase = phase;
-    const next = state ?? { connected: false, lastError: this.#state.lastError };
-    this.#state = { ...next, phase };
-    this.#ctx.events.state({ ...this.#state });
-  }
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
@@ -507,9 +484,17 @@ function describe(m: RadioMessage | undefined): string {
   return m.type;
 }
 
+/** The radio answered a session command with something else: the answer (and its error code,
+ *  for an ERR) as facts. */
+function refused(code: string, command: string, answer: RadioMessage | undefined): DeviceError {
+  return new DeviceError(code, `the radio answered ${command} with ${describe(answer)}`, {
+    retryable: true, facts: { command, answer: answer?.type ?? 'nothing', ...(answer?.type === 'ERR' && answer.code !== undefined ? { radioError: answer.code } : {}) },
+  });
+}
+
 function only<T extends RadioMessage['type']>(answer: RadioMessage[], type: T, command: string): Extract<RadioMessage, { type: T }> {
   const last = answer.at(-1);
-  if (last?.type !== type) throw new AppError('ERR_MESHCORE_START', 502, `the radio answered ${command} with ${describe(last)}`);
+  if (last?.type !== type) throw refused('ERR_MESHCORE_START', command, last);
   return last as Extract<RadioMessage, { type: T }>;
 }
 

@@ -1,7 +1,7 @@
-import type { Bearer, BearerContext, BearerState, DeviceSection, OutboundFrame, SendResult } from '../bearer.ts';
+import type { Bearer, BearerContext, DeviceSection, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
-import { AppError } from '../../lib/errors.ts';
-import { SupervisorSlot } from '../links/device-supervisor.ts';
+import { DeviceError } from '../device-error.ts';
+import { clearTimers, DriverLifecycle, SupervisedBearer } from '../links/driver-lifecycle.ts';
 import type { Link } from '../links/link.ts';
 import { AckBook, DeviceQueue } from './acks.ts';
 import { editSession, loraChange, moduleChanges, ownerChange, ownerReport, radioReport, type Change } from './admin.ts';
@@ -44,7 +44,7 @@ export interface MeshtasticDriverOptions {
   random?: () => number;
 }
 
-export class MeshtasticBearer implements Bearer {
+export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implements Bearer {
   readonly kind = 'meshtastic';
   readonly mtu = DATA_PAYLOAD_LEN;
   // Acknowledgements take seconds: several messages may wait for theirs at once, within the
@@ -58,11 +58,9 @@ export class MeshtasticBearer implements Bearer {
   readonly #random: () => number;
   readonly #acks: AckBook;
   readonly #queue = new DeviceQueue();
-  readonly #slot: SupervisorSlot;
+  protected readonly lifecycle: DriverLifecycle<MeshtasticPhase>;
   #link: Link | null = null;
   #decoder = new StreamDecoder();
-  #phase: MeshtasticPhase = 'closed';
-  #state: BearerState = { connected: false, lastError: null, phase: 'closed' };
   #handshake: Handshake | null = null;
   #handshakeDone: (() => void) | null = null;
   #rebooted: (() => void) | null = null;
@@ -87,6 +85,7 @@ export class MeshtasticBearer implements Bearer {
   readonly #failedByReason: Record<string, number> = {};
 
   constructor(ctx: BearerContext, options: MeshtasticDriverOptions) {
+    super();
     this.#ctx = ctx;
     this.#options = options;
     this.#timing = { ...DEFAULT_MESHTASTIC_TIMING, ...options.timing };
@@ -95,36 +94,28 @@ export class MeshtasticBearer implements Bearer {
     this.#acks = new AckBook(ctx.clock);
     // The acknowledgement's deadline, and time to wait for room in the device's queue.
     this.maxSendMs = this.settings.ack_timeout_s * 1000 + 60_000;
-    this.#slot = new SupervisorSlot(ctx, {
+    this.lifecycle = new DriverLifecycle(ctx, {
+      kind: 'meshtastic',
       open: (d) => this.#options.openLink(d),
       session: (link) => this.#session(link),
-      onState: (s) => this.#onSupervisorState(s),
       backoff: { initialMs: this.#timing.backoffInitialMs, maxMs: this.#timing.backoffMaxMs },
+      opening: 'opening the device',
+      // A value the device refused stays the last error while it is online.
+      online: { why: 'handshake complete', state: (s) => ({ ...s, lastError: this.#configError, ...(this.#configError ? { reason: 'config' as const } : {}) }) },
+      wentOnline: () => this.#goOnline(),
+      starting: () => {
+        this.#modulesSeen = this.#ctx.deviceConfig.desired('modules') as Record<string, Record<string, unknown>> | null;
+        this.#unsubscribe = this.#ctx.deviceConfig.onChange((section, value, part) => this.#configChanged(section, value, part));
+      },
+      stopping: async () => {
+        this.#unsubscribe?.();
+        this.#unsubscribe = null;
+        const link = this.#link;
+        // A polite goodbye lets the firmware drop the client at once (docs/protocols/meshtastic.md 2.2).
+        if (link && this.lifecycle.phase === 'online') await link.write(encodeToRadioFrame({ disconnect: true })).catch(() => {});
+        this.#goOffline('the interface stopped');
+      },
     });
-  }
-
-  get phase(): MeshtasticPhase {
-    return this.#phase;
-  }
-
-  async start(device: string): Promise<void> {
-    if (this.#slot.running) await this.stop();
-    this.#modulesSeen = this.#ctx.deviceConfig.desired('modules') as Record<string, Record<string, unknown>> | null;
-    this.#unsubscribe = this.#ctx.deviceConfig.onChange((section, value, part) => this.#configChanged(section, value, part));
-    this.#slot.start(device);
-  }
-
-  async stop(): Promise<void> {
-    const supervisor = this.#slot.take();
-    if (!supervisor) return;
-    this.#unsubscribe?.();
-    this.#unsubscribe = null;
-    const link = this.#link;
-    // A polite goodbye lets the firmware drop the client at once (docs/protocols/meshtastic.md 2.2).
-    if (link && this.#phase === 'online') await link.write(encodeToRadioFrame({ disconnect: true })).catch(() => {});
-    this.#goOffline('the interface stopped');
-    await supervisor.stop();
-    this.#enter('closed', 'stop requested', { connected: false, lastError: null });
   }
 
   async send(frame: OutboundFrame): Promise<SendResult> {
@@ -133,8 +124,8 @@ export class MeshtasticBearer implements Bearer {
     }
     const link = this.#link;
     const device = this.#known;
-    if (this.#phase !== 'online' || !link || !device) {
-      return { ok: false, retryable: true, error: `ERR_MESHTASTIC_OFFLINE: the radio is not online (${this.#phase}${this.#state.lastError ? `: ${this.#state.lastError}` : ''})` };
+    if (this.lifecycle.phase !== 'online' || !link || !device) {
+      return { ok: false, retryable: true, error: `ERR_MESHTASTIC_OFFLINE: the radio is not online (${this.lifecycle.phase}${this.lifecycle.state.lastError ? `: ${this.lifecycle.state.lastError}` : ''})` };
     }
     const id = this.#packetId();
     const built = outboundPacket(frame, { id, channel: this.settings.channel, hopLimit: this.settings.hop_limit ?? device.lora?.hop_limit ?? 3 });
@@ -166,8 +157,8 @@ export class MeshtasticBearer implements Bearer {
   stats(): Record<string, unknown> {
     const d = this.#known;
     return {
-      phase: this.#phase,
-      device: this.#slot.device,
+      phase: this.lifecycle.phase,
+      device: this.lifecycle.device,
       link: this.#link?.description ?? null,
       firmware_version: d?.metadata?.firmware_version ?? null,
       node_id: d?.myInfo?.my_node_num !== undefined ? formatNodeId(d.myInfo.my_node_num) : null,
@@ -204,28 +195,28 @@ export class MeshtasticBearer implements Bearer {
       const device = await this.#handshakeOn(link);
       const changes = this.#changesFor(device);
       if (changes.length === 0) break;
-      if (round > 0) throw new AppError('ERR_MESHTASTIC_CONFIG', 502, 'the device rebooted twice without taking its settings');
+      if (round > 0) throw new DeviceError('ERR_MESHTASTIC_CONFIG', 'the device rebooted twice without taking its settings', { retryable: true });
       await this.#push(link, changes);
       // Over serial the device reboots and keeps the port: hand-shake again on the same link.
       // Over TCP the connection drops, and the supervisor reconnects.
     }
-    // Resolving hands over to the supervisor, which reports `online` (#onSupervisorState).
+    // Resolving hands over to the supervisor, which reports `online` (links/driver-lifecycle.ts).
   }
 
   async #handshakeOn(link: Link): Promise<DeviceState> {
-    this.#enter('waking', `link open (${link.description}); waking the device`);
+    this.lifecycle.enter('waking', `link open (${link.description}); waking the device`);
     await link.write(WAKE_BYTES);
     await this.#sleep(this.#timing.wakeMs);
     const handshake = new Handshake(newNonce(this.#random));
     this.#handshake = handshake;
-    this.#enter('handshake', `asking for the device's state (nonce ${handshake.nonce})`);
+    this.lifecycle.enter('handshake', `asking for the device's state (nonce ${handshake.nonce})`);
     const done = new Promise<void>((resolve) => (this.#handshakeDone = resolve));
     await this.#write(link, { want_config_id: handshake.nonce });
     const timeoutS = this.settings.handshake_timeout_s;
     const finished = await this.#within(done, timeoutS * 1000);
     this.#handshakeDone = null;
     this.#handshake = null;
-    if (!finished) throw new AppError('ERR_MESHTASTIC_HANDSHAKE', 504, `the device did not finish sending its state within ${timeoutS} s`);
+    if (!finished) throw new DeviceError('ERR_MESHTASTIC_HANDSHAKE', `the device did not finish sending its state within ${timeoutS} s`, { retryable: true });
     const device = handshake.state;
     this.#known = device;
     if (device.ownNode?.device_metrics) this.#ownMetrics = deviceMetricsOf(device.ownNode.device_metrics);
@@ -273,15 +264,15 @@ export class MeshtasticBearer implements Bearer {
   /** One edit session: begin, the changes, commit; then the device reboots. */
   async #push(link: Link, changes: Change[]): Promise<void> {
     const fields = changes.flatMap((c) => c.fields);
-    this.#enter('configuring', `the device differs from the configuration in ${fields.join(', ')}; applying (the device reboots once)`);
+    this.lifecycle.enter('configuring', `the device differs from the configuration in ${fields.join(', ')}; applying (the device reboots once)`);
     this.#pushed = fields;
     this.#counters.config_pushes++;
     const rebooted = new Promise<void>((resolve) => (this.#rebooted = resolve));
     for (const message of editSession(changes)) await this.#write(link, { packet: this.#adminPacket(message) });
     const didReboot = await this.#within(rebooted, this.#timing.rebootMs);
     this.#rebooted = null;
-    if (!didReboot) throw new AppError('ERR_MESHTASTIC_CONFIG', 504, `the device did not reboot within ${this.#timing.rebootMs / 1000} s after its settings were committed`);
-    if (this.#link !== link) throw new AppError('ERR_MESHTASTIC_REBOOT', 503, 'the device is rebooting to apply its settings');
+    if (!didReboot) throw new DeviceError('ERR_MESHTASTIC_CONFIG', `the device did not reboot within ${this.#timing.rebootMs / 1000} s after its settings were committed`, { retryable: true });
+    if (this.#link !== link) throw new DeviceError('ERR_MESHTASTIC_REBOOT', 'the device is rebooting to apply its settings', { retryable: true });
   }
 
   /** An AdminMessage to the own node (docs/protocols/meshtastic.md 2.7: a local client needs no session key). */
@@ -308,29 +299,19 @@ export class MeshtasticBearer implements Bearer {
     }
     const link = this.#link;
     const device = this.#known;
-    if (this.#phase !== 'online' || !link || !device) return; // the next handshake applies it
+    if (this.lifecycle.phase !== 'online' || !link || !device) return; // the next handshake applies it
     const desired = this.#ctx.deviceConfig.desired(section);
     if (!desired) return;
     const change = section === 'radio' ? loraChange(desired, device.lora) : section === 'owner' ? ownerChange(desired, device.owner) : moduleChanges(this.#pendingModules, device);
     if (section === 'modules') this.#pendingModules = {};
     if (!change) return;
     this.#push(link, [change]).then(
-      () => this.#slot.fail('rebooted to apply its settings'),
-      (error: Error) => this.#slot.fail(error.message),
+      () => this.lifecycle.fail('rebooted to apply its settings'),
+      (error: Error) => this.lifecycle.fail(error.message),
     );
   }
 
   // ---- online -----------------------------------------------------------------------------
-
-  #onSupervisorState(s: BearerState): void {
-    const phase = (s.phase ?? 'closed') as MeshtasticPhase;
-    if (phase === 'online') {
-      this.#enter('online', 'handshake complete', { ...s, lastError: this.#configError });
-      this.#goOnline();
-    } else if (phase === 'backoff' || phase === 'opening') {
-      this.#enter(phase, s.lastError ?? 'opening the device', s);
-    }
-  }
 
   #goOnline(): void {
     const link = this.#link;
@@ -342,14 +323,13 @@ export class MeshtasticBearer implements Bearer {
   #goOffline(reason: string): void {
     this.#acks.failAll(`ERR_MESHTASTIC_OFFLINE: ${reason}`);
     this.#queue.reset();
-    for (const t of Object.values(this.#timers)) if (t) this.#ctx.clock.clearTimeout(t);
-    this.#timers = {};
+    this.#timers = clearTimers(this.#ctx.clock, this.#timers);
   }
 
   #armHeartbeat(link: Link): void {
     this.#timers.heartbeat = this.#ctx.clock.setTimeout(() => {
       this.#timers.heartbeat = undefined;
-      if (this.#link !== link || this.#phase !== 'online') return;
+      if (this.#link !== link || this.lifecycle.phase !== 'online') return;
       this.#write(link, { heartbeat: {} }).catch(() => {});
       this.#armHeartbeat(link);
     }, this.settings.heartbeat_s * 1000);
@@ -361,7 +341,7 @@ export class MeshtasticBearer implements Bearer {
     const ms = (2 * this.settings.heartbeat_s + 30) * 1000;
     this.#timers.silence = this.#ctx.clock.setTimeout(() => {
       this.#timers.silence = undefined;
-      if (this.#phase === 'online') this.#slot.fail(`the device has been silent for ${ms / 1000} s`);
+      if (this.lifecycle.phase === 'online') this.lifecycle.fail(`the device has been silent for ${ms / 1000} s`);
     }, ms);
   }
 
@@ -369,7 +349,7 @@ export class MeshtasticBearer implements Bearer {
 
   #onChunk(link: Link, chunk: Uint8Array): void {
     if (this.#link !== link) return;
-    if (this.#phase === 'online') this.#armSilence();
+    if (this.lifecycle.phase === 'online') this.#armSilence();
     for (const event of this.#decoder.push(chunk)) {
       if (event.type === 'frame') {
         const decoded = decodeFromRadio(event.payload);
@@ -398,7 +378,7 @@ export class MeshtasticBearer implements Bearer {
       case 'rebooted':
         this.#counters.reboots++;
         if (this.#rebooted) this.#rebooted();
-        else if (this.#phase === 'online') this.#slot.fail('the device rebooted');
+        else if (this.lifecycle.phase === 'online') this.lifecycle.fail('the device rebooted');
         break;
       case 'log_record':
         this.#debugLine(m.log_record!.message ?? '');
@@ -440,7 +420,7 @@ export class MeshtasticBearer implements Bearer {
    *  it replays, is not its time now. Told again when it has moved on by a minute or more,
    *  not for every packet. */
   #boardTimeFrom(p: MeshPacket): void {
-    if (this.#handshake || this.#phase !== 'online') return;
+    if (this.#handshake || this.lifecycle.phase !== 'online') return;
     const ms = liveBoardTime(p);
     if (ms === null || ms < this.#boardTimeMs + 60_000) return;
     this.#boardTimeMs = ms;
@@ -476,14 +456,6 @@ export class MeshtasticBearer implements Bearer {
   /** Fresh, non-zero packet ids: the firmware drops an id it saw recently. */
   #packetId(): number {
     return (Math.floor(this.#random() * 0xffff_fffe) >>> 0) + 1;
-  }
-
-  #enter(phase: MeshtasticPhase, why: string, state?: BearerState): void {
-    if (phase !== this.#phase) this.#ctx.log.info('meshtastic.phase', { from: this.#phase, to: phase, why });
-    this.#phase = phase;
-    const next = state ?? { connected: false, lastError: this.#state.lastError };
-    this.#state = { ...next, phase };
-    this.#ctx.events.state({ ...this.#state });
   }
 
   #sleep(ms: number): Promise<void> {

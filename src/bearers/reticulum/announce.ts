@@ -3,7 +3,7 @@ import {
   CONTEXT, CONTEXT_FLAG, DESTINATION_TYPE, KEY_LENGTH, NAME_HASH_LENGTH, PACKET_TYPE, PUBLIC_KEY_LENGTH, RANDOM_HASH_LENGTH,
   SIGNATURE_LENGTH,
 } from './constants.ts';
-import { concat, equalBytes } from './bytes.ts';
+import { concat, equalBytes } from '../codec/bytes.ts';
 import { destinationHash, nameHash } from './destination.ts';
 import { type Failure, fail } from './errors.ts';
 import { type Identity, type PublicIdentity, publicIdentity, signMessage, verifySignature } from './identity.ts';

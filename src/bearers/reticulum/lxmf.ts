@@ -1,5 +1,5 @@
 import { decode, encode } from '@msgpack/msgpack';
-import { concat, equalBytes, toHex } from './bytes.ts';
+import { concat, equalBytes, toHex } from '../codec/bytes.ts';
 import { ENCRYPTED_MDU, LXMF_DESTINATION_LENGTH, SIGNATURE_LENGTH } from './constants.ts';
 import { lxmfDeliveryHash } from './destination.ts';
 import { type Failure, fail } from './errors.ts';

@@ -1,6 +1,6 @@
 import { DESTINATION_TYPE, LXMF_DESTINATION_LENGTH, PACKET_TYPE } from './constants.ts';
 import { decryptFor, type DecryptOptions, encryptFor, type EncryptOptions } from './crypto.ts';
-import { equalBytes } from './bytes.ts';
+import { equalBytes } from '../codec/bytes.ts';
 import { lxmfDeliveryHash } from './destination.ts';
 import { type Failure, fail } from './errors.ts';
 import type { Identity, PublicIdentity } from './identity.ts';

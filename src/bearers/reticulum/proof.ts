@@ -1,5 +1,5 @@
 import { CONTEXT, DESTINATION_TYPE, HASH_LENGTH, PACKET_TYPE, PROOF_EXPLICIT_LENGTH, PROOF_IMPLICIT_LENGTH, TRUNCATED_HASH_LENGTH } from './constants.ts';
-import { concat, equalBytes } from './bytes.ts';
+import { concat, equalBytes } from '../codec/bytes.ts';
 import { type Failure, fail } from './errors.ts';
 import { type Identity, type PublicIdentity, signMessage, verifySignature } from './identity.ts';
 import { encodePacket, type Packet } from './packet.ts';

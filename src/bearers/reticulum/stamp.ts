@@ -1,6 +1,6 @@
 import { createHash, type Hash, hkdfSync, randomBytes } from 'node:crypto';
 import { encode } from '@msgpack/msgpack';
-import { concat } from './bytes.ts';
+import { concat } from '../codec/bytes.ts';
 import { HASH_LENGTH } from './constants.ts';
 import { fullHash, truncatedHash } from './identity.ts';
 

@@ -1,7 +1,8 @@
-import type { Bearer, BearerContext, BearerState, OutboundFrame, SendResult } from '../bearer.ts';
+import type { Bearer, BearerContext, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
-import { AppError } from '../../lib/errors.ts';
-import { SupervisorSlot } from '../links/device-supervisor.ts';
+import { concat } from '../codec/bytes.ts';
+import { DeviceError } from '../device-error.ts';
+import { clearTimers, DriverLifecycle, SupervisedBearer } from '../links/driver-lifecycle.ts';
 import type { Link } from '../links/link.ts';
 import { TxQueue } from './flow.ts';
 import { encodeFrame, KISS_MAX_PAYLOAD, KissDecoder } from '../codec/kiss.ts';
@@ -63,7 +64,7 @@ export function createRNodeBearer(ctx: BearerContext, options: RNodeDriverOption
   return new RNodeBearer(ctx, options);
 }
 
-export class RNodeBearer implements Bearer {
+export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer {
   readonly kind = 'rnode';
   readonly mtu: number;
   /** reticulum mode: sends wait for their proofs, several at once; raw mode: one at a time. */
@@ -76,11 +77,9 @@ export class RNodeBearer implements Bearer {
   readonly #options: RNodeDriverOptions;
   readonly #timing: RNodeTiming;
   readonly #tx: TxQueue;
-  readonly #slot: SupervisorSlot;
+  protected readonly lifecycle: DriverLifecycle<RNodePhase>;
   #link: Link | null = null;
   #decoder = new KissDecoder();
-  #phase: RNodePhase = 'closed';
-  #state: BearerState = { connected: false, lastError: null, phase: 'closed' };
   readonly #replies: ReplyBook;
   #pendingRssi: number | null = null;
   #pendingSnr: number | null = null;
@@ -91,6 +90,7 @@ export class RNodeBearer implements Bearer {
   #kissErrors = { oversize: 0, badEscape: 0, unframedBytes: 0, discardedPartial: 0 };
 
   constructor(ctx: BearerContext, options: RNodeDriverOptions) {
+    super();
     this.#ctx = ctx;
     this.#options = options;
     this.#timing = { ...DEFAULT_RNODE_TIMING, ...options.timing };
@@ -109,38 +109,27 @@ export class RNodeBearer implements Bearer {
     this.concurrency = this.lxmf ? 4 : 1;
     // A send waits for the transmit queue (sendTimeoutMs at most) and then for its proof.
     if (this.lxmf) this.maxSendMs = this.#timing.sendTimeoutMs + (options.proofTimeoutMs ?? 60_000) + 5_000;
-    this.#slot = new SupervisorSlot({ clock: ctx.clock, log: ctx.log.child({ interface: ctx.interfaceName }) }, {
+    this.lifecycle = new DriverLifecycle({ clock: ctx.clock, log: ctx.log.child({ interface: ctx.interfaceName }), events: ctx.events }, {
+      kind: 'rnode',
       open: (d) => this.#options.openLink(d),
       session: (link) => this.#session(link),
-      onState: (s) => this.#onSupervisorState(s),
       backoff: { initialMs: this.#timing.backoffInitialMs, maxMs: this.#timing.backoffMaxMs },
+      opening: 'opening the device',
+      online: { why: 'every echoed value matches' },
+      wentOnline: () => this.#goOnline(),
+      // Radio off, then LEAVE (docs/protocols/rnode.md 1.4 step 7), then the link closes.
+      stopping: async () => {
+        const link = this.#link;
+        if (link && this.lifecycle.phase === 'online') await link.write(concat(RADIO_OFF, LEAVE)).catch(() => {});
+        this.#goOffline('stop requested');
+        this.lxmf?.close();
+      },
     });
-  }
-
-  get phase(): RNodePhase {
-    return this.#phase;
-  }
-
-  async start(device: string): Promise<void> {
-    if (this.#slot.running) await this.stop();
-    this.#slot.start(device);
-  }
-
-  /** Radio off, then LEAVE (docs/protocols/rnode.md 1.4 step 7), then the link closes. */
-  async stop(): Promise<void> {
-    const supervisor = this.#slot.take();
-    if (!supervisor) return;
-    const link = this.#link;
-    if (link && this.#phase === 'online') await link.write(concat(RADIO_OFF, LEAVE)).catch(() => {});
-    this.#goOffline('stop requested');
-    this.lxmf?.close();
-    await supervisor.stop();
-    this.#enter('closed', 'stop requested', { connected: false, lastError: null });
   }
 
   async send(frame: OutboundFrame): Promise<SendResult> {
     if (this.lxmf) {
-      if (this.#phase !== 'online') return this.#offline();
+      if (this.lifecycle.phase !== 'online') return this.#offline();
       return this.lxmf.send(frame);
     }
     const n = frame.payload.length;
@@ -155,22 +144,22 @@ export class RNodeBearer implements Bearer {
 
   /** One frame onto the air through the transmit queue (a message, or a Reticulum packet). */
   async #transmit(payload: Uint8Array): Promise<SendResult> {
-    if (this.#phase !== 'online') return this.#offline();
+    if (this.lifecycle.phase !== 'online') return this.#offline();
     const result = await this.#tx.enqueue(payload);
     if (result.ok) this.#transmittedSinceBeacon = true;
     return result;
   }
 
   #offline(): SendResult {
-    return { ok: false, retryable: true, error: `ERR_RNODE_OFFLINE: the radio is not online (${this.#phase}${this.#state.lastError ? `: ${this.#state.lastError}` : ''})` };
+    return { ok: false, retryable: true, error: `ERR_RNODE_OFFLINE: the radio is not online (${this.lifecycle.phase}${this.lifecycle.state.lastError ? `: ${this.lifecycle.state.lastError}` : ''})` };
   }
 
   stats(): Record<string, unknown> {
     return {
-      phase: this.#phase,
-      connected: this.#state.connected,
-      last_error: this.#state.lastError,
-      device: this.#slot.device,
+      phase: this.lifecycle.phase,
+      connected: this.lifecycle.state.connected,
+      last_error: this.lifecycle.state.lastError,
+      device: this.lifecycle.device,
       link: this.#link?.description ?? null,
       ...reportedStats(this.#reported, this.settings),
       queue_depth: this.#tx.depth,
@@ -196,25 +185,27 @@ export class RNodeBearer implements Bearer {
       this.#goOffline(reason);
       this.#link = null;
     });
-    this.#enter('detecting', `link open (${link.description}); sending the detect burst`);
+    // Bring-up steps show no error: the one that sent the device into backoff is over.
+    const fresh = { connected: false, lastError: null };
+    this.lifecycle.enter('detecting', `link open (${link.description}); sending the detect burst`, fresh);
     await this.#write(link, DETECT_BURST);
     await this.#replies.wait(['detect', 'fw_version', 'platform', 'mcu'], this.#timing.detectTimeoutMs, 'ERR_RNODE_DETECT', 'the device did not answer the detect burst as an RNode');
-    if (!this.#replies.get('detect')?.ok) throw new AppError('ERR_RNODE_DETECT', 502, 'the device answered the detect request with the wrong byte (not an RNode)');
+    if (!this.#replies.get('detect')?.ok) throw new DeviceError('ERR_RNODE_DETECT', 'the device answered the detect request with the wrong byte (not an RNode)', { retryable: true });
     const fw = this.#replies.get('fw_version')!;
     if (!firmwareAtLeast(fw)) {
-      throw new AppError('ERR_RNODE_FIRMWARE', 502, `RNode firmware ${formatFirmware(fw)} is older than the required ${formatFirmware(REQUIRED_FW_VERSION)}; update it with rnodeconf`);
+      throw new DeviceError('ERR_RNODE_FIRMWARE', `RNode firmware ${formatFirmware(fw)} is older than the required ${formatFirmware(REQUIRED_FW_VERSION)}; update it with rnodeconf`, { retryable: false, facts: { answer: formatFirmware(fw) } });
     }
     const s = this.settings;
     this.#replies.clear();
-    this.#enter('configuring', `RNode firmware ${formatFirmware(fw)} on ${this.#reported.platform}/${this.#reported.mcu}; sending ${s.frequency_hz} Hz, ${s.bandwidth_hz} Hz, SF${s.sf}, CR4/${s.cr}, ${s.tx_power_dbm} dBm`);
+    this.lifecycle.enter('configuring', `RNode firmware ${formatFirmware(fw)} on ${this.#reported.platform}/${this.#reported.mcu}; sending ${s.frequency_hz} Hz, ${s.bandwidth_hz} Hz, SF${s.sf}, CR4/${s.cr}, ${s.tx_power_dbm} dBm`, fresh);
     await this.#write(link, encodeConfiguration(s));
-    this.#enter('verifying', 'configuration sent; checking every echoed value');
+    this.lifecycle.enter('verifying', 'configuration sent; checking every echoed value', fresh);
     await this.#replies.wait(expectedEchoes(s), this.#timing.verifyTimeoutMs, 'ERR_RNODE_ECHO', 'the radio did not echo every setting');
     const mismatches = checkEchoes(s, this.#echoes());
     if (mismatches.length) {
-      throw new AppError('ERR_RNODE_ECHO', 502, `the radio did not take its settings: ${describeMismatches(mismatches)}`);
+      throw new DeviceError('ERR_RNODE_ECHO', `the radio did not take its settings: ${describeMismatches(mismatches)}`, { retryable: true, facts: { answer: describeMismatches(mismatches) } });
     }
-    // Resolving hands over to the supervisor, which reports `online` (#onSupervisorState).
+    // Resolving hands over to the supervisor, which reports `online` (links/driver-lifecycle.ts).
   }
 
   #echoes(): Echoes {
@@ -233,16 +224,6 @@ export class RNodeBearer implements Bearer {
 
   // ---- online ---------------------------------------------------------------------------
 
-  #onSupervisorState(s: BearerState): void {
-    const phase = (s.phase ?? 'closed') as RNodePhase;
-    if (phase === 'online') {
-      this.#enter('online', 'every echoed value matches', s);
-      this.#goOnline();
-    } else if (phase === 'backoff' || phase === 'opening') {
-      this.#enter(phase, s.lastError ?? 'opening the device', s);
-    }
-    // 'closed' is entered by stop() itself.
-  }
 
   #goOnline(): void {
     const link = this.#link;
@@ -259,8 +240,7 @@ export class RNodeBearer implements Bearer {
   #goOffline(reason: string): void {
     this.lxmf?.offline();
     this.#tx.detach(reason);
-    for (const t of Object.values(this.#timers)) if (t) this.#ctx.clock.clearTimeout(t);
-    this.#timers = {};
+    this.#timers = clearTimers(this.#ctx.clock, this.#timers);
     this.#reported.radio_on = false;
   }
 
@@ -270,7 +250,7 @@ export class RNodeBearer implements Bearer {
   }
 
   #write(link: Link, bytes: Uint8Array): Promise<void> {
-    if (this.#phase === 'online') this.#armKeepalive(link);
+    if (this.lifecycle.phase === 'online') this.#armKeepalive(link);
     return link.write(bytes);
   }
 
@@ -292,12 +272,12 @@ export class RNodeBearer implements Bearer {
     if (!callsign || !interval) return;
     this.#timers.beacon = this.#ctx.clock.setTimeout(() => {
       this.#timers.beacon = undefined;
-      if (this.#transmittedSinceBeacon && this.#phase === 'online') {
+      if (this.#transmittedSinceBeacon && this.lifecycle.phase === 'online') {
         this.#transmittedSinceBeacon = false;
         this.#counters.beacons_sent++;
         void this.#tx.enqueue(new TextEncoder().encode(callsign));
       }
-      if (this.#phase === 'online') this.#armBeacon();
+      if (this.lifecycle.phase === 'online') this.#armBeacon();
     }, interval * 1000);
   }
 
@@ -352,16 +332,17 @@ export class RNodeBearer implements Bearer {
       if (m.code === 0x04) this.#tx.full();
       if (m.fatal) {
         // During bring-up the ReplyBook fails the step waiting; online, the link is dropped.
-        if (this.#phase === 'online') this.#slot.fail(reason);
+        if (this.lifecycle.phase === 'online') this.lifecycle.fail(reason);
         return;
       }
       // Not fatal (queue full, memory low, modem timeout): stays online, shown as the last error.
       this.#ctx.log.warn('rnode.device_error', { interface: this.#ctx.interfaceName, reason });
-      this.#enter(this.#phase, reason, { ...this.#state, lastError: reason });
+      const state = this.lifecycle.state;
+      if (state.lastError !== reason || state.reason !== 'device') this.lifecycle.enter(this.lifecycle.phase, reason, { ...state, lastError: reason, reason: 'device' });
     },
     reset: () => {
       // An ESP32 announces a reboot; its settings are gone, so bring it up again (Reticulum).
-      if (this.#phase === 'online') this.#slot.fail('the RNode rebooted (reset indication); initialising again');
+      if (this.lifecycle.phase === 'online') this.lifecycle.fail('the RNode rebooted (reset indication); initialising again');
     },
     unknown: () => this.#counters.unknown_frames++,
     malformed: (m: Extract<DeviceMessage, { type: 'malformed' }>) => {
@@ -370,18 +351,6 @@ export class RNodeBearer implements Bearer {
     },
   };
 
-  #enter(phase: RNodePhase, reason: string, state?: BearerState): void {
-    const next: BearerState = { connected: state?.connected ?? false, lastError: state?.lastError ?? null, phase };
-    if (phase !== this.#phase) {
-      // The supervisor logs online, backoff (with the retry delay) and closed itself.
-      if (phase !== 'online' && phase !== 'backoff' && phase !== 'closed') {
-        this.#ctx.log.info('rnode.phase', { interface: this.#ctx.interfaceName, phase, reason });
-      }
-      this.#phase = phase;
-    } else if (next.connected === this.#state.connected && next.lastError === this.#state.lastError) return;
-    this.#state = next;
-    this.#ctx.events.state({ ...next });
-  }
 
   /** Keeps the counts of a finished link's decoder before a new link gets a fresh one. */
   #addKissErrors(): void {
@@ -440,11 +409,4 @@ function utf8(bytes: Uint8Array): string | null {
   } catch {
     return null;
   }
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
 }

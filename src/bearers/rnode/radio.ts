@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { AppError, type FieldError } from '../../lib/errors.ts';
+import type { FieldError } from '../../lib/errors.ts';
+import { DeviceError } from '../device-error.ts';
 import type { RadioConfig } from './protocol.ts';
 
 // RNode radio settings: the presets of docs/api.md 2.7, the settings schema, preset-plus-override
@@ -141,12 +142,12 @@ export function crossFieldErrors(s: Partial<Record<string, unknown>>): FieldErro
   return errors;
 }
 
-/** resolveRadioSettings for callers that want an AppError (HTTP 400 with every field). */
+/** resolveRadioSettings for callers that want an error: ERR_RNODE_SETTINGS with every field. */
 export function parseRnodeSettings(input: unknown): RnodeSettings {
   const r = resolveRadioSettings(input);
   if (r.ok) return r.settings;
   const summary = r.errors.map((e) => `${e.path}: ${e.message}`).join('; ');
-  throw new AppError('ERR_RNODE_SETTINGS', 400, `invalid RNode settings: ${summary}`, { errors: r.errors });
+  throw new DeviceError('ERR_RNODE_SETTINGS', `invalid RNode settings: ${summary}`, { retryable: false, facts: { fields: r.errors } });
 }
 
 /** Reticulum's derived bit rate (docs/protocols/rnode.md 1.7): SF × (4/CR) / (2^SF / BW_kHz) × 1000. */

@@ -1,5 +1,5 @@
 import type { Clock } from '../../lib/clock.ts';
-import { AppError } from '../../lib/errors.ts';
+import { DeviceError } from '../device-error.ts';
 import type { DeviceMessage } from './protocol.ts';
 
 // The latest frame of each kind the radio sent, and the bring-up steps waiting for some of
@@ -43,7 +43,7 @@ export class ReplyBook {
       const timer = this.#clock.setTimeout(() => {
         this.#waiters = this.#waiters.filter((w) => w !== waiter);
         const missing = types.filter((t) => !this.#latest.has(t));
-        reject(new AppError(code, 504, `${what} within ${timeoutMs} ms (no reply to: ${missing.join(', ')})`));
+        reject(new DeviceError(code, `${what} within ${timeoutMs} ms (no reply to: ${missing.join(', ')})`, { retryable: true }));
       }, timeoutMs);
       const waiter: Waiter = {
         types,
@@ -71,7 +71,7 @@ export class ReplyBook {
   #check(): void {
     const error = this.get('error');
     if (error?.fatal && this.#waiters.length) {
-      this.failAll(new AppError('ERR_RNODE_DEVICE', 502, `RNode reported ${error.name}: ${error.meaning}`));
+      this.failAll(new DeviceError('ERR_RNODE_DEVICE', `RNode reported ${error.name}: ${error.meaning}`, { retryable: true, facts: { radioError: error.code } }));
       return;
     }
     for (const w of [...this.#waiters]) {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { TimerHandle } from '../../lib/clock.ts';
-import { AppError } from '../../lib/errors.ts';
+import { DeviceError } from '../device-error.ts';
 import type { Bearer, BearerContext, BearerFactory, OutboundFrame, SendResult } from '../bearer.ts';
 import { type SimChannels, type SimListener, simChannels } from './channels.ts';
 
@@ -112,7 +112,7 @@ export class SimBearer implements Bearer {
     const parsed = SimSettings.safeParse(ctx.settings ?? {});
     if (!parsed.success) {
       const errors = parsed.error.issues.map((i) => ({ path: ['settings', ...i.path].join('.'), message: i.message }));
-      throw new AppError('ERR_BEARER_SETTINGS', 400, `sim interface ${ctx.interfaceName}: invalid settings`, { errors });
+      throw new DeviceError('ERR_BEARER_SETTINGS', `sim interface ${ctx.interfaceName}: invalid settings`, { retryable: false, facts: { fields: errors } });
     }
     this.#ctx = ctx;
     this.#settings = parsed.data;

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { Bearer, BearerContext, BearerState, OutboundFrame, SendResult } from '../bearer.ts';
+import type { Bearer, BearerContext, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
-import { AppError } from '../../lib/errors.ts';
+import { DeviceError } from '../device-error.ts';
 import { AtSession, type AtResult } from '../at/command-queue.ts';
 import { parseInfo } from '../codec/at.ts';
-import { SupervisorSlot } from '../links/device-supervisor.ts';
+import { clearTimers, DriverLifecycle, SupervisedBearer } from '../links/driver-lifecycle.ts';
 import type { Link } from '../links/link.ts';
 import { DailyBudget } from './budget.ts';
 import { decodePdu, encodeSubmit, normalizeNumber, planData, planMessage, type SmsStatusReport, type SmsTimestamp } from './codec/index.ts';
@@ -52,7 +52,7 @@ export interface SmsDriverOptions {
   timing?: Partial<SmsTiming>;
 }
 
-export class SmsBearer implements Bearer {
+export class SmsBearer extends SupervisedBearer<SmsPhase> implements Bearer {
   readonly kind = 'sms';
   readonly mtu: number;
   readonly concurrency: number;
@@ -64,10 +64,8 @@ export class SmsBearer implements Bearer {
   readonly #budget: DailyBudget;
   readonly #inbox: Inbox;
   readonly #reports: ReportBook;
-  readonly #slot: SupervisorSlot;
+  protected readonly lifecycle: DriverLifecycle<SmsPhase>;
   #at: AtSession | null = null;
-  #phase: SmsPhase = 'closed';
-  #state: BearerState = { connected: false, lastError: null, phase: 'closed' };
   #registration: string | null = null;
   #signal: number | null = null;
   #modem: string | null = null;
@@ -86,6 +84,7 @@ export class SmsBearer implements Bearer {
   readonly #counters = { received: 0, sent_parts: 0, sent_messages: 0, failed: 0, reports: 0, undecodable: 0, deleted: 0, store_failures: 0, incomplete: 0 };
 
   constructor(ctx: BearerContext, options: SmsDriverOptions) {
+    super();
     this.#ctx = ctx;
     this.#options = options;
     this.#timing = { ...DEFAULT_SMS_TIMING, ...options.timing };
@@ -98,32 +97,24 @@ export class SmsBearer implements Bearer {
     this.#budget = new DailyBudget(ctx.clock, this.settings.parts_per_day);
     this.#reports = new ReportBook(ctx.clock);
     this.#inbox = new Inbox(ctx.interfaceId);
-    this.#slot = new SupervisorSlot(ctx, {
+    this.lifecycle = new DriverLifecycle(ctx, {
+      kind: 'sms',
       open: (d) => this.#options.openLink(d),
       session: (link) => this.#session(link),
-      onState: (s) => this.#onSupervisorState(s),
       backoff: { initialMs: this.#timing.backoffInitialMs, maxMs: this.#timing.backoffMaxMs },
+      opening: 'opening the modem',
+      online: { why: 'modem initialised' },
+      wentOnline: () => {
+        this.#armPoll();
+        if (!this.#budget.fits(1)) this.#budgetSpent(1);
+      },
+      stopping: () => {
+        this.#goOffline('the interface stopped');
+        // Messages the centre accepted and whose reports were not in yet: delivered as far as
+        // anyone can still tell (sending them again would duplicate them).
+        this.#reports.acceptAll('accepted by the SMS centre; the interface stopped before the status report came');
+      },
     });
-  }
-
-  get phase(): SmsPhase {
-    return this.#phase;
-  }
-
-  async start(device: string): Promise<void> {
-    if (this.#slot.running) await this.stop();
-    this.#slot.start(device);
-  }
-
-  async stop(): Promise<void> {
-    const supervisor = this.#slot.take();
-    if (!supervisor) return;
-    this.#goOffline('the interface stopped');
-    // Messages the centre accepted and whose reports were not in yet: delivered as far as
-    // anyone can still tell (sending them again would duplicate them).
-    this.#reports.acceptAll('accepted by the SMS centre; the interface stopped before the status report came');
-    await supervisor.stop();
-    this.#enter('closed', 'stop requested', { connected: false, lastError: null });
   }
 
   async send(frame: OutboundFrame): Promise<SendResult> {
@@ -146,12 +137,12 @@ export class SmsBearer implements Bearer {
     const parts = resume ? allParts.slice(resume.sent) : allParts;
     const perDay = this.settings.parts_per_day;
     if (perDay !== null && parts.length > perDay) {
-      return this.#failed({ ok: false, retryable: false, error: `ERR_SMS_BUDGET: ${parts.length} parts will never fit in the daily budget of ${perDay} parts (shorten the message or raise parts_per_day)` });
+      return this.#failed({ ok: false, retryable: false, reason: 'budget', error: `ERR_SMS_BUDGET: ${parts.length} parts will never fit in the daily budget of ${perDay} parts (shorten the message or raise parts_per_day)` });
     }
-    if (this.#phase === 'budget' || !this.#budget.fits(parts.length)) return this.#budgetSpent(parts.length);
+    if (this.lifecycle.phase === 'budget' || !this.#budget.fits(parts.length)) return this.#budgetSpent(parts.length);
     const at = this.#at;
-    if (this.#phase !== 'online' || !at) {
-      return { ok: false, retryable: true, error: `ERR_SMS_OFFLINE: the modem is not online (${this.#phase}${this.#state.lastError ? `: ${this.#state.lastError}` : ''})` };
+    if (this.lifecycle.phase !== 'online' || !at) {
+      return { ok: false, retryable: true, error: `ERR_SMS_OFFLINE: the modem is not online (${this.lifecycle.phase}${this.lifecycle.state.lastError ? `: ${this.lifecycle.state.lastError}` : ''})` };
     }
     // Reserved now, before anything awaits, so concurrent sends cannot overspend; what is not
     // sent is given back.
@@ -189,8 +180,8 @@ export class SmsBearer implements Bearer {
 
   stats(): Record<string, unknown> {
     return {
-      phase: this.#phase,
-      device: this.#slot.device,
+      phase: this.lifecycle.phase,
+      device: this.lifecycle.device,
       modem: this.#modem,
       registration: this.#registration,
       signal_csq: this.#signal,
@@ -213,16 +204,16 @@ export class SmsBearer implements Bearer {
       if (this.#at !== at) return;
       this.#goOffline(reason);
     });
-    at.onUnresponsive((reason) => this.#slot.fail(`the modem stopped answering (${reason})`));
+    at.onUnresponsive((reason) => this.lifecycle.fail(`the modem stopped answering (${reason})`));
     at.onUrc('+CMTI', (u) => this.#onNewMessage(u.line));
     at.onUrc('+CDSI', (u) => this.#onNewMessage(u.line));
     at.onUrc('+CDS', (u) => {
       if (u.body) this.#onStatusReport(u.body, parseInfo(u.line).args[0]);
     });
-    this.#enter('initialising', `link open (${link.description}); initialising the modem`);
+    this.lifecycle.enter('initialising', `link open (${link.description}); initialising the modem`);
     let alive = await at.run('AT');
     for (let i = 0; i < 2 && !alive.ok; i++) alive = await at.run('AT');
-    if (!alive.ok) throw new AppError('ERR_SMS_MODEM', 502, 'the modem does not answer AT');
+    if (!alive.ok) throw new DeviceError('ERR_SMS_MODEM', 'the modem does not answer AT', { retryable: true, facts: { command: 'AT', answer: alive.final ?? alive.error ?? undefined } });
     await this.#must(at, 'ATE0');
     await this.#must(at, 'AT+CMEE=1');
     await this.#unlockSim(at);
@@ -247,19 +238,19 @@ export class SmsBearer implements Bearer {
     const state = async () => parseInfo((await at.run('AT+CPIN?')).info.find((l) => l.startsWith('+CPIN')) ?? '').args[0];
     let sim = await state();
     if (sim === 'READY') return;
-    if (sim === 'SIM PUK' || sim === 'SIM PUK2') throw new AppError('ERR_SMS_SIM_PUK', 502, 'the SIM is locked and asks for its PUK: unlock it in a phone');
-    if (sim !== 'SIM PIN') throw new AppError('ERR_SMS_SIM', 502, `the SIM is not ready (${String(sim ?? 'no answer to AT+CPIN?')})`);
+    if (sim === 'SIM PUK' || sim === 'SIM PUK2') throw new DeviceError('ERR_SMS_SIM_PUK', 'the SIM is locked and asks for its PUK: unlock it in a phone', { retryable: false, facts: { command: 'AT+CPIN?', answer: sim } });
+    if (sim !== 'SIM PIN') throw new DeviceError('ERR_SMS_SIM', `the SIM is not ready (${String(sim ?? 'no answer to AT+CPIN?')})`, { retryable: true, facts: { command: 'AT+CPIN?', answer: sim === undefined ? undefined : String(sim) } });
     const pin = this.settings.pin;
-    if (!pin || pin === '<redacted>') throw new AppError('ERR_SMS_PIN_REQUIRED', 502, 'the SIM asks for a PIN: set the interface\'s pin setting');
-    if (this.#ctx.state.get(REFUSED_PIN) === pinDigest(this.#ctx.interfaceId, pin)) throw new AppError('ERR_SMS_PIN_WRONG', 502, 'the SIM refused the PIN; it is not sent again (three wrong PINs lock the SIM): set the right pin');
+    if (!pin || pin === '<redacted>') throw new DeviceError('ERR_SMS_PIN_REQUIRED', 'the SIM asks for a PIN: set the interface\'s pin setting', { retryable: false, facts: { command: 'AT+CPIN?', answer: sim } });
+    if (this.#ctx.state.get(REFUSED_PIN) === pinDigest(this.#ctx.interfaceId, pin)) throw pinWrong(null);
     const r = await at.run(`AT+CPIN="${pin}"`, { timeoutMs: this.#timing.simReadyMs });
     if (!r.ok) {
       this.#ctx.state.set(REFUSED_PIN, pinDigest(this.#ctx.interfaceId, pin));
-      throw new AppError('ERR_SMS_PIN_WRONG', 502, 'the SIM refused the PIN; it is not sent again (three wrong PINs lock the SIM): set the right pin');
+      throw pinWrong(r.code);
     }
     const until = this.#ctx.clock.now() + this.#timing.simReadyMs;
     while ((sim = await state()) !== 'READY') {
-      if (this.#ctx.clock.now() > until) throw new AppError('ERR_SMS_SIM', 502, 'the SIM took the PIN but did not become ready');
+      if (this.#ctx.clock.now() > until) throw new DeviceError('ERR_SMS_SIM', 'the SIM took the PIN but did not become ready', { retryable: true, facts: { command: 'AT+CPIN?', answer: sim === undefined ? undefined : String(sim) } });
       await this.#sleep(500);
     }
   }
@@ -274,22 +265,10 @@ export class SmsBearer implements Bearer {
 
   // ---- online -----------------------------------------------------------------------------
 
-  #onSupervisorState(s: BearerState): void {
-    const phase = (s.phase ?? 'closed') as SmsPhase;
-    if (phase === 'online') {
-      this.#enter('online', 'modem initialised', s);
-      this.#armPoll();
-      if (!this.#budget.fits(1)) this.#budgetSpent(1);
-    } else if (phase === 'backoff' || phase === 'opening') {
-      this.#enter(phase, s.lastError ?? 'opening the modem', s);
-    }
-  }
-
   #goOffline(reason: string): void {
     this.#at?.close(reason);
     this.#at = null;
-    for (const t of Object.values(this.#timers)) if (t) this.#ctx.clock.clearTimeout(t);
-    this.#timers = {};
+    this.#timers = clearTimers(this.#ctx.clock, this.#timers);
   }
 
   /** Modems drop indications: list the SIM every poll_s, and store what waited too long. */
@@ -298,7 +277,7 @@ export class SmsBearer implements Bearer {
     this.#timers.poll = this.#ctx.clock.setTimeout(async () => {
       this.#timers.poll = undefined;
       const at = this.#at;
-      if (!at || (this.#phase !== 'online' && this.#phase !== 'budget')) return;
+      if (!at || (this.lifecycle.phase !== 'online' && this.lifecycle.phase !== 'budget')) return;
       await this.#readAll(at);
       await this.#health(at);
       if (this.#at === at) this.#armPoll();
@@ -309,12 +288,12 @@ export class SmsBearer implements Bearer {
   #budgetSpent(needed: number): SendResult {
     const at = this.#budget.nextDayMs();
     const reason = `ERR_SMS_BUDGET: the daily budget of ${this.settings.parts_per_day} parts is spent (${this.#budget.left()} left, ${needed} needed); sending resumes at ${new Date(at).toISOString()}`;
-    if (this.#phase === 'online') {
-      this.#enter('budget', reason, { connected: false, lastError: reason });
+    if (this.lifecycle.phase === 'online') {
+      this.lifecycle.enter('budget', reason, { connected: false, lastError: reason, reason: 'budget' });
       if (!this.#timers.budget) {
         this.#timers.budget = this.#ctx.clock.setTimeout(() => {
           this.#timers.budget = undefined;
-          if (this.#phase === 'budget') this.#enter('online', 'a new day: the send budget is full again', { connected: true, lastError: null });
+          if (this.lifecycle.phase === 'budget') this.lifecycle.enter('online', 'a new day: the send budget is full again', { connected: true, lastError: null });
         }, at - this.#ctx.clock.now());
       }
     }
@@ -423,7 +402,7 @@ export class SmsBearer implements Bearer {
 
   async #must(at: AtSession, command: string): Promise<AtResult> {
     const r = await at.run(command);
-    if (!r.ok) throw new AppError('ERR_SMS_MODEM', 502, `the modem refused ${command} (${r.error}${r.code !== null ? ` ${r.code}` : ''})`);
+    if (!r.ok) throw new DeviceError('ERR_SMS_MODEM', `the modem refused ${command} (${r.error}${r.code !== null ? ` ${r.code}` : ''})`, { retryable: true, facts: { command, answer: r.final ?? r.error ?? undefined, modemError: r.code ?? undefined } });
     return r;
   }
 
@@ -442,18 +421,15 @@ export class SmsBearer implements Bearer {
     return result;
   }
 
-  #enter(phase: SmsPhase, why: string, state?: BearerState): void {
-    if (phase !== this.#phase) this.#ctx.log.info('sms.phase', { from: this.#phase, to: phase, why });
-    this.#phase = phase;
-    const next = state ?? { connected: false, lastError: this.#state.lastError };
-    this.#state = { ...next, phase };
-    this.#ctx.events.state({ ...this.#state });
-  }
-
   #sleep(ms: number): Promise<void> {
     return new Promise((resolve) => this.#ctx.clock.setTimeout(resolve, ms));
   }
 }
+
+/** The SIM refused this PIN (now, with its +CME ERROR number, or on an earlier try). */
+const pinWrong = (modemError: number | null) => new DeviceError('ERR_SMS_PIN_WRONG', 'the SIM refused the PIN; it is not sent again (three wrong PINs lock the SIM): set the right pin', {
+  retryable: false, facts: { command: 'AT+CPIN', ...(modemError !== null ? { modemError } : {}) },
+});
 
 // The PIN a SIM refused, kept in the driver's state (the database, as a digest: never the PIN
 // itself), so no restart of the interface or of the bridge sends the same wrong PIN again. A

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { InboundFrame } from '../bearer.ts';
+import { concat as concatBytes } from '../codec/bytes.ts';
 import type { SmsDeliver } from './codec/index.ts';
 
 // Received SMS on their way from the SIM to the pipeline (docs/sms.md, "Receiving"). A single
@@ -103,7 +104,7 @@ function frameOf(scope: string, parts: SmsDeliver[], concat: { reference: number
   const first = parts[0];
   const isText = parts.every((p) => p.userData.text !== null);
   const text = isText ? parts.map((p) => p.userData.text).join('') : null;
-  const data = isText ? null : concatBytes(parts.map((p) => p.userData.data ?? new TextEncoder().encode(p.userData.text ?? '')));
+  const data = isText ? null : concatBytes(...parts.map((p) => p.userData.data ?? new TextEncoder().encode(p.userData.text ?? '')));
   const meta: Record<string, unknown> = {
     sender_type: first.originator.kind,
     smsc_timestamp: first.timestamp?.utc ?? null,
@@ -143,14 +144,4 @@ function contentHash(parts: SmsDeliver[]): string {
     else hash.update(p.userData.data ?? new Uint8Array(0));
   }
   return hash.digest('hex').slice(0, 16);
-}
-
-function concatBytes(chunks: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
 }

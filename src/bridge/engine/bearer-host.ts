@@ -1,4 +1,4 @@
-import type { Bearer, BearerState, DeviceConfig, DeviceSection, InboundFrame, NodeReport } from '../../bearers/bearer.ts';
+import type { Bearer, BearerReason, BearerState, DeviceConfig, DeviceSection, InboundFrame, NodeReport } from '../../bearers/bearer.ts';
 import type { DriverModule } from '../../bearers/driver-module.ts';
 import { driverFor } from '../../bearers/drivers.ts';
 import { openLink, type OpenLinkOptions } from '../../bearers/links/open-link.ts';
@@ -18,6 +18,8 @@ import type { InterfaceRow } from './rows.ts';
 export interface InterfaceRuntime {
   connected: boolean;
   last_error: string | null;
+  /** The kind of condition last_error names (bearers/bearer.ts, BearerReason), or null. */
+  reason: BearerReason | null;
   phase: string;
   last_rx_at: string | null;
   last_tx_at: string | null;
@@ -110,7 +112,7 @@ export class BearerHost {
   runtime(id: string): InterfaceRuntime {
     let r = this.#runtime.get(id);
     if (!r) {
-      r = { connected: false, last_error: null, phase: 'closed', last_rx_at: null, last_tx_at: null, counters: { sent: 0, failed: 0, received: 0, duplicates: 0 } };
+      r = { connected: false, last_error: null, reason: null, phase: 'closed', last_rx_at: null, last_tx_at: null, counters: { sent: 0, failed: 0, received: 0, duplicates: 0 } };
       this.#runtime.set(id, r);
     }
     return r;
@@ -249,14 +251,17 @@ export class BearerHost {
     await Promise.all([...this.#running.keys()].map((id) => this.stop(id)));
   }
 
-  noteSend(id: string, ok: boolean, error?: string): void {
+  noteSend(id: string, ok: boolean, error?: string, reason?: BearerReason): void {
     const rt = this.runtime(id);
     if (ok) {
       rt.counters.sent++;
       rt.last_tx_at = new Date(this.#clock.now()).toISOString();
     } else {
       rt.counters.failed++;
-      if (error) rt.last_error = error;
+      if (error) {
+        rt.last_error = error;
+        rt.reason = reason ?? null;
+      }
     }
   }
 
@@ -265,6 +270,7 @@ export class BearerHost {
     const was = rt.connected;
     rt.connected = state.connected;
     rt.last_error = state.lastError;
+    rt.reason = state.reason ?? null;
     rt.phase = state.phase ?? (state.connected ? 'online' : 'closed');
     if (was !== state.connected) this.#d.events.emit({ type: 'link', interfaceId: id, connected: state.connected });
   }

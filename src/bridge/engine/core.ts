@@ -113,9 +113,8 @@ export class RoutingCore {
     if (!row.enabled) return 'disabled';
     if (row.device === null) return 'unbound';
     const rt = this.host.runtime(interfaceId);
-    // A bearer out of its day or month budget says so in its state (SMS: phase budget;
-    // Iridium: an ERR_IRIDIUM_BUDGET reason).
-    if (rt.phase === 'budget' || /_BUDGET\b/.test(rt.last_error ?? '')) return `out of budget${rt.last_error ? ` (${rt.last_error})` : ''}`;
+    // A bearer out of its day or month budget says so in its state's reason.
+    if (rt.reason === 'budget') return `out of budget${rt.last_error ? ` (${rt.last_error})` : ''}`;
     if (!rt.connected) return `offline${rt.last_error ? ` (${rt.last_error})` : ''}`;
     return null;
   }

@@ -391,7 +391,7 @@ export class Dispatcher {
       const at = Math.max(outcome.retryAtMs ?? 0, now + NOT_SENT_MIN_WAIT_MS);
       this.#record({ ...d, next_attempt_ms: at }, 'retrying', outcome.error, (w) => store.requeue(d.id, outcome.error, now, { next_attempt_ms: at, front_ms: null }, w));
     } else {
-      host.noteSend(row.id, false, outcome.error);
+      host.noteSend(row.id, false, outcome.error, outcome.reason);
       const policy = retryPolicyOf(row.retry);
       if (!outcome.retryable || attempts >= d.max_attempts) {
         const why = outcome.retryable ? `${outcome.error} (gave up after ${attempts} attempts)` : `${outcome.error} (not retryable)`;

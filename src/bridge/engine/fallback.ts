@@ -386,7 +386,7 @@ export class FallbackService {
 const iso = (ms: number) => new Date(ms).toISOString();
 const isFinal = (s: DeliveryRow['state']) => s === 'delivered' || s === 'dead' || s === 'expired' || s === 'cancelled';
 /** Cancelled by this service (superseded or escalated away): not a failure to react to. */
-const byUs = (d: DeliveryRow) => d.state === 'cancelled' && /^(superseded|escalated):/.test(d.last_error ?? '');
+const byUs = (d: DeliveryRow) => d.state === 'cancelled' && (d.last_error?.startsWith('superseded:') === true || d.last_error?.startsWith('escalated:') === true);
 
 /** "delivered via sms-0 after mesh-0 timed out at 60 s". */
 function outcomeOf(list: FallbackRow, member: number): string {

@@ -228,7 +228,7 @@ export class InterfaceService {
     if (row.device === null) return `${name} is unbound (no device)`;
     if (!this.#host.hasDriver(row.kind)) return `${name} has no driver for kind '${row.kind}' in this release`;
     const rt = this.#host.runtime(row.id);
-    if (rt.phase === 'budget' || /_BUDGET\b/.test(rt.last_error ?? '')) return `${name} is out of budget${rt.last_error ? `: ${rt.last_error}` : ''}`;
+    if (rt.reason === 'budget') return `${name} is out of budget${rt.last_error ? `: ${rt.last_error}` : ''}`;
     if (!rt.connected) return `${name} is offline: ${rt.last_error ?? rt.phase}`;
     return null;
   }

@@ -60,8 +60,8 @@ export class RetentionWorker {
   }
 
   /** One run, then the next in a day; in a minute when another process held the lock, or the
-   *  run failed otherwise (a full disk): the deletes do not wait for a lock on the event loop
-   * , and a run put off is only a run later. */
+   *  run failed otherwise (a full disk): the deletes do not wait for a lock on the event loop,
+   *  and a run put off is only a run later. */
   #tick(): void {
     let nextMs = DAY_MS;
     try {

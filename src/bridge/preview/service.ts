@@ -151,7 +151,7 @@ export class PreviewService {
     if (!row.enabled) return 'disabled';
     if (row.device === null) return 'unbound';
     const rt = this.#d.host.runtime(interfaceId);
-    if (rt.phase === 'budget' || /_BUDGET\b/.test(rt.last_error ?? '')) return `out of budget${rt.last_error ? ` (${rt.last_error})` : ''}`;
+    if (rt.reason === 'budget') return `out of budget${rt.last_error ? ` (${rt.last_error})` : ''}`;
     if (!rt.connected) return `offline${rt.last_error ? ` (${rt.last_error})` : ''}`;
     return null;
   }
@@ -161,7 +161,7 @@ export class PreviewService {
     if (row.device === null) return 'unbound';
     if (!this.#d.host.hasDriver(row.kind)) return 'no_driver';
     const rt = this.#d.host.runtime(row.id);
-    if (rt.phase === 'budget' || /_BUDGET\b/.test(rt.last_error ?? '')) return 'out_of_budget';
+    if (rt.reason === 'budget') return 'out_of_budget';
     return rt.connected ? 'connected' : 'offline';
   }
 

@@ -12,7 +12,7 @@ import {
   NUS_TX_CHAR_UUID,
 } from '../../../src/bearers/links/ble-find.ts';
 import type { ManagedObjects } from '../../../src/bearers/links/bluez-client.ts';
-import { AppError } from '../../../src/lib/errors.ts';
+import { DeviceError } from '../../../src/bearers/device-error.ts';
 
 // Choosing the board and its characteristics among BlueZ's objects, on object trees shaped
 // as GetManagedObjects answers (BlueZ doc/org.bluez.Device.rst, GattService.rst,
@@ -50,8 +50,8 @@ const code = (fn: () => unknown): string => {
   try {
     fn();
   } catch (error) {
-    assert.instance(error, AppError);
-    return `${(error as AppError).code}: ${(error as Error).message}`;
+    assert.instance(error, DeviceError);
+    return `${(error as DeviceError).code}: ${(error as Error).message}`;
   }
   throw new Error('did not throw');
 };

@@ -5,7 +5,7 @@ import { chunkForWrite, openBleLink } from '../../../src/bearers/links/ble-link.
 import type { BluezGatt, ManagedObjects, WriteType } from '../../../src/bearers/links/bluez-client.ts';
 import { encodeFrame, WAKE_BYTES } from '../../../src/bearers/meshtastic/codec/stream.ts';
 import { MAX_FRAME_SIZE as MESHCORE_MAX_FRAME } from '../../../src/bearers/meshcore/codec/constants.ts';
-import { AppError } from '../../../src/lib/errors.ts';
+import { DeviceError } from '../../../src/bearers/device-error.ts';
 
 // The link's own logic over an in-memory BluezGatt: what it writes for the driver's bytes,
 // what the driver reads, and when it closes. ble-rnode.test.ts and ble-meshtastic.test.ts run
@@ -160,8 +160,8 @@ test('gone: the reason is reported once, writes are refused, the bus connection 
   await tick();
   assert.equal(reasons, ['ble://AA:BB:CC:DD:EE:FF: the board disconnected: Connection timeout (org.bluez.Reason.Timeout)']);
   assert.ok(bus.closed);
-  const refused = await link.write(Uint8Array.from([1])).catch((e: AppError) => e);
-  assert.is((refused as AppError).code, 'ERR_LINK_CLOSED');
+  const refused = await link.write(Uint8Array.from([1])).catch((e: DeviceError) => e);
+  assert.is((refused as DeviceError).code, 'ERR_LINK_CLOSED');
 });
 
 test('close() disconnects and closes the bus; a board without either service is refused and disconnected', async () => {
@@ -174,8 +174,8 @@ test('close() disconnects and closes the bus; a board without either service is 
   const bare = objects('nus');
   delete bare[`${S}/char0029`];
   const bus2 = new FakeBluez(bare);
-  const error = await openBleLink({ mac: 'AA:BB:CC:DD:EE:FF', name: null }, { bus: bus2 }).catch((e: AppError) => e);
-  assert.is((error as AppError).code, 'ERR_BLE_NO_SERVICE');
+  const error = await openBleLink({ mac: 'AA:BB:CC:DD:EE:FF', name: null }, { bus: bus2 }).catch((e: DeviceError) => e);
+  assert.is((error as DeviceError).code, 'ERR_BLE_NO_SERVICE');
   assert.equal(bus2.calls, [`connect ${DEV}`, `disconnect ${DEV}`]);
   assert.ok(bus2.closed);
 });

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MESHTASTIC_SERVICE_UUID, NUS_SERVICE_UUID } from '../../../src/bearers/links/ble-find.ts';
 import { blePortsIn, listBlePorts } from '../../../src/bearers/links/ble-ports.ts';
-import { AppError } from '../../../src/lib/errors.ts';
+import { DeviceError } from '../../../src/bearers/device-error.ts';
 
 // The BLE part of `fieldbridge ports`: bonded boards offering the RNode's UART or the
 // Meshtastic service, from Device1 properties alone (nothing is connected).
@@ -29,7 +29,7 @@ test('lists bonded boards with either service, by MAC, and nothing else', () => 
 });
 
 test('no bus or no BlueZ: an empty list with the reason, never an error', async () => {
-  const listing = await listBlePorts(() => Promise.reject(new AppError('ERR_BLE_UNAVAILABLE', 503, 'no D-Bus system bus at unix:path=/nowhere')));
+  const listing = await listBlePorts(() => Promise.reject(new DeviceError('ERR_BLE_UNAVAILABLE', 'no D-Bus system bus at unix:path=/nowhere', { retryable: true })));
   assert.equal(listing, { ports: [], note: 'no D-Bus system bus at unix:path=/nowhere' });
 });
 

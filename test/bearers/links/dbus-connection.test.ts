@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DbusConnection, DbusError, propertyMap, systemBusAddress, variantValue } from '../../../src/bearers/links/dbus-connection.ts';
 import { describeBluezError } from '../../../src/bearers/links/bluez-client.ts';
-import { AppError } from '../../../src/lib/errors.ts';
+import { DeviceError } from '../../../src/bearers/device-error.ts';
 import { PrivateBus } from '../../peers/bluez/standin.ts';
 
 // The D-Bus wrapper around @homebridge/dbus-native: plain values out of its variant form, a
@@ -34,9 +34,9 @@ test('no bus at the address, or an address that is not one: ERR_BLE_UNAVAILABLE 
   const dir = mkdtempSync(join(tmpdir(), 'fb-'));
   try {
     for (const [address, why] of [[`unix:path=${join(dir, 'none')}`, /no socket there/], ['nonsense', /no D-Bus system bus at nonsense/]] as const) {
-      const error = await DbusConnection.open(address).catch((e: AppError) => e);
-      assert.instance(error, AppError);
-      assert.is((error as AppError).code, 'ERR_BLE_UNAVAILABLE');
+      const error = await DbusConnection.open(address).catch((e: DeviceError) => e);
+      assert.instance(error, DeviceError);
+      assert.is((error as DeviceError).code, 'ERR_BLE_UNAVAILABLE');
       assert.match((error as Error).message, why);
     }
   } finally {

@@ -9,7 +9,7 @@ import type { SerialPortEntry } from '../../../src/bearers/links/list-ports.ts';
 import { PortClaims } from '../../../src/bearers/links/port-claims.ts';
 import { openLink, type OpenLinkOptions } from '../../../src/bearers/links/open-link.ts';
 import { FakeClock } from '../../../src/lib/clock.ts';
-import { AppError } from '../../../src/lib/errors.ts';
+import { DeviceError } from '../../../src/bearers/device-error.ts';
 import { createLogger } from '../../../src/lib/log.ts';
 import { answersDetect, DETECT_BURST, FakeDevice, PtyPair, rnodeProbe, waitUntil } from './fixtures/pty.ts';
 
@@ -44,13 +44,13 @@ const entry = (path: string, vidPid: string | null, extra: Partial<SerialPortEnt
   ...extra,
 });
 
-function failure(promise: Promise<unknown>): Promise<AppError> {
+function failure(promise: Promise<unknown>): Promise<DeviceError> {
   return promise.then(
     () => {
       throw new Error('expected a failure');
     },
-    (e: AppError) => {
-      assert.instance(e, AppError);
+    (e: DeviceError) => {
+      assert.instance(e, DeviceError);
       return e;
     },
   );

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import type { Link } from '../../../src/bearers/links/link.ts';
 import { openSerialLink } from '../../../src/bearers/links/serial-link.ts';
 import { FakeClock } from '../../../src/lib/clock.ts';
-import { AppError } from '../../../src/lib/errors.ts';
+import { DeviceError } from '../../../src/bearers/device-error.ts';
 import { FakeDevice, PtyPair, waitUntil } from './fixtures/pty.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'fb-'));
@@ -73,8 +73,8 @@ test('an unplugged device closes the link once, with a reason, and later writes 
     await link.write(Uint8Array.from([1]));
     assert.unreachable('write on a closed link resolved');
   } catch (error) {
-    assert.instance(error, AppError);
-    assert.is((error as AppError).code, 'ERR_LINK_CLOSED');
+    assert.instance(error, DeviceError);
+    assert.is((error as DeviceError).code, 'ERR_LINK_CLOSED');
   }
 });
 
@@ -116,13 +116,13 @@ test('a listener that throws does not stop the others or the link', async () => 
   await waitUntil(() => heard.length === 3, 3000, 'link stopped after a listener threw');
 });
 
-const openFails = async (path: string): Promise<AppError> => {
+const openFails = async (path: string): Promise<DeviceError> => {
   try {
     const link = await openSerialLink(path);
     await link.close();
   } catch (error) {
-    assert.instance(error, AppError);
-    return error as AppError;
+    assert.instance(error, DeviceError);
+    return error as DeviceError;
   }
   throw new Error(`opening ${path} succeeded`);
 };

@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import type { Link } from '../../../src/bearers/links/link.ts';
 import { openTcpLink } from '../../../src/bearers/links/tcp-link.ts';
 import { FakeClock } from '../../../src/lib/clock.ts';
-import { AppError } from '../../../src/lib/errors.ts';
+import { DeviceError } from '../../../src/bearers/device-error.ts';
 import { waitUntil } from './fixtures/pty.ts';
 
 interface Board {
@@ -79,7 +79,7 @@ test('the board dying (reset) closes the link with a reason, and writes are refu
     await link.write(Uint8Array.from([1]));
     assert.unreachable('write after close resolved');
   } catch (error) {
-    assert.is((error as AppError).code, 'ERR_LINK_CLOSED');
+    assert.is((error as DeviceError).code, 'ERR_LINK_CLOSED');
   }
   boards.splice(boards.indexOf(b), 1);
 });
@@ -100,7 +100,7 @@ test('connection refused is ERR_TCP_CONNECT naming the address', async () => {
     await openTcpLink('127.0.0.1', port);
     assert.unreachable('connected to a closed port');
   } catch (error) {
-    assert.is((error as AppError).code, 'ERR_TCP_CONNECT');
+    assert.is((error as DeviceError).code, 'ERR_TCP_CONNECT');
     assert.ok((error as Error).message.includes(`127.0.0.1:${port}`) && (error as Error).message.includes('refused'), (error as Error).message);
   }
 });
@@ -111,7 +111,7 @@ test('a board that never answers the connect times out on the (fake) clock', asy
   const clock = new FakeClock();
   const opening = openTcpLink('192.0.2.1', 7633, { clock, connectTimeoutMs: 10_000 }).then(
     () => null,
-    (e: AppError) => e,
+    (e: DeviceError) => e,
   );
   assert.is(clock.pending(), 1);
   clock.advance(9_999);

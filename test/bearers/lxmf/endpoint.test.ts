@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { BearerEvents, DriverState, InboundFrame, NodeReport, OutboundFrame, SendResult } from '../../../src/bearers/bearer.ts';
 import { ANNOUNCE_CAP, LxmfEndpoint } from '../../../src/bearers/lxmf/endpoint.ts';
-import { toHex } from '../../../src/bearers/reticulum/bytes.ts';
+import { toHex } from '../../../src/bearers/codec/bytes.ts';
 import { LXMF_DELIVERY_NAME } from '../../../src/bearers/reticulum/constants.ts';
 import { encryptFor } from '../../../src/bearers/reticulum/crypto.ts';
 import { lxmfDeliveryHash } from '../../../src/bearers/reticulum/destination.ts';

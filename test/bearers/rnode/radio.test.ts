@@ -1,7 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rnodeDriver } from '../../../src/bearers/rnode/index.ts';
-import { AppError } from '../../../src/lib/errors.ts';
+import { DeviceError } from '../../../src/bearers/device-error.ts';
+import { deviceProblem } from '../../../src/bridge/device-problems.ts';
 import {
   bitrateBps,
   loraTimeOnAirMs,
@@ -74,16 +75,16 @@ test('no preset and no radio field: one error on preset naming the presets and t
   if (!some.ok) assert.equal(some.errors, ['bandwidth_hz', 'cr', 'tx_power_dbm'].map((path) => ({ path, message: `required when no preset is given: ${give}` })));
 });
 
-test('bad input: wrong types and non-objects are refused, as AppError ERR_RNODE_SETTINGS', () => {
+test('bad input: wrong types and non-objects are refused, as DeviceError ERR_RNODE_SETTINGS', () => {
   for (const input of [{ sf: '7', preset: 'us-915' }, { preset: 'us-915', bandwidth_hz: 125.5 }, 'us-915', [1], { preset: 'us-915', flow_control: 'yes' }]) {
     try {
       parseRnodeSettings(input);
       assert.unreachable(`accepted ${JSON.stringify(input)}`);
     } catch (e) {
-      assert.instance(e, AppError);
-      assert.is((e as AppError).code, 'ERR_RNODE_SETTINGS');
-      assert.is((e as AppError).status, 400);
-      assert.ok((e as AppError).errors!.length >= 1);
+      assert.instance(e, DeviceError);
+      assert.is((e as DeviceError).code, 'ERR_RNODE_SETTINGS');
+      assert.is(deviceProblem(e)!.status, 400);
+      assert.ok((e as DeviceError).facts.fields!.length >= 1);
     }
   }
 });

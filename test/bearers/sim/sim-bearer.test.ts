@@ -11,7 +11,8 @@ import {
   SimSettings,
 } from '../../../src/bearers/sim/sim-bearer.ts';
 import { FakeClock } from '../../../src/lib/clock.ts';
-import { AppError } from '../../../src/lib/errors.ts';
+import { DeviceError } from '../../../src/bearers/device-error.ts';
+import { deviceProblem } from '../../../src/bridge/device-problems.ts';
 import { createLogger } from '../../../src/lib/log.ts';
 import { bearerContext } from '../../helpers/bearer-context.ts';
 import { frame, type Radio, simRadio } from './helpers.ts';
@@ -41,15 +42,15 @@ test('bad settings are refused when the bearer is made, every field named', () =
     radio('a', { behaviour: 'flaky', fail_count: -1, latency_ms: 1.5, mtu: 0, colour: 'red' });
     assert.unreachable('should throw');
   } catch (error) {
-    assert.instance(error, AppError);
-    const e = error as AppError;
+    assert.instance(error, DeviceError);
+    const e = error as DeviceError;
     assert.is(e.code, 'ERR_BEARER_SETTINGS');
-    assert.is(e.status, 400);
-    const paths = e.errors!.map((x) => x.path);
+    assert.is(deviceProblem(e)!.status, 400);
+    const paths = e.facts.fields!.map((x) => x.path);
     for (const p of ['settings.behaviour', 'settings.fail_count', 'settings.latency_ms', 'settings.mtu']) assert.ok(paths.includes(p), p);
-    assert.ok(e.errors!.some((x) => /colour/.test(x.message)));
-    assert.is(e.errors!.find((x) => x.path === 'settings.behaviour')!.message, 'behaviour must be deliver, fail, fail_then_deliver, ack_after, never_ack or fail_after; got "flaky"');
-    assert.is(e.errors!.find((x) => x.path === 'settings.latency_ms')!.message, 'latency_ms must be a whole number of milliseconds; got 1.5');
+    assert.ok(e.facts.fields!.some((x) => /colour/.test(x.message)));
+    assert.is(e.facts.fields!.find((x) => x.path === 'settings.behaviour')!.message, 'behaviour must be deliver, fail, fail_then_deliver, ack_after, never_ack or fail_after; got "flaky"');
+    assert.is(e.facts.fields!.find((x) => x.path === 'settings.latency_ms')!.message, 'latency_ms must be a whole number of milliseconds; got 1.5');
   }
   assert.match(SimSettings.safeParse({ latency_ms: 60_001 }).error!.issues[0].message, /latency_ms must be at most 60000/);
   assert.ok(SimSettings.safeParse({ latency_ms: 60_000 }).success);

@@ -351,6 +351,26 @@ test('while the link is down deliveries wait without spending attempts; the link
   }
 });
 
+test('out of budget is read from the state\'s reason, not from the words of its last error; a failed send may name it too', async () => {
+  const h = build();
+  try {
+    const b = await mesh(h, 'b');
+    forwardAllTo(h, b.id);
+    h.core.start();
+    const bearer = h.bearers.get(b.id)!;
+    bearer.ctx.events.state({ connected: true, lastError: 'ERR_X_BUDGET: the day is spent', reason: 'budget' });
+    assert.is(h.interfaces.waitingFor(b.id), "interface 'b' is out of budget: ERR_X_BUDGET: the day is spent");
+    bearer.ctx.events.state({ connected: true, lastError: 'a message about ERR_X_BUDGET, with no reason' });
+    assert.is(h.interfaces.waitingFor(b.id), null);
+    bearer.answers.push({ ok: false, retryable: false, error: 'ERR_X_BUDGET: no budget holds this message', reason: 'budget' });
+    h.core.pipeline.ingest({ direction: 'outbound', interfaceId: null, from: 'local', to: '!0000beef', channel: null, kind: 'text', text: 'too dear', payload: null });
+    await until('the refused send', () => h.core.host.runtime(b.id).counters.failed === 1);
+    assert.is(h.interfaces.waitingFor(b.id), "interface 'b' is out of budget: ERR_X_BUDGET: no budget holds this message");
+  } finally {
+    await h.close();
+  }
+});
+
 test('a bearer that takes several sends at once gets them, up to its concurrency; a slot that frees takes the next', async () => {
   const h = build();
   try {

@@ -1,4 +1,5 @@
 import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
+import { concat } from '../../codec/bytes.ts';
 
 // A small table-driven protobuf codec for the Meshtastic messages (docs/protocols/meshtastic.md
 // 2.3, 2.6). Each message is a plain object whose keys are the proto field names; a schema
@@ -230,18 +231,8 @@ function readMessage<T>(schema: MessageSchema<T>, r: BinaryReader, end: number, 
     }
   }
   if (r.pos !== end) throw new Error(`${schema.name} ends inside a field`);
-  if (unknownParts.length > 0) out.$unknown = concat(unknownParts);
+  if (unknownParts.length > 0) out.$unknown = concat(...unknownParts);
   return out as T;
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-// Small byte helpers shared by the Reticulum codecs.
+// Small byte helpers shared by the codecs and drivers of every kind: concatenation, equality,
+// hex. Pure.
 
 /** Byte-wise equality, for hashes and keys. */
 export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -7,7 +8,8 @@ export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
-export function concat(...parts: Uint8Array[]): Uint8Array {
+/** The parts one after the other, in a new array. */
+export function concat(...parts: readonly Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) {
