@@ -6,6 +6,11 @@ import { isIoError, isReadOnlyError, isStorageFullError } from './errors.ts';
 // ingests (docs/decisions.md "Issue 22: a write path made for flash"). Re-exported by
 // sqlite.ts. node:sqlite is synchronous: transaction(fn) returns fn's value at once, whether its
 // work is committed at once or joins a group that commits a few tens of milliseconds later.
+//
+// One file of more than 500 lines on purpose: riders, afterCommit work, group commit and the
+// announced writers are one state machine per connection (the Connection and Group records
+// below); each part reads and changes the others' state inside the same COMMIT, and split over
+// files its invariants could no longer be read in one place.
 
 /** The last transaction() on a connection that failed for want of room or of write access, or
  *  for a failing file system (SQLITE_FULL, SQLITE_READONLY, SQLITE_IOERR), and when; forgotten
