@@ -44,3 +44,14 @@ export const settle = (rounds = 5) => new Promise<void>((resolve) => {
   const next = () => (++n >= rounds ? resolve() : setImmediate(next));
   setImmediate(next);
 });
+
+/** Asks `probe` every 10 ms, `rounds` times at most, until it answers something: for what the
+ *  bridge does on its own turns (escalations, sends) while a fake clock stands still. */
+export async function until<T>(what: string, probe: () => Promise<T | false | undefined | null>, rounds = 500): Promise<T> {
+  for (let i = 0; i < rounds; i++) {
+    const v = await probe();
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { simChannels } from '../../../src/bearers/sim/sim-bearer.ts';
 import { FakeClock } from '../../../src/lib/clock.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
-import { createRule, createSim, settle } from '../../helpers/routing.ts';
+import { createRule, createSim, settle, until } from '../../helpers/routing.ts';
 
 // An ordered fallback member's ack_within_s counts from when it became the active member,
 // queued or not (issue 30): members waiting behind sends that are never acknowledged, or on an
@@ -26,15 +26,6 @@ test.after(async () => {
   await t.stop();
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function until<T>(what: string, probe: () => Promise<T | false | undefined | null>, rounds = 500): Promise<T> {
-  for (let i = 0; i < rounds; i++) {
-    const v = await probe();
-    if (v) return v;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 const story = async (messageId: string) => (await t.call('GET', `/api/deliveries/message/${messageId}`)).body as { items: any[]; fallbacks: any[] };
 const stories = (ids: string[]) => Promise.all(ids.map(story));

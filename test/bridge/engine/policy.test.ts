@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../../../src/lib/clock.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
-import { createRule, createSim, settle } from '../../helpers/routing.ts';
+import { createRule, createSim, settle, until } from '../../helpers/routing.ts';
 
 // Delivery policy across bearers (docs/routing.md, "Delivery policy"), through the API of an
 // in-process bridge on a fake clock, with sim interfaces whose acknowledgement behaviours and
@@ -25,15 +25,6 @@ test.after(async () => {
   await t.stop();
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function until<T>(what: string, probe: () => Promise<T | false | undefined | null>, rounds = 300): Promise<T> {
-  for (let i = 0; i < rounds; i++) {
-    const v = await probe();
-    if (v) return v;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 const story = async (messageId: string) => (await t.call('GET', `/api/deliveries/message/${messageId}`)).body as { items: any[]; fallbacks: any[] };
 const delivery = async (id: string) => (await t.call('GET', `/api/deliveries/${id}`)).body;
