@@ -1,6 +1,6 @@
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
-import type { Link } from './links/link.ts';
+import type { Link } from './shared/links/link.ts';
 
 // The one contract every device driver meets (docs/architecture.md, "Bearers"). The dispatcher hands a
 // bearer one outbound frame at a time and gets back a verdict; the bearer reports what it

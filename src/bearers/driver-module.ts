@@ -4,9 +4,9 @@ import type { Route } from '../http/route.ts';
 import type { Clock } from '../lib/clock.ts';
 import { jsonDepth } from '../lib/json.ts';
 import type { BearerFactory, DeviceSection, DriverState } from './bearer.ts';
-import type { BleFraming } from './links/ble-link.ts';
-import type { Link } from './links/link.ts';
-import type { Probe } from './links/open-link.ts';
+import type { BleFraming } from './shared/links/ble-link.ts';
+import type { Link } from './shared/links/link.ts';
+import type { Probe } from './shared/links/open-link.ts';
 
 // What one interface kind brings to the bridge (docs/architecture.md, "Adding a driver"). Each
 // bearers/<kind>/index.ts exports one DriverModule; bearers/drivers.ts lists them, and every
@@ -88,7 +88,7 @@ export interface DriverModule<K extends string = string> {
   create?: BearerFactory;
   /** Recognises the device behind a freshly opened link, for the `auto` port value. */
   probe?: Probe;
-  /** How the driver's bytes travel over ble:// (links/ble-link.ts; default `stream`). */
+  /** How the driver's bytes travel over ble:// (shared/links/ble-link.ts; default `stream`). */
   bleFraming?: BleFraming;
   /** The port of a tcp://host value that names none (default 7633, the RNode's). */
   tcpPort?: number;
