@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { Route } from '../http/route.ts';
 import type { Clock } from '../lib/clock.ts';
 import { jsonDepth } from '../lib/json.ts';
-import type { BearerFactory, DeviceSection, DriverState } from './bearer.ts';
+import type { BearerFactory, DeviceSection, DriverState, EstimateFrame } from './bearer.ts';
+import type { DeliveryEstimate, EstimateSources, UsageUnit } from './estimate.ts';
 import type { BleFraming } from './shared/links/ble-link.ts';
 import type { Link } from './shared/links/link.ts';
 import type { Probe } from './shared/links/open-link.ts';
@@ -110,6 +111,14 @@ export interface DriverModule<K extends string = string> {
   openSim?: (channel: string) => Promise<Link>;
   simulator?: SimulatorCommand;
   stats?: StatsView;
+  /** What sending these frames would take, measured by the driver's own codec and budget (the
+   *  preview, and the usage of a delivered delivery). Without it the frames are measured against
+   *  the running bearer's MTU, or `idleMtu` (bearers/estimate.ts measureByMtu). */
+  estimate?(frames: readonly EstimateFrame[], src: EstimateSources): DeliveryEstimate;
+  /** The MTU an interface of this kind has while no bearer runs, from its settings. */
+  idleMtu?(settings: Record<string, unknown>): number;
+  /** The unit this kind is billed in: its estimate's cost, and what usage counts per day. */
+  usageUnit?: UsageUnit;
   /** Bridge-wide sections the driver applies to its device (BearerContext.deviceConfig). */
   deviceSections?: readonly DeviceSection[];
   /** Extra routes the kind serves (the RNode's routes (docs/api.md 4.8)). */

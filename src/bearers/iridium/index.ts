@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineDriver } from '../driver-module.ts';
+import { iridiumEstimate, IRIDIUM_CREDITS } from './estimate.ts';
 import { lazyOpenSim, lazySimulator } from '../shared/simulators/lazy.ts';
 import { IRIDIUM_SIM_OPTIONS, IRIDIUM_SIM_USAGE } from './simulator/usage.ts';
 import { createIridiumBearer } from './driver.ts';
@@ -28,5 +29,6 @@ export const iridiumDriver = defineDriver({
   openSim: lazyOpenSim(async () => (await import('./simulator/link.ts')).openIridiumSimLink),
   simulator: lazySimulator({ usage: IRIDIUM_SIM_USAGE, options: IRIDIUM_SIM_OPTIONS }, async () => (await import('./simulator/cli.ts')).iridiumSimulator),
   stats: iridiumStats,
+  estimate: iridiumEstimate,
+  usageUnit: IRIDIUM_CREDITS,
 });
-export { iridiumEstimate } from './estimate.ts';

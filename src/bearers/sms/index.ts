@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineDriver } from '../driver-module.ts';
+import { smsEstimate, SMS_PARTS } from './estimate.ts';
 import { lazyOpenSim, lazySimulator } from '../shared/simulators/lazy.ts';
 import { SMS_SIM_OPTIONS, SMS_SIM_USAGE } from './simulator/usage.ts';
 import { createSmsBearer } from './driver.ts';
@@ -23,5 +24,6 @@ export const smsDriver = defineDriver({
   openSim: lazyOpenSim(async () => (await import('./simulator/link.ts')).openSmsSimLink),
   simulator: lazySimulator({ usage: SMS_SIM_USAGE, options: SMS_SIM_OPTIONS }, async () => (await import('./simulator/cli.ts')).smsSimulator),
   stats: smsStats,
+  estimate: smsEstimate,
+  usageUnit: SMS_PARTS,
 });
-export { smsEstimate } from './estimate.ts';
