@@ -40,8 +40,8 @@ export interface InboundFrame {
   dedupeKey?: string;
 }
 
-/** The meshes whose nodes the node database keeps. */
-export type NodeNetwork = 'meshtastic' | 'lxmf' | 'meshcore';
+/** The mesh a node is on: one kind module's `nodeNetwork` (bearers/drivers.ts NODE_NETWORKS). */
+export type NodeNetwork = string;
 
 /** A node a mesh radio heard or reported (its node database). Fields it did not say are absent. */
 export interface NodeReport {

@@ -121,6 +121,9 @@ export interface DriverModule<K extends string = string> {
   usageUnit?: UsageUnit;
   /** Bridge-wide sections the driver applies to its device (BearerContext.deviceConfig). */
   deviceSections?: readonly DeviceSection[];
+  /** The mesh whose nodes this kind reports (NodeReport.network), if it keeps a node table:
+   *  the node database's `network` and the nodes API's filter list these. */
+  nodeNetwork?: string;
   /** Extra routes the kind serves (the RNode's routes (docs/api.md 4.8)). */
   routes?(api: DriverApi): Route[];
 }

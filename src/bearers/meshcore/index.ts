@@ -16,6 +16,7 @@ export const meshcoreDriver = defineDriver({
   // The companion radio acknowledged the message to its sender before handing it over.
   framesNotRepeated: true,
   bleFraming: 'meshcore',
+  nodeNetwork: 'meshcore',
   settings: MeshCoreSettings as unknown as z.ZodType<Record<string, unknown>>,
   contact: {
     field: 'meshcore', schema: z.string().trim().regex(/^(?:[0-9a-fA-F]{2}){6,32}$/, { error: 'expected the hex of a MeshCore public key or of its first 6 bytes or more (whole bytes: an even number of digits)' }),

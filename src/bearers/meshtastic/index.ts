@@ -18,6 +18,7 @@ export const meshtasticDriver = defineDriver({
   framesNotRepeated: true,
   tellsTime: "the board's time from its GPS, a phone or the mesh, stamped on packets heard over the air",
   bleFraming: 'meshtastic',
+  nodeNetwork: 'meshtastic',
   settings: MeshtasticSettings as unknown as z.ZodType<Record<string, unknown>>,
   contact: { field: 'mesh', schema: z.string().trim().min(1).max(200), description: 'Meshtastic node id, e.g. !a1b2c3d4' },
   meshTraffic: true,

@@ -17,6 +17,8 @@ const RNodeSettings = rnodeSettingsSchema.superRefine((value, ctx) => {
 
 export const rnodeDriver = defineDriver({
   kind: 'rnode',
+  // In `reticulum` mode the LXMF endpoint reports the peers it hears (lxmf/endpoint.ts).
+  nodeNetwork: 'lxmf',
   title: 'RNode',
   // A raw LoRa frame is not acknowledged to anyone: a frame lost before it is stored is never sent again.
   framesNotRepeated: true,
