@@ -24,7 +24,7 @@ interface Command {
 }
 
 const resolveLazy = async <T>(value: Lazy<T>): Promise<T> => (typeof value === 'function' ? (value as () => Promise<T>)() : value);
-const simCli = () => import('./bearers/simulators/cli.ts');
+const simCli = () => import('./bearers/shared/simulators/cli.ts');
 
 export const DEFAULT_DB_PATH = './data/bridge.db';
 
@@ -109,13 +109,13 @@ const commands: Record<string, Command> = {
     options: { json: { type: 'boolean' }, check: { type: 'string' }, peer: { type: 'string' } },
     run: async (values) => {
       if (typeof values.check === 'string') {
-        const { checkSerialPaths } = await import('./bearers/links/port-check.ts');
+        const { checkSerialPaths } = await import('./bearers/shared/links/port-check.ts');
         const result = await checkSerialPaths(values.check, typeof values.peer === 'string' ? values.peer : undefined);
         process.stdout.write(result.lines.map((l) => `${result.ok ? 'ok' : 'FAILED'}: ${l}\n`).join(''));
         return result.ok ? 0 : 1;
       }
       if (values.peer !== undefined) throw new UsageError('--peer goes with --check');
-      const [{ listSerialPorts }, { listBlePorts }] = await Promise.all([import('./bearers/links/list-ports.ts'), import('./bearers/links/ble-ports.ts')]);
+      const [{ listSerialPorts }, { listBlePorts }] = await Promise.all([import('./bearers/shared/links/list-ports.ts'), import('./bearers/shared/links/ble-ports.ts')]);
       const [serial, ble] = await Promise.all([listSerialPorts(), listBlePorts()]);
       const ports = [...serial, ...ble.ports];
       if (values.json) process.stdout.write(JSON.stringify(ports, null, 2) + '\n');

@@ -1,6 +1,6 @@
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
-import type { Link } from './links/link.ts';
+import type { Link } from './shared/links/link.ts';
 
 // The one contract every device driver meets (docs/architecture.md, "Bearers"). The dispatcher hands a
 // bearer one outbound frame at a time and gets back a verdict; the bearer reports what it
@@ -40,8 +40,8 @@ export interface InboundFrame {
   dedupeKey?: string;
 }
 
-/** The meshes whose nodes the node database keeps. */
-export type NodeNetwork = 'meshtastic' | 'lxmf' | 'meshcore';
+/** The mesh a node is on: one kind module's `nodeNetwork` (bearers/drivers.ts NODE_NETWORKS). */
+export type NodeNetwork = string;
 
 /** A node a mesh radio heard or reported (its node database). Fields it did not say are absent. */
 export interface NodeReport {

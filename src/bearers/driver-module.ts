@@ -3,10 +3,11 @@ import { z } from 'zod';
 import type { Route } from '../http/route.ts';
 import type { Clock } from '../lib/clock.ts';
 import { jsonDepth } from '../lib/json.ts';
-import type { BearerFactory, DeviceSection, DriverState } from './bearer.ts';
-import type { BleFraming } from './links/ble-link.ts';
-import type { Link } from './links/link.ts';
-import type { Probe } from './links/open-link.ts';
+import type { BearerFactory, DeviceSection, DriverState, EstimateFrame } from './bearer.ts';
+import type { DeliveryEstimate, EstimateSources, UsageUnit } from './estimate.ts';
+import type { BleFraming } from './shared/links/ble-link.ts';
+import type { Link } from './shared/links/link.ts';
+import type { Probe } from './shared/links/open-link.ts';
 
 // What one interface kind brings to the bridge (docs/architecture.md, "Adding a driver"). Each
 // bearers/<kind>/index.ts exports one DriverModule; bearers/drivers.ts lists them, and every
@@ -88,7 +89,7 @@ export interface DriverModule<K extends string = string> {
   create?: BearerFactory;
   /** Recognises the device behind a freshly opened link, for the `auto` port value. */
   probe?: Probe;
-  /** How the driver's bytes travel over ble:// (links/ble-link.ts; default `stream`). */
+  /** How the driver's bytes travel over ble:// (shared/links/ble-link.ts; default `stream`). */
   bleFraming?: BleFraming;
   /** The port of a tcp://host value that names none (default 7633, the RNode's). */
   tcpPort?: number;
@@ -110,8 +111,19 @@ export interface DriverModule<K extends string = string> {
   openSim?: (channel: string) => Promise<Link>;
   simulator?: SimulatorCommand;
   stats?: StatsView;
+  /** What sending these frames would take, measured by the driver's own codec and budget (the
+   *  preview, and the usage of a delivered delivery). Without it the frames are measured against
+   *  the running bearer's MTU, or `idleMtu` (bearers/estimate.ts measureByMtu). */
+  estimate?(frames: readonly EstimateFrame[], src: EstimateSources): DeliveryEstimate;
+  /** The MTU an interface of this kind has while no bearer runs, from its settings. */
+  idleMtu?(settings: Record<string, unknown>): number;
+  /** The unit this kind is billed in: its estimate's cost, and what usage counts per day. */
+  usageUnit?: UsageUnit;
   /** Bridge-wide sections the driver applies to its device (BearerContext.deviceConfig). */
   deviceSections?: readonly DeviceSection[];
+  /** The mesh whose nodes this kind reports (NodeReport.network), if it keeps a node table:
+   *  the node database's `network` and the nodes API's filter list these. */
+  nodeNetwork?: string;
   /** Extra routes the kind serves (the RNode's routes (docs/api.md 4.8)). */
   routes?(api: DriverApi): Route[];
 }

@@ -18,6 +18,9 @@ export const INTERFACE_KINDS = DRIVERS.map((d) => d.kind) as [InterfaceKind, ...
 /** Kinds whose drivers tell the time their device holds (DriverModule.tellsTime). */
 export const TIME_TELLING_KINDS = DRIVERS.filter((d) => 'tellsTime' in d && d.tellsTime).map((d) => d.kind) as [InterfaceKind, ...InterfaceKind[]];
 
+/** The meshes whose nodes the node database keeps (DriverModule.nodeNetwork), in list order. */
+export const NODE_NETWORKS = DRIVERS.flatMap((d) => ('nodeNetwork' in d && d.nodeNetwork ? [d.nodeNetwork] : [])) as [string, ...string[]];
+
 const byKind = new Map<string, DriverModule>(DRIVERS.map((d) => [d.kind, d]));
 
 /** The module of a kind, or undefined for a kind this release does not know. */

@@ -429,4 +429,26 @@ export const bridgeMigrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 14,
+    name: 'usage_by_unit',
+    sql: `
+      -- What a billed delivery spent, per interface, UTC day and billing unit (the unit its
+      -- kind's driver module names): a new kind that bills adds rows, not columns. The counts
+      -- of the two units usage_daily had columns for carry over.
+      CREATE TABLE usage_daily_units (
+        interface_id  TEXT NOT NULL,
+        day           TEXT NOT NULL,
+        unit          TEXT NOT NULL,
+        amount        INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (interface_id, day, unit)
+      ) WITHOUT ROWID;
+      INSERT INTO usage_daily_units (interface_id, day, unit, amount)
+        SELECT interface_id, day, 'sms_parts', sms_parts FROM usage_daily WHERE sms_parts <> 0;
+      INSERT INTO usage_daily_units (interface_id, day, unit, amount)
+        SELECT interface_id, day, 'iridium_credits', iridium_credits FROM usage_daily WHERE iridium_credits <> 0;
+      ALTER TABLE usage_daily DROP COLUMN sms_parts;
+      ALTER TABLE usage_daily DROP COLUMN iridium_credits;
+    `,
+  },
 ];

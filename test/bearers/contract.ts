@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import type {
   Bearer, BearerContext, BearerState, DeviceConfig, DeviceSection, FrameKind, InboundFrame, NodeReport, OutboundFrame, SendResult,
 } from '../../src/bearers/bearer.ts';
-import { openLink, type OpenLinkOptions } from '../../src/bearers/links/open-link.ts';
+import { openLink, type OpenLinkOptions } from '../../src/bearers/shared/links/open-link.ts';
 import { systemClock, type Clock } from '../../src/lib/clock.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { memoryState } from '../helpers/bearer-context.ts';

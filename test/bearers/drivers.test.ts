@@ -3,17 +3,20 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { contactAddressFields, DRIVERS, driverFor, INTERFACE_KINDS } from '../../src/bearers/drivers.ts';
-import { SIM_COMMAND_OPTIONS, SIM_USAGE } from '../../src/bearers/simulators/cli.ts';
+import { SIM_COMMAND_OPTIONS, SIM_USAGE } from '../../src/bearers/shared/simulators/cli.ts';
 
 // The driver registry (bearers/drivers.ts): a kind is its folder's index.ts module plus one
 // line in the list, and every kind list the bridge shows is derived from that list.
 
 const bearersDir = join(import.meta.dirname, '..', '..', 'src', 'bearers');
+/** The one folder of bearers/ that is not a kind: links, codecs and the simulators' run loop several kinds use. */
+const SHARED = 'shared';
 
-test('every bearers/<kind>/index.ts module is registered, under its folder name, and nothing else is', async () => {
-  const folders = readdirSync(bearersDir, { withFileTypes: true }).filter((d) => d.isDirectory() && existsSync(join(bearersDir, d.name, 'index.ts')));
+test('every folder of bearers/ but shared/ is a kind: its index.ts module is registered, under its folder name, and nothing else is', async () => {
+  const folders = readdirSync(bearersDir, { withFileTypes: true }).filter((d) => d.isDirectory() && d.name !== SHARED);
   const found: string[] = [];
   for (const folder of folders) {
+    assert.ok(existsSync(join(bearersDir, folder.name, 'index.ts')), `bearers/${folder.name}/ is a kind: it has an index.ts`);
     const exported = Object.values(await import(join(bearersDir, folder.name, 'index.ts'))) as Array<{ kind?: unknown }>;
     const module = exported.find((e) => typeof e === 'object' && e !== null && typeof e.kind === 'string');
     assert.ok(module, `${folder.name}/index.ts exports a driver module`);

@@ -26,7 +26,7 @@ function loaded(list: string[], filter: (p: string) => boolean): string[] {
 // The simulators' usage texts (usage.ts) and the lazy loaders (lazy.ts) are what a driver
 // module holds of its simulator; the simulators themselves are code the bridge never runs
 // unless an interface is bound to sim:// of that kind.
-const simulatorCode = (p: string) => p.startsWith('src/bearers/simulators/') && !/\/(usage|lazy)\.ts$/.test(p);
+const simulatorCode = (p: string) => /^src\/bearers\/(shared\/simulators|[a-z]+\/simulator)\//.test(p) && !/\/(usage|lazy)\.ts$/.test(p);
 
 test('fieldbridge version loads no bridge, hub, bearer or package', async () => {
   const list = paths(await loadedModules(['version']));
@@ -41,12 +41,12 @@ test('the bridge starts without simulators, hub, PostgreSQL, ZIP or serialport c
   assert.equal(loaded(list, under('src/hub/')), [], 'nothing of the hub');
   assert.equal(loaded(list, pkg('postgres')), [], 'no PostgreSQL client');
   assert.equal(loaded(list, pkg('yazl')), [], 'no ZIP writer');
-  assert.equal(loaded(list, (p) => pkg('serialport')(p) || p.includes('node_modules/@serialport/')), [], 'no serialport: loaded on the first serial open (links/open-link.ts)');
-  assert.equal(loaded(list, (p) => p === 'src/bearers/links/serial-link.ts' || p === 'src/bearers/links/ble-link.ts'), [], 'no serial or BLE link');
+  assert.equal(loaded(list, (p) => pkg('serialport')(p) || p.includes('node_modules/@serialport/')), [], 'no serialport: loaded on the first serial open (shared/links/open-link.ts)');
+  assert.equal(loaded(list, (p) => p === 'src/bearers/shared/links/serial-link.ts' || p === 'src/bearers/shared/links/ble-link.ts'), [], 'no serial or BLE link');
 });
 
 // mqtt.js loads with the uplink's first connection (bridge/uplink/connection.ts), the D-Bus client
-// with the first ble:// link or port listing (links/open-link.ts, links/list-ports.ts).
+// with the first ble:// link or port listing (shared/links/open-link.ts, shared/links/list-ports.ts).
 test('the bridge starts without MQTT (no hub configured) or D-Bus (no ble:// device)', async () => {
   const list = paths(await loadedModules(['bridge']));
   assert.equal(loaded(list, pkg('mqtt')), [], 'mqtt.js loads when the uplink first connects');
@@ -63,8 +63,8 @@ test('the hub starts without bearers, simulators or the bridge', async () => {
 
 test('fieldbridge sim rnode --help reads the usage without loading any simulator', async () => {
   const list = paths(await loadedModules(['sim', 'rnode', '--help']));
-  // simulators/cli.ts is the command (the kinds and their usage from the driver modules), no simulator.
-  assert.equal(loaded(list, (p) => simulatorCode(p) && p !== 'src/bearers/simulators/cli.ts'), [], 'the usage text is in simulators/<kind>/usage.ts');
+  // bearers/shared/simulators/cli.ts is the command (the kinds and their usage from the driver modules), no simulator.
+  assert.equal(loaded(list, (p) => simulatorCode(p) && p !== 'src/bearers/shared/simulators/cli.ts'), [], 'the usage text is in <kind>/simulator/usage.ts');
 });
 
 test.run();

@@ -3,9 +3,9 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { IridiumGateway } from '../../src/bearers/simulators/iridium/gateway.ts';
-import { IridiumModem } from '../../src/bearers/simulators/iridium/modem.ts';
-import { serveIridiumPty, serveIridiumTcp, type SimTransport } from '../../src/bearers/simulators/iridium/serve.ts';
+import { IridiumGateway } from '../../src/bearers/iridium/simulator/gateway.ts';
+import { IridiumModem } from '../../src/bearers/iridium/simulator/modem.ts';
+import { serveIridiumPty, serveIridiumTcp, type SimTransport } from '../../src/bearers/iridium/simulator/serve.ts';
 import type { TestBridge } from '../helpers/bridge.ts';
 import {
   HostTap, createIridiumInterface, health, inboundMessages, interfaceStats, keepProcessAlive, startIridiumBridge, waitDelivery, waitOnline, waitUntil,

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { iridiumSimGateway } from '../../src/bearers/simulators/iridium/link.ts';
+import { iridiumSimGateway } from '../../src/bearers/iridium/simulator/link.ts';
 import { FakeClock } from '../../src/lib/clock.ts';
 import { startTestBridge, type TestBridge } from '../helpers/bridge.ts';
 import { createIridiumInterface, health, interfaceStats, keepProcessAlive, waitUntil } from '../helpers/iridium.ts';

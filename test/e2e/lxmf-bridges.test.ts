@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { RNodeChannel } from '../../src/bearers/simulators/rnode/channel.ts';
-import { serveRNodeTcp, type SimTransport } from '../../src/bearers/simulators/rnode/serve.ts';
-import { RNodeSimulator } from '../../src/bearers/simulators/rnode/simulator.ts';
+import { RNodeChannel } from '../../src/bearers/rnode/simulator/channel.ts';
+import { serveRNodeTcp, type SimTransport } from '../../src/bearers/rnode/simulator/serve.ts';
+import { RNodeSimulator } from '../../src/bearers/rnode/simulator/simulator.ts';
 import { backupDatabase } from '../../src/bridge/config/backup.ts';
 import { startTestBridge, type TestBridge } from '../helpers/bridge.ts';
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { rnodeSimChannel } from '../../src/bearers/simulators/rnode/link.ts';
+import { rnodeSimChannel } from '../../src/bearers/rnode/simulator/link.ts';
 import { startTestBridge, type TestBridge } from '../helpers/bridge.ts';
 import { lxmfPeerAvailability, lxmfPeerTempDir, startLxmfPeerOnChannel, type ChannelLxmfPeer } from '../helpers/lxmf-peer.ts';
 

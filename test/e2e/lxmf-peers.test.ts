@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
-import { RNodeChannel } from '../../src/bearers/simulators/rnode/channel.ts';
+import { RNodeChannel } from '../../src/bearers/rnode/simulator/channel.ts';
 import { LXMF_PEER_RADIO, lxmfPeerAvailability, lxmfPeerTempDir, startLxmfPeerOnChannel, type ChannelLxmfPeer } from '../helpers/lxmf-peer.ts';
 
 // Two real Reticulum + LXMF endpoints (test/peers/reticulum/lxmf_peer.py), each through RNS's

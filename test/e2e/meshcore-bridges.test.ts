@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MeshCoreDevice } from '../../src/bearers/simulators/meshcore/device.ts';
-import { MeshCoreMesh } from '../../src/bearers/simulators/meshcore/mesh.ts';
-import { serveMeshCoreTcp } from '../../src/bearers/simulators/meshcore/serve.ts';
-import type { SimTransport } from '../../src/bearers/simulators/pty.ts';
-import { meshtasticSimMesh } from '../../src/bearers/simulators/meshtastic/link.ts';
+import { MeshCoreDevice } from '../../src/bearers/meshcore/simulator/device.ts';
+import { MeshCoreMesh } from '../../src/bearers/meshcore/simulator/mesh.ts';
+import { serveMeshCoreTcp } from '../../src/bearers/meshcore/simulator/serve.ts';
+import type { SimTransport } from '../../src/bearers/shared/simulators/pty.ts';
+import { meshtasticSimMesh } from '../../src/bearers/meshtastic/simulator/link.ts';
 import { startTestBridge, type TestBridge } from '../helpers/bridge.ts';
 
 // MeshCore end to end (issue 21 acceptance): two bridges whose MeshCore interfaces reach two

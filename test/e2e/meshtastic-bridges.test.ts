@@ -3,9 +3,9 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MeshtasticDevice } from '../../src/bearers/simulators/meshtastic/device.ts';
-import { MeshtasticMesh } from '../../src/bearers/simulators/meshtastic/mesh.ts';
-import { serveMeshtasticPty, serveMeshtasticTcp, type SimTransport } from '../../src/bearers/simulators/meshtastic/serve.ts';
+import { MeshtasticDevice } from '../../src/bearers/meshtastic/simulator/device.ts';
+import { MeshtasticMesh } from '../../src/bearers/meshtastic/simulator/mesh.ts';
+import { serveMeshtasticPty, serveMeshtasticTcp, type SimTransport } from '../../src/bearers/meshtastic/simulator/serve.ts';
 import type { TestBridge } from '../helpers/bridge.ts';
 import {
   createMeshInterface, keepProcessAlive, nodeIdOf, startMeshBridge, waitDelivery, waitOnline, waitUntil,

@@ -1,9 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MODEM_PRESET, REGION_CODE } from '../../src/bearers/meshtastic/codec/messages.ts';
-import { MeshtasticDevice } from '../../src/bearers/simulators/meshtastic/device.ts';
-import { MeshtasticMesh } from '../../src/bearers/simulators/meshtastic/mesh.ts';
-import { serveMeshtasticTcp, type SimTransport } from '../../src/bearers/simulators/meshtastic/serve.ts';
+import { MeshtasticDevice } from '../../src/bearers/meshtastic/simulator/device.ts';
+import { MeshtasticMesh } from '../../src/bearers/meshtastic/simulator/mesh.ts';
+import { serveMeshtasticTcp, type SimTransport } from '../../src/bearers/meshtastic/simulator/serve.ts';
 import type { TestBridge } from '../helpers/bridge.ts';
 import { createMeshInterface, keepProcessAlive, startMeshBridge, waitDelivery, waitOnline, waitUntil } from '../helpers/meshtastic.ts';
 import { assertProblem, createRule } from '../helpers/routing.ts';

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { iridiumSimGateway } from '../../src/bearers/simulators/iridium/link.ts';
-import { smsSimNetwork } from '../../src/bearers/simulators/sms/link.ts';
+import { iridiumSimGateway } from '../../src/bearers/iridium/simulator/link.ts';
+import { smsSimNetwork } from '../../src/bearers/sms/simulator/link.ts';
 import { startTestBridge, type TestBridge } from '../helpers/bridge.ts';
 import { createIridiumInterface } from '../helpers/iridium.ts';
 import { createRule } from '../helpers/routing.ts';

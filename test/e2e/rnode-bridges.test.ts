@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RNODE_PRESETS } from '../../src/bearers/rnode/radio.ts';
-import { RNodeChannel } from '../../src/bearers/simulators/rnode/channel.ts';
-import { serveRNodePty, serveRNodeTcp, type SimTransport } from '../../src/bearers/simulators/rnode/serve.ts';
-import { RNodeSimulator } from '../../src/bearers/simulators/rnode/simulator.ts';
+import { RNodeChannel } from '../../src/bearers/rnode/simulator/channel.ts';
+import { serveRNodePty, serveRNodeTcp, type SimTransport } from '../../src/bearers/rnode/simulator/serve.ts';
+import { RNodeSimulator } from '../../src/bearers/rnode/simulator/simulator.ts';
 import { startTestBridge, type TestBridge } from '../helpers/bridge.ts';
 
 // Two bridges, each with an RNode interface over a real TCP byte stream to its own simulated

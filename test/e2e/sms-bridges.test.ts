@@ -3,9 +3,9 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SmsModem } from '../../src/bearers/simulators/sms/modem.ts';
-import { SmsNetwork } from '../../src/bearers/simulators/sms/network.ts';
-import { serveSmsPty, serveSmsTcp, type SimTransport } from '../../src/bearers/simulators/sms/serve.ts';
+import { SmsModem } from '../../src/bearers/sms/simulator/modem.ts';
+import { SmsNetwork } from '../../src/bearers/sms/simulator/network.ts';
+import { serveSmsPty, serveSmsTcp, type SimTransport } from '../../src/bearers/sms/simulator/serve.ts';
 import type { TestBridge } from '../helpers/bridge.ts';
 import { createRule } from '../helpers/routing.ts';
 import {

@@ -1,5 +1,5 @@
 import * as assert from 'uvu/assert';
-import type { HostedDevice } from '../../src/bearers/simulators/pty.ts';
+import type { HostedDevice } from '../../src/bearers/shared/simulators/pty.ts';
 import type { TestBridge } from './bridge.ts';
 import { SMS_FAST_RETRY, health, inboundMessages, keepProcessAlive, startSmsBridge, waitDelivery, waitOnline, waitUntil } from './sms.ts';
 

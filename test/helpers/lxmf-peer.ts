@@ -2,9 +2,9 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RNodeChannel } from '../../src/bearers/simulators/rnode/channel.ts';
-import { serveRNodeTcp, type SimTransport } from '../../src/bearers/simulators/rnode/serve.ts';
-import { RNodeSimulator, type RNodeSimOptions } from '../../src/bearers/simulators/rnode/simulator.ts';
+import type { RNodeChannel } from '../../src/bearers/rnode/simulator/channel.ts';
+import { serveRNodeTcp, type SimTransport } from '../../src/bearers/rnode/simulator/serve.ts';
+import { RNodeSimulator, type RNodeSimOptions } from '../../src/bearers/rnode/simulator/simulator.ts';
 
 // A real Reticulum + LXMF endpoint as a test peer: test/peers/reticulum/lxmf_peer.py, run by
 // Debian's Python with RNS and LXMF imported from source folders outside the repository
@@ -372,7 +372,7 @@ export interface ChannelLxmfPeer extends LxmfPeer {
 /**
  * A simulated RNode on `channel`, served where RNS reaches it, and a peer on it: the usual way
  * to put a peer on the air. stop() also closes the RNode's socket and takes it off the channel.
- * For a bridge in the same process, `rnodeSimChannel(name)` (src/bearers/simulators/rnode/link.ts)
+ * For a bridge in the same process, `rnodeSimChannel(name)` (src/bearers/rnode/simulator/link.ts)
  * is the channel its `sim://name` interfaces use.
  */
 export async function startLxmfPeerOnChannel(

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBridge } from '../../src/bridge/app.ts';
 import { formatNodeId } from '../../src/bearers/meshtastic/codec/messages.ts';
-import type { MeshtasticDevice } from '../../src/bearers/simulators/meshtastic/device.ts';
+import type { MeshtasticDevice } from '../../src/bearers/meshtastic/simulator/device.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { apiClient, waitUntil } from './api.ts';
 import type { TestBridge } from './bridge.ts';

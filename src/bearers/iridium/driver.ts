@@ -1,11 +1,11 @@
 import type { Bearer, BearerContext, BearerReason, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
-import { equalBytes } from '../codec/bytes.ts';
+import { equalBytes } from '../shared/codec/bytes.ts';
 import { DeviceError } from '../device-error.ts';
-import { AtSession, type AtResult } from '../at/command-queue.ts';
-import { parseInfo } from '../codec/at.ts';
-import { clearTimers, DriverLifecycle, SupervisedBearer } from '../links/driver-lifecycle.ts';
-import type { Link } from '../links/link.ts';
+import { AtSession, type AtResult } from '../shared/at/command-queue.ts';
+import { parseInfo } from '../shared/codec/at.ts';
+import { clearTimers, DriverLifecycle, SupervisedBearer } from '../shared/links/driver-lifecycle.ts';
+import type { Link } from '../shared/links/link.ts';
 import { CreditLedger, type CreditCheck } from './credits.ts';
 import { mtFrame } from './inbound.ts';
 import {

@@ -1,5 +1,5 @@
-import type { Clock } from '../../lib/clock.ts';
-import type { DriverState, EstimateFrame } from '../bearer.ts';
+import type { EstimateFrame } from '../bearer.ts';
+import type { DeliveryEstimate, EstimateSources, UsageUnit } from '../estimate.ts';
 import { CreditLedger } from './credits.ts';
 import { rockblockPrefix, SBD_MAX_MO_BYTES, sessionCredits } from './sbd.ts';
 import { IridiumSettings } from './settings.ts';
@@ -9,23 +9,21 @@ import { IridiumSettings } from './settings.ts';
 // 50 bytes (sbd.ts sessionCredits) and the same credit ledger check (credits.ts allows) the
 // driver makes before a session.
 
-export interface EstimateContext {
-  /** The interface's stored driver state (the credit ledger), read only. */
-  state: Pick<DriverState, 'get'>;
-  clock: Clock;
-}
+/** Iridium is billed by the credit (one per started 50 bytes of a session): usage and the
+ *  preview's cost count credits. */
+export const IRIDIUM_CREDITS: UsageUnit = {
+  unit: 'iridium_credits',
+  metric: { name: 'fieldbridge_iridium_credits_total', help: 'Iridium credits of delivered deliveries (one per started 50 bytes), by interface.' },
+};
 
-export interface IridiumEstimate {
-  to: string;
+export interface IridiumEstimate extends DeliveryEstimate {
   mtu: number;
   frames: Array<{ bytes: number; fits: boolean; error: string | null; credits: number }>;
-  credits: number;
-  budget: { allows: boolean; reason: string | null };
-  cost: { unit: 'iridium_credits'; amount: number };
 }
 
-export function iridiumEstimate(frames: readonly EstimateFrame[], rawSettings: Record<string, unknown>, ctx: EstimateContext): IridiumEstimate {
-  const parsed = IridiumSettings.safeParse(rawSettings);
+/** `state`: the interface's stored driver state (the credit ledger), read only. */
+export function iridiumEstimate(frames: readonly EstimateFrame[], src: Pick<EstimateSources, 'settings' | 'state' | 'clock'>): IridiumEstimate {
+  const parsed = IridiumSettings.safeParse(src.settings);
   const settings = parsed.success ? parsed.data : IridiumSettings.parse({});
   const to = (frames[0]?.to ?? '').trim();
   const prefix = to === 'gateway' ? new Uint8Array(0) : rockblockPrefix(to);
@@ -40,8 +38,8 @@ export function iridiumEstimate(frames: readonly EstimateFrame[], rawSettings: R
     return { bytes, credits, fits: true, error: null };
   });
   const credits = out.reduce((n, f) => n + f.credits, 0);
-  const ledger = new CreditLedger(ctx.clock, ctx.state, { perDay: settings.credits_per_day, perMonth: settings.credits_per_month });
+  const ledger = new CreditLedger(src.clock, src.state, { perDay: settings.credits_per_day, perMonth: settings.credits_per_month });
   const check = ledger.everFits(credits) ? ledger.allows(credits) : { ok: false as const, reason: `${credits} credits are more than the budget allows in a day or a month` };
   const budget = check.ok ? { allows: true, reason: null } : { allows: false, reason: `ERR_IRIDIUM_BUDGET: ${check.reason}` };
-  return { to, mtu, frames: out, credits, budget, cost: { unit: 'iridium_credits', amount: credits } };
+  return { address: to, mtu, frames: out, budget, cost: { unit: IRIDIUM_CREDITS.unit, amount: credits } };
 }

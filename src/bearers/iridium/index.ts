@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { defineDriver } from '../driver-module.ts';
-import { lazyOpenSim, lazySimulator } from '../simulators/lazy.ts';
-import { IRIDIUM_SIM_OPTIONS, IRIDIUM_SIM_USAGE } from '../simulators/iridium/usage.ts';
+import { iridiumEstimate, IRIDIUM_CREDITS } from './estimate.ts';
+import { lazyOpenSim, lazySimulator } from '../shared/simulators/lazy.ts';
+import { IRIDIUM_SIM_OPTIONS, IRIDIUM_SIM_USAGE } from './simulator/usage.ts';
 import { createIridiumBearer } from './driver.ts';
 import { IridiumSettings } from './settings.ts';
 import { iridiumStats } from './stats.ts';
 
 // The Iridium SBD satellite modem (9602, 9603, RockBLOCK; docs/iridium.md, wire facts
-// docs/protocols/iridium-sbd.md) as a driver module, on the shared AT session (bearers/at/).
+// docs/protocols/iridium-sbd.md) as a driver module, on the shared AT session (bearers/shared/at/).
 // No probe: `auto` never claims a satellite modem, so an iridium interface is bound by its
 // by-id path or USB serial. The serial speed is the interface's `baud` setting.
 
@@ -24,9 +25,10 @@ export const iridiumDriver = defineDriver({
   },
   create: (ctx) => createIridiumBearer(ctx, { openLink: ctx.openLink }),
   baudRate: (settings) => (typeof settings.baud === 'number' ? settings.baud : 19200),
-  // The simulators load when used (issue 22 item 3): simulators/lazy.ts.
-  openSim: lazyOpenSim(async () => (await import('../simulators/iridium/link.ts')).openIridiumSimLink),
-  simulator: lazySimulator({ usage: IRIDIUM_SIM_USAGE, options: IRIDIUM_SIM_OPTIONS }, async () => (await import('../simulators/iridium/cli.ts')).iridiumSimulator),
+  // The simulators load when used (issue 22 item 3): bearers/shared/simulators/lazy.ts.
+  openSim: lazyOpenSim(async () => (await import('./simulator/link.ts')).openIridiumSimLink),
+  simulator: lazySimulator({ usage: IRIDIUM_SIM_USAGE, options: IRIDIUM_SIM_OPTIONS }, async () => (await import('./simulator/cli.ts')).iridiumSimulator),
   stats: iridiumStats,
+  estimate: iridiumEstimate,
+  usageUnit: IRIDIUM_CREDITS,
 });
-export { iridiumEstimate } from './estimate.ts';

@@ -1,6 +1,6 @@
-import { parseInfo, sbdChecksum } from '../codec/at.ts';
+import { parseInfo, sbdChecksum } from '../shared/codec/at.ts';
 
-// Short Burst Data facts a host needs beyond the AT line codec (bearers/codec/at.ts reads the
+// Short Burst Data facts a host needs beyond the AT line codec (bearers/shared/codec/at.ts reads the
 // lines and AT+SBDRB's binary answer): the bytes written after AT+SBDWB's READY, the six fields
 // of +SBDIX, the signal bars of +CSQ/+CSQF, what each MO status means, and what a session costs.
 // Pure: no I/O, timers or logging (docs/style.md habit 1). Wire facts:

@@ -1,7 +1,7 @@
 import type { Bearer, BearerContext, OutboundFrame, SendResult } from '../bearer.ts';
 import { DeviceError } from '../device-error.ts';
-import { DriverLifecycle, SupervisedBearer } from '../links/driver-lifecycle.ts';
-import type { Link } from '../links/link.ts';
+import { DriverLifecycle, SupervisedBearer } from '../shared/links/driver-lifecycle.ts';
+import type { Link } from '../shared/links/link.ts';
 import {
   type Contact, decodeRadioMessage, ERR_CODE, ERR_NAMES, FrameDecoder, hex, isPush, MAX_TEXT_LEN, OUT_PATH_UNKNOWN, type RadioMessage,
   TXT_TYPE, utf8,
@@ -207,7 +207,7 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
       name: this.#self.name, address: addressOf(this.#self.publicKey), model: this.#info?.model ?? null, firmware: this.#info?.version ?? null,
       contacts: this.#contacts.size, channels: this.#channels.filter((c) => c.name !== '').length,
     });
-    // Resolving hands over to the supervisor, which reports `online` (links/driver-lifecycle.ts).
+    // Resolving hands over to the supervisor, which reports `online` (shared/links/driver-lifecycle.ts).
   }
 
   async #readContacts(commands: CommandChannel, since: number): Promise<void> {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineDriver } from '../driver-module.ts';
-import { lazyOpenSim, lazySimulator } from '../simulators/lazy.ts';
-import { MESHCORE_SIM_OPTIONS, MESHCORE_SIM_USAGE } from '../simulators/meshcore/usage.ts';
+import { lazyOpenSim, lazySimulator } from '../shared/simulators/lazy.ts';
+import { MESHCORE_SIM_OPTIONS, MESHCORE_SIM_USAGE } from './simulator/usage.ts';
 import { SERIAL_BAUD, TCP_PORT } from './codec/constants.ts';
 import { createMeshCoreBearer } from './driver.ts';
 import { MeshCoreSettings } from './settings.ts';
@@ -16,6 +16,7 @@ export const meshcoreDriver = defineDriver({
   // The companion radio acknowledged the message to its sender before handing it over.
   framesNotRepeated: true,
   bleFraming: 'meshcore',
+  nodeNetwork: 'meshcore',
   settings: MeshCoreSettings as unknown as z.ZodType<Record<string, unknown>>,
   contact: {
     field: 'meshcore', schema: z.string().trim().regex(/^(?:[0-9a-fA-F]{2}){6,32}$/, { error: 'expected the hex of a MeshCore public key or of its first 6 bytes or more (whole bytes: an even number of digits)' }),
@@ -25,8 +26,8 @@ export const meshcoreDriver = defineDriver({
   tcpPort: TCP_PORT,
   baudRate: SERIAL_BAUD,
   create: (ctx) => createMeshCoreBearer(ctx, { openLink: ctx.openLink }),
-  // The simulators load when used (issue 22 item 3): simulators/lazy.ts.
-  openSim: lazyOpenSim(async () => (await import('../simulators/meshcore/link.ts')).openMeshCoreSimLink),
-  simulator: lazySimulator({ usage: MESHCORE_SIM_USAGE, options: MESHCORE_SIM_OPTIONS }, async () => (await import('../simulators/meshcore/cli.ts')).meshcoreSimulator),
+  // The simulators load when used (issue 22 item 3): bearers/shared/simulators/lazy.ts.
+  openSim: lazyOpenSim(async () => (await import('./simulator/link.ts')).openMeshCoreSimLink),
+  simulator: lazySimulator({ usage: MESHCORE_SIM_USAGE, options: MESHCORE_SIM_OPTIONS }, async () => (await import('./simulator/cli.ts')).meshcoreSimulator),
   stats: meshcoreStats,
 });

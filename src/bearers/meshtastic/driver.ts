@@ -1,8 +1,8 @@
 import type { Bearer, BearerContext, DeviceSection, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
 import { DeviceError } from '../device-error.ts';
-import { clearTimers, DriverLifecycle, SupervisedBearer } from '../links/driver-lifecycle.ts';
-import type { Link } from '../links/link.ts';
+import { clearTimers, DriverLifecycle, SupervisedBearer } from '../shared/links/driver-lifecycle.ts';
+import type { Link } from '../shared/links/link.ts';
 import { AckBook, DeviceQueue } from './acks.ts';
 import { editSession, loraChange, moduleChanges, ownerChange, ownerReport, radioReport, type Change } from './admin.ts';
 import {
@@ -200,7 +200,7 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
       // Over serial the device reboots and keeps the port: hand-shake again on the same link.
       // Over TCP the connection drops, and the supervisor reconnects.
     }
-    // Resolving hands over to the supervisor, which reports `online` (links/driver-lifecycle.ts).
+    // Resolving hands over to the supervisor, which reports `online` (shared/links/driver-lifecycle.ts).
   }
 
   async #handshakeOn(link: Link): Promise<DeviceState> {

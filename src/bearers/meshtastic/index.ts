@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { defineDriver } from '../driver-module.ts';
 import { TCP_PORT, SERIAL_BAUD } from './codec/messages.ts';
-import { lazyOpenSim, lazySimulator } from '../simulators/lazy.ts';
-import { MESHTASTIC_SIM_OPTIONS, MESHTASTIC_SIM_USAGE } from '../simulators/meshtastic/usage.ts';
+import { lazyOpenSim, lazySimulator } from '../shared/simulators/lazy.ts';
+import { MESHTASTIC_SIM_OPTIONS, MESHTASTIC_SIM_USAGE } from './simulator/usage.ts';
 import { createMeshtasticBearer } from './driver.ts';
 import { meshtasticProbe } from './probe.ts';
 import { MeshtasticSettings } from './settings.ts';
@@ -18,6 +18,7 @@ export const meshtasticDriver = defineDriver({
   framesNotRepeated: true,
   tellsTime: "the board's time from its GPS, a phone or the mesh, stamped on packets heard over the air",
   bleFraming: 'meshtastic',
+  nodeNetwork: 'meshtastic',
   settings: MeshtasticSettings as unknown as z.ZodType<Record<string, unknown>>,
   contact: { field: 'mesh', schema: z.string().trim().min(1).max(200), description: 'Meshtastic node id, e.g. !a1b2c3d4' },
   meshTraffic: true,
@@ -26,8 +27,8 @@ export const meshtasticDriver = defineDriver({
   baudRate: SERIAL_BAUD,
   create: (ctx) => createMeshtasticBearer(ctx, { openLink: ctx.openLink }),
   probe: meshtasticProbe,
-  // The simulators load when used (issue 22 item 3): simulators/lazy.ts.
-  openSim: lazyOpenSim(async () => (await import('../simulators/meshtastic/link.ts')).openMeshtasticSimLink),
-  simulator: lazySimulator({ usage: MESHTASTIC_SIM_USAGE, options: MESHTASTIC_SIM_OPTIONS }, async () => (await import('../simulators/meshtastic/cli.ts')).meshtasticSimulator),
+  // The simulators load when used (issue 22 item 3): bearers/shared/simulators/lazy.ts.
+  openSim: lazyOpenSim(async () => (await import('./simulator/link.ts')).openMeshtasticSimLink),
+  simulator: lazySimulator({ usage: MESHTASTIC_SIM_USAGE, options: MESHTASTIC_SIM_OPTIONS }, async () => (await import('./simulator/cli.ts')).meshtasticSimulator),
   stats: meshtasticStats,
 });

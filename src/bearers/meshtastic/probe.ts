@@ -1,4 +1,4 @@
-import type { Link } from '../links/link.ts';
+import type { Link } from '../shared/links/link.ts';
 import { encodeToRadioFrame, StreamDecoder, WAKE_BYTES } from './codec/messages.ts';
 import { newNonce } from './handshake.ts';
 

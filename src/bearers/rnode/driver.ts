@@ -1,27 +1,27 @@
 import type { Bearer, BearerContext, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
-import { concat } from '../codec/bytes.ts';
+import { concat } from '../shared/codec/bytes.ts';
 import { DeviceError } from '../device-error.ts';
-import { clearTimers, DriverLifecycle, SupervisedBearer } from '../links/driver-lifecycle.ts';
-import type { Link } from '../links/link.ts';
+import { clearTimers, DriverLifecycle, SupervisedBearer } from '../shared/links/driver-lifecycle.ts';
+import type { Link } from '../shared/links/link.ts';
 import { TxQueue } from './flow.ts';
-import { encodeFrame, KISS_MAX_PAYLOAD, KissDecoder } from '../codec/kiss.ts';
+import { encodeFrame, KISS_MAX_PAYLOAD, KissDecoder } from '../shared/codec/kiss.ts';
 import {
   CMD, decodeDeviceFrame, DETECT_BURST, DETECT_REQUEST, encodeConfiguration, firmwareAtLeast, formatFirmware,
   LEAVE, RADIO_OFF, READY_QUERY, REQUIRED_FW_VERSION, type DeviceMessage,
 } from './protocol.ts';
-import { LxmfEndpoint } from '../lxmf/endpoint.ts';
+import { LxmfEndpoint } from './lxmf/endpoint.ts';
 import { bitrateBps, parseRnodeSettings, type RnodeSettings } from './radio.ts';
 import { ReplyBook } from './replies.ts';
 import { reportedStats, type Reported } from './stats.ts';
 import { checkEchoes, describeMismatches, expectedEchoes, type Echoes } from './verify.ts';
 
 // The RNode bearer (interface kind `rnode`; docs/api.md 2.7, docs/protocols/rnode.md 1). The device supervisor
-// (links/device-supervisor.ts) opens the link and owns the opening/online/backoff cycle;
+// (shared/links/device-supervisor.ts) opens the link and owns the opening/online/backoff cycle;
 // this driver runs the bring-up on each fresh link (detecting -> configuring -> verifying,
 // docs/protocols/rnode.md 1.4) and, once online, carries DATA frames both ways with READY flow control,
 // channel statistics, the TCP keep-alive and the callsign beacon. In `reticulum` mode the
-// frames are Reticulum packets and an LXMF endpoint (bearers/lxmf/endpoint.ts) sits between
+// frames are Reticulum packets and an LXMF endpoint (bearers/rnode/lxmf/endpoint.ts) sits between
 // the radio and the bridge: it announces, proves, encrypts and signs; the driver moves bytes.
 
 export type RNodePhase = 'closed' | 'opening' | 'detecting' | 'configuring' | 'verifying' | 'online' | 'backoff';
@@ -205,7 +205,7 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
     if (mismatches.length) {
       throw new DeviceError('ERR_RNODE_ECHO', `the radio did not take its settings: ${describeMismatches(mismatches)}`, { retryable: true, facts: { answer: describeMismatches(mismatches) } });
     }
-    // Resolving hands over to the supervisor, which reports `online` (links/driver-lifecycle.ts).
+    // Resolving hands over to the supervisor, which reports `online` (shared/links/driver-lifecycle.ts).
   }
 
   #echoes(): Echoes {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineDriver } from '../driver-module.ts';
-import { lazyOpenSim, lazySimulator } from '../simulators/lazy.ts';
-import { RNODE_SIM_OPTIONS, RNODE_SIM_USAGE } from '../simulators/rnode/usage.ts';
+import { lazyOpenSim, lazySimulator } from '../shared/simulators/lazy.ts';
+import { RNODE_SIM_OPTIONS, RNODE_SIM_USAGE } from './simulator/usage.ts';
 import { createRNodeBearer } from './driver.ts';
 import { rnodeProbe } from './probe.ts';
 import { crossFieldErrors, rnodeSettingsSchema } from './radio.ts';
@@ -17,6 +17,8 @@ const RNodeSettings = rnodeSettingsSchema.superRefine((value, ctx) => {
 
 export const rnodeDriver = defineDriver({
   kind: 'rnode',
+  // In `reticulum` mode the LXMF endpoint reports the peers it hears (lxmf/endpoint.ts).
+  nodeNetwork: 'lxmf',
   title: 'RNode',
   // A raw LoRa frame is not acknowledged to anyone: a frame lost before it is stored is never sent again.
   framesNotRepeated: true,
@@ -24,9 +26,9 @@ export const rnodeDriver = defineDriver({
   contact: { field: 'rnode', schema: z.string().trim().min(1).max(200), description: 'Address on the RNode link' },
   create: (ctx) => createRNodeBearer(ctx, { openLink: ctx.openLink }),
   probe: rnodeProbe,
-  // The simulators load when used (issue 22 item 3): simulators/lazy.ts.
-  openSim: lazyOpenSim(async () => (await import('../simulators/rnode/link.ts')).openRNodeSimLink),
-  simulator: lazySimulator({ usage: RNODE_SIM_USAGE, options: RNODE_SIM_OPTIONS }, async () => (await import('../simulators/rnode/cli.ts')).rnodeSimulator),
+  // The simulators load when used (issue 22 item 3): bearers/shared/simulators/lazy.ts.
+  openSim: lazyOpenSim(async () => (await import('./simulator/link.ts')).openRNodeSimLink),
+  simulator: lazySimulator({ usage: RNODE_SIM_USAGE, options: RNODE_SIM_OPTIONS }, async () => (await import('./simulator/cli.ts')).rnodeSimulator),
   stats: rnodeStats,
   routes: rnodeRoutes,
 });

@@ -1,5 +1,5 @@
-import type { Link } from '../links/link.ts';
-import { KissDecoder } from '../codec/kiss.ts';
+import type { Link } from '../shared/links/link.ts';
+import { KissDecoder } from '../shared/codec/kiss.ts';
 import { CMD, DETECT_REQUEST, DETECT_RESP } from './protocol.ts';
 
 // The probe the device supervisor runs for the `auto` port value (docs/api.md 2.7; docs/protocols/usb-ids.md 5:

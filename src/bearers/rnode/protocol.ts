@@ -1,4 +1,4 @@
-import { encodeFrame, encodeFrames, type KissFrame } from '../codec/kiss.ts';
+import { encodeFrame, encodeFrames, type KissFrame } from '../shared/codec/kiss.ts';
 
 // RNode commands and their payloads (docs/protocols/rnode.md 1.3). Names are the firmware's own
 // (RF:Framing.h) so a reader can grep both. Pure functions: bytes in, values out.

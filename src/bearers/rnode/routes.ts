@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { RNODE_MODES, RNODE_PRESETS, bitrateBps, resolveRadioSettings, rnodeSettingsSchema } from './radio.ts';
-import { storedEndpointFacts } from '../lxmf/endpoint.ts';
-import { listAllPorts } from '../links/list-ports.ts';
+import { storedEndpointFacts } from './lxmf/endpoint.ts';
+import { listAllPorts } from '../shared/links/list-ports.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
 import type { DriverApi, DriverInterface, StatsView } from '../driver-module.ts';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineDriver } from '../driver-module.ts';
 import { simRoutes } from './routes.ts';
-import { createSimBearer, SIM_BEHAVIOURS, SimSettings } from './sim-bearer.ts';
+import { createSimBearer, SIM_BEHAVIOURS, SIM_DEFAULT_MTU, SimSettings } from './sim-bearer.ts';
 
 // The built-in `sim` bearer as a driver module: the smallest complete example of a kind
 // (docs/architecture.md, "Adding a driver"). It carries mesh traffic, so it shares the mesh
@@ -25,9 +25,11 @@ export const simDriver = defineDriver({
   meshTraffic: true,
   create: createSimBearer,
   routes: (api) => simRoutes(api),
+  // The `mtu` setting is the MTU a stopped sim interface would have when started.
+  idleMtu: (settings) => (typeof settings.mtu === 'number' ? settings.mtu : SIM_DEFAULT_MTU),
   stats: {
     schema: SimStats,
     // Zeros and the settings while no bearer runs (disabled or unbound).
-    read: (raw, settings) => SimStats.parse({ sent: 0, failed: 0, received: 0, channel: null, behaviour: settings.behaviour ?? 'deliver', mtu: settings.mtu ?? 230, ...raw }),
+    read: (raw, settings) => SimStats.parse({ sent: 0, failed: 0, received: 0, channel: null, behaviour: settings.behaviour ?? 'deliver', mtu: settings.mtu ?? SIM_DEFAULT_MTU, ...raw }),
   },
 });

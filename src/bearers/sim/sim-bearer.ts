@@ -29,6 +29,9 @@ export const SIM_ACK_DEFAULTS = { ack_ms: 1000, error: 'simulated failure (behav
  *  never acknowledged must not hold up the interface's queue. */
 const WAITING_CONCURRENCY = 8;
 
+/** The MTU of a sim interface whose settings name none. */
+export const SIM_DEFAULT_MTU = 230;
+
 /** How long the dispatcher lets a never_ack send stay open: a day, far over its own 120 s
  *  limit (bridge/engine/dispatcher.ts), so the send stays open as documented and ends only
  *  when the bearer stops or its link goes down. A day, not forever: a send forgotten by a
@@ -62,7 +65,7 @@ export const SimSettings = z
       // Bounded well under the dispatcher's per-send time limit, so a slow sim is a slow
       // radio, not a timed-out one.
       .describe('How long each send takes before the frame goes out (at most 60 s)'),
-    mtu: whole('mtu', 'a whole number of bytes', 1, 'at least 1', 65535).default(230)
+    mtu: whole('mtu', 'a whole number of bytes', 1, 'at least 1', 65535).default(SIM_DEFAULT_MTU)
       .describe('Largest payload in bytes; larger frames are refused without retry'),
     // No defaults in the schema (SIM_ACK_DEFAULTS): see there.
     ack_ms: whole('ack_ms', 'a whole number of milliseconds', 0, '0 or more', 3_600_000).optional()

@@ -1,4 +1,5 @@
 import type { EstimateFrame } from '../bearer.ts';
+import type { DeliveryEstimate, EstimateSources, UsageUnit } from '../estimate.ts';
 import { LIMITS, normalizeNumber, planData, planMessage } from './codec/index.ts';
 import { SmsSettings } from './settings.ts';
 
@@ -6,24 +7,23 @@ import { SmsSettings } from './settings.ts';
 // same address normalisation, encoding choice and part splitting the driver uses
 // (driver.ts send(), codec/split.ts), and the driver's daily part budget.
 
-export interface EstimateContext {
-  /** What the interface reports now (its stats view; {} when no bearer runs). */
-  stats: Record<string, unknown>;
-}
+/** SMS is billed by the part: usage and the preview's cost count parts. */
+export const SMS_PARTS: UsageUnit = {
+  unit: 'sms_parts',
+  metric: { name: 'fieldbridge_sms_parts_total', help: 'SMS parts sent by delivered deliveries, by interface.' },
+};
 
-export interface SmsEstimate {
+export interface SmsEstimate extends DeliveryEstimate {
   /** The address the modem would send to (E.164), or the original when it is no number. */
-  to: string;
+  address: string;
   /** Largest frame the interface takes, in bytes of data (driver.ts mtu). */
   mtu: number;
   frames: Array<{ bytes: number; fits: boolean; error: string | null; encoding: 'gsm7' | 'ucs2' | '8bit' | null; parts: number | null }>;
-  parts: number;
-  budget: { allows: boolean; reason: string | null };
-  cost: { unit: 'sms_parts'; amount: number };
 }
 
-export function smsEstimate(frames: readonly EstimateFrame[], rawSettings: Record<string, unknown>, ctx: EstimateContext): SmsEstimate {
-  const parsed = SmsSettings.safeParse(rawSettings);
+/** `stats`: what the interface reports now (its stats view; {} when no bearer runs). */
+export function smsEstimate(frames: readonly EstimateFrame[], src: Pick<EstimateSources, 'settings' | 'stats'>): SmsEstimate {
+  const parsed = SmsSettings.safeParse(src.settings);
   const settings = parsed.success ? parsed.data : SmsSettings.parse({});
   const mtu = settings.max_parts === 1 ? LIMITS.USER_DATA_OCTETS : settings.max_parts * 134;
   let to = frames[0]?.to ?? '';
@@ -40,7 +40,7 @@ export function smsEstimate(frames: readonly EstimateFrame[], rawSettings: Recor
     return { bytes: frame.payload.length, fits: addressError === null, encoding: planned.plan.encoding, parts: planned.plan.parts.length, error: addressError };
   });
   const parts = out.reduce((n, f) => n + (f.parts ?? 0), 0);
-  return { to, mtu, frames: out, parts, budget: smsBudget(parts, settings.parts_per_day, ctx.stats), cost: { unit: 'sms_parts', amount: parts } };
+  return { address: to, mtu, frames: out, budget: smsBudget(parts, settings.parts_per_day, src.stats), cost: { unit: SMS_PARTS.unit, amount: parts } };
 }
 
 /** Whether `parts` fit in today's budget (parts_per_day) as the running bearer counts it. */

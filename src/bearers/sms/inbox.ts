@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { InboundFrame } from '../bearer.ts';
-import { concat as concatBytes } from '../codec/bytes.ts';
+import { concat as concatBytes } from '../shared/codec/bytes.ts';
 import type { SmsDeliver } from './codec/index.ts';
 
 // Received SMS on their way from the SIM to the pipeline (docs/sms.md, "Receiving"). A single

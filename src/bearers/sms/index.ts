@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { defineDriver } from '../driver-module.ts';
-import { lazyOpenSim, lazySimulator } from '../simulators/lazy.ts';
-import { SMS_SIM_OPTIONS, SMS_SIM_USAGE } from '../simulators/sms/usage.ts';
+import { smsEstimate, SMS_PARTS } from './estimate.ts';
+import { lazyOpenSim, lazySimulator } from '../shared/simulators/lazy.ts';
+import { SMS_SIM_OPTIONS, SMS_SIM_USAGE } from './simulator/usage.ts';
 import { createSmsBearer } from './driver.ts';
 import { SMS_SECRET_SETTINGS, SmsSettings } from './settings.ts';
 import { smsStats } from './stats.ts';
 
 // The SMS / cellular modem (docs/sms.md; wire facts docs/protocols/sms.md) as a driver module,
-// on the shared AT session (bearers/at/). No probe: `auto` never claims a cellular modem
+// on the shared AT session (bearers/shared/at/). No probe: `auto` never claims a cellular modem
 // (docs/protocols/usb-ids.md), so an SMS interface is bound by its by-id path or USB serial.
 
 export const smsDriver = defineDriver({
@@ -19,9 +20,10 @@ export const smsDriver = defineDriver({
   secretSettings: SMS_SECRET_SETTINGS,
   contact: { field: 'sms', schema: z.string().regex(/^\+?[0-9]{3,20}$/, 'must be a phone number: digits, optionally starting with +') },
   create: (ctx) => createSmsBearer(ctx, { openLink: ctx.openLink }),
-  // The simulators load when used (issue 22 item 3): simulators/lazy.ts.
-  openSim: lazyOpenSim(async () => (await import('../simulators/sms/link.ts')).openSmsSimLink),
-  simulator: lazySimulator({ usage: SMS_SIM_USAGE, options: SMS_SIM_OPTIONS }, async () => (await import('../simulators/sms/cli.ts')).smsSimulator),
+  // The simulators load when used (issue 22 item 3): bearers/shared/simulators/lazy.ts.
+  openSim: lazyOpenSim(async () => (await import('./simulator/link.ts')).openSmsSimLink),
+  simulator: lazySimulator({ usage: SMS_SIM_USAGE, options: SMS_SIM_OPTIONS }, async () => (await import('./simulator/cli.ts')).smsSimulator),
   stats: smsStats,
+  estimate: smsEstimate,
+  usageUnit: SMS_PARTS,
 });
-export { smsEstimate } from './estimate.ts';

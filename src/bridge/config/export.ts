@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PortValueSchema } from '../../bearers/links/port-value.ts';
+import { PortValueSchema } from '../../bearers/shared/links/port-value.ts';
 import { ContactAddressesSchema, GroupMembersSchema, PreferSchema } from '../contacts/routes.ts';
 import type { BookRow } from '../contacts/store.ts';
 import { DEFAULT_RETRY_POLICY, RetryPolicy } from '../engine/backoff.ts';

@@ -1,8 +1,8 @@
 import type { Bearer, BearerReason, BearerState, DeviceConfig, DeviceSection, InboundFrame, NodeReport } from '../../bearers/bearer.ts';
 import type { DriverModule } from '../../bearers/driver-module.ts';
 import { driverFor } from '../../bearers/drivers.ts';
-import { openLink, type OpenLinkOptions } from '../../bearers/links/open-link.ts';
-import type { Link } from '../../bearers/links/link.ts';
+import { openLink, type OpenLinkOptions } from '../../bearers/shared/links/open-link.ts';
+import type { Link } from '../../bearers/shared/links/link.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';

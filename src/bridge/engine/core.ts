@@ -1,6 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import type { DriverModule } from '../../bearers/driver-module.ts';
-import type { OpenLinkOptions } from '../../bearers/links/open-link.ts';
+import type { OpenLinkOptions } from '../../bearers/shared/links/open-link.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { toGsm7 } from '../../bearers/codec/gsm7.ts';
+import { toGsm7 } from '../../bearers/shared/codec/gsm7.ts';
 import { checkSafeRegex, compileSafeRegex, SAFE_REGEX_MAX_LENGTH } from '../../lib/safe-regex.ts';
 
 // Transform pipelines (docs/design.md section 6): ordered steps per interface and direction that

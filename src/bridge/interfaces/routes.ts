@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PortValueSchema } from '../../bearers/links/port-value.ts';
+import { PortValueSchema } from '../../bearers/shared/links/port-value.ts';
 import { applyPatch, checkReplace, MERGE_PATCH_TYPES, MergePatchBody, type ReadOnlyField, readOnlyShape } from '../../http/merge-patch.ts';
 import { NOT_PAGED } from '../../http/query.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';

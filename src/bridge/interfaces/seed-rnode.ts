@@ -1,5 +1,5 @@
 import { PRESET_NAMES } from '../../bearers/rnode/radio.ts';
-import { parsePortValue } from '../../bearers/links/port-value.ts';
+import { parsePortValue } from '../../bearers/shared/links/port-value.ts';
 import { StartupError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import { DEFAULT_RETRY_POLICY } from '../engine/backoff.ts';

@@ -107,9 +107,11 @@ export function messageRoutes(deps: {
       responseName: 'MessageStats',
       handler: () => ({
         ...store.stats(),
+        // The answer names the billing units of this API version as fields (0 for an interface
+        // that spent none); the store keeps every unit a kind declares.
         usage: usage.list().map((u) => {
           const row = interfaces.find(u.interface_id);
-          return { day: u.day, interface_id: u.interface_id, interface: row?.name ?? u.interface_id, kind: row?.kind ?? null, deliveries: u.deliveries, frames: u.frames, bytes: u.bytes, sms_parts: u.sms_parts, iridium_credits: u.iridium_credits, money: null };
+          return { day: u.day, interface_id: u.interface_id, interface: row?.name ?? u.interface_id, kind: row?.kind ?? null, deliveries: u.deliveries, frames: u.frames, bytes: u.bytes, sms_parts: u.units.sms_parts ?? 0, iridium_credits: u.units.iridium_credits ?? 0, money: null };
         }),
       }),
     }),

@@ -1,4 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
+import { DRIVERS } from '../../bearers/drivers.ts';
 import { afterCommit } from '../../db/sqlite.ts';
 import { StatementCache } from '../../db/statement-cache.ts';
 import type { EventStream } from '../../lib/events.ts';
@@ -9,25 +10,31 @@ import { estimateDelivery } from '../preview/estimate.ts';
 import type { RouterEvent } from '../engine/events.ts';
 import type { DeliveryRow, InterfaceRow } from '../engine/rows.ts';
 
-// What was sent, per interface and UTC day (issue 17, "cost view"; docs/api.md 4.6
-// GET /api/messages/stats `usage`, and /metrics): frames and bytes handed to the bearer, SMS
-// parts and Iridium credits. Counted when a delivery becomes delivered, inside the transaction
-// that writes that state (the event is emitted there), so the count exists exactly when the
-// delivered state does, with no commit of its own; the /metrics counters after that commit. The frames are the delivery after its
-// interface's outbound transforms, as the dispatcher sent it; parts and credits are measured by
-// the drivers' own codecs (the estimate hooks the preview uses).
+// What was sent, per interface and UTC day (docs/api.md 4.6 GET /api/messages/stats `usage`,
+// and /metrics): deliveries, frames and bytes handed to the bearer, and what a kind that bills
+// spent in its unit (its driver module's `usageUnit`), one row per unit in usage_daily_units.
+// Counted when a delivery becomes delivered, inside the transaction that writes that state (the
+// event is emitted there), so the count exists exactly when the delivered state does, with no
+// commit of its own; the /metrics counters after that commit. The frames are the delivery after
+// its interface's outbound transforms, as the dispatcher sent it; the units are measured by the
+// drivers' own codecs (the estimate the preview uses).
 
 export interface UsageCounts {
   deliveries: number;
   frames: number;
   bytes: number;
-  sms_parts: number;
-  iridium_credits: number;
+  /** What the delivery cost in its kind's billing unit; null for a kind without one. */
+  cost: { unit: string; amount: number } | null;
 }
 
-export interface UsageRow extends UsageCounts {
+export interface UsageRow {
   interface_id: string;
   day: string;
+  deliveries: number;
+  frames: number;
+  bytes: number;
+  /** Amount spent per billing unit ({} for a kind without one). */
+  units: Record<string, number>;
 }
 
 export class UsageStore {
@@ -44,19 +51,30 @@ export class UsageStore {
   add(interfaceId: string, day: string, c: UsageCounts): void {
     this.#db
       .prepare(
-        'INSERT INTO usage_daily (interface_id, day, deliveries, frames, bytes, sms_parts, iridium_credits) VALUES (?, ?, ?, ?, ?, ?, ?) ' +
-          'ON CONFLICT (interface_id, day) DO UPDATE SET deliveries = deliveries + excluded.deliveries, frames = frames + excluded.frames, bytes = bytes + excluded.bytes, ' +
-          'sms_parts = sms_parts + excluded.sms_parts, iridium_credits = iridium_credits + excluded.iridium_credits',
+        'INSERT INTO usage_daily (interface_id, day, deliveries, frames, bytes) VALUES (?, ?, ?, ?, ?) ' +
+          'ON CONFLICT (interface_id, day) DO UPDATE SET deliveries = deliveries + excluded.deliveries, frames = frames + excluded.frames, bytes = bytes + excluded.bytes',
       )
-      .run(interfaceId, day, c.deliveries, c.frames, c.bytes, c.sms_parts, c.iridium_credits);
+      .run(interfaceId, day, c.deliveries, c.frames, c.bytes);
+    if (!c.cost) return;
+    this.#db
+      .prepare('INSERT INTO usage_daily_units (interface_id, day, unit, amount) VALUES (?, ?, ?, ?) ON CONFLICT (interface_id, day, unit) DO UPDATE SET amount = amount + excluded.amount')
+      .run(interfaceId, day, c.cost.unit, c.cost.amount);
   }
   /** Retention: days before `day` (YYYY-MM-DD, UTC) go. */
   deleteBefore(day: string): number {
+    this.#db.prepare('DELETE FROM usage_daily_units WHERE day < ?').run(day);
     return Number(this.#db.prepare('DELETE FROM usage_daily WHERE day < ?').run(day).changes);
   }
   /** Newest day first, then by interface id. */
   list(): UsageRow[] {
-    return this.#db.prepare('SELECT * FROM usage_daily ORDER BY day DESC, interface_id').all() as unknown as UsageRow[];
+    const rows = this.#db.prepare('SELECT interface_id, day, deliveries, frames, bytes FROM usage_daily ORDER BY day DESC, interface_id').all() as unknown as Omit<UsageRow, 'units'>[];
+    const units = this.#db.prepare('SELECT interface_id, day, unit, amount FROM usage_daily_units').all() as unknown as Array<{ interface_id: string; day: string; unit: string; amount: number }>;
+    const byDay = new Map<string, Record<string, number>>();
+    for (const u of units) {
+      const key = `${u.interface_id}\n${u.day}`;
+      byDay.set(key, { ...byDay.get(key), [u.unit]: u.amount });
+    }
+    return rows.map((r) => ({ ...r, units: byDay.get(`${r.interface_id}\n${r.day}`) ?? {} }));
   }
 }
 
@@ -66,21 +84,15 @@ export function usageOf(d: DeliveryRow, row: InterfaceRow, clock: Clock): UsageC
   if (t.kind === 'dropped') return null;
   const frames = t.outputs.map((p) => ({ to: p.to, kind: d.kind, text: p.text, payload: p.payload ?? Buffer.from(p.text ?? '', 'utf8') }));
   const e = estimateDelivery(row.kind, frames, { settings: row.settings, stats: {}, state: { get: () => null }, runningMtu: undefined, clock });
-  return {
-    deliveries: 1,
-    frames: frames.length,
-    bytes: e.frames.reduce((n, f) => n + f.bytes, 0),
-    sms_parts: row.kind === 'sms' ? e.frames.reduce((n, f) => n + (f.parts ?? 0), 0) : 0,
-    iridium_credits: row.kind === 'iridium' ? e.frames.reduce((n, f) => n + (f.credits ?? 0), 0) : 0,
-  };
+  return { deliveries: 1, frames: frames.length, bytes: e.frames.reduce((n, f) => n + f.bytes, 0), cost: e.cost };
 }
 
 /** Counts every delivery that becomes delivered, in the database and in /metrics. */
 export function followUsage(events: EventStream<RouterEvent>, store: UsageStore, interfaces: { find(id: string): InterfaceRow | undefined }, metrics: MetricsRegistry, clock: Clock): void {
   const frames = metrics.counter('fieldbridge_sent_frames_total', 'Frames handed to the bearer by delivered deliveries (after outbound transforms), by interface.');
   const bytes = metrics.counter('fieldbridge_sent_bytes_total', 'Bytes of those frames, by interface.');
-  const parts = metrics.counter('fieldbridge_sms_parts_total', 'SMS parts sent by delivered deliveries, by interface.');
-  const credits = metrics.counter('fieldbridge_iridium_credits_total', 'Iridium credits of delivered deliveries (one per started 50 bytes), by interface.');
+  // One counter per billing unit a kind declares, registered before any is counted.
+  const spent = new Map(DRIVERS.flatMap((d) => (d.usageUnit ? [[d.usageUnit.unit, metrics.counter(d.usageUnit.metric.name, d.usageUnit.metric.help)] as const] : [])));
   events.subscribe((event) => {
     if (event.type !== 'delivery' || event.delivery.state !== 'delivered') return;
     const d = event.delivery;
@@ -95,8 +107,7 @@ export function followUsage(events: EventStream<RouterEvent>, store: UsageStore,
     store.afterCommit(() => {
       frames.inc(labels, c.frames);
       bytes.inc(labels, c.bytes);
-      if (row.kind === 'sms') parts.inc(labels, c.sms_parts);
-      if (row.kind === 'iridium') credits.inc(labels, c.iridium_credits);
+      if (c.cost) spent.get(c.cost.unit)?.inc(labels, c.cost.amount);
     });
   });
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NODE_NETWORKS } from '../../bearers/drivers.ts';
 import { PageQuery, pageReply, pageSchema } from '../../http/paging.ts';
 import { ANY_KEY, route, type Route } from '../../http/route.ts';
 import { badRequest, notFound } from '../../lib/errors.ts';
@@ -16,7 +17,7 @@ const NodeId = z.string().regex(NODE_ID, 'must be a node id: "!" and 8 lower-cas
 
 export const NodeView = z.object({
   id: z.string().describe('Node id: "!" and 8 hex digits (Meshtastic), 32 hex digits (an LXMF address) or a MeshCore public-key prefix'),
-  network: z.enum(['meshtastic', 'lxmf', 'meshcore']).describe('The mesh the node is on'),
+  network: z.enum(NODE_NETWORKS).describe('The mesh the node is on'),
   num: z.number().int().nullable().describe('Meshtastic node number; null on other meshes'),
   interface_id: z.string().describe('The interface whose radio reported it last'),
   long_name: z.string().nullable(),
@@ -43,7 +44,7 @@ export function nodeView(r: NodeRow): z.infer<typeof NodeView> {
 const ListQuery = z.strictObject({
   ...PageQuery,
   interface: z.string().min(1).optional().describe('Interface id or name'),
-  network: z.enum(['meshtastic', 'lxmf', 'meshcore']).optional().describe('Only the nodes of this mesh'),
+  network: z.enum(NODE_NETWORKS).optional().describe('Only the nodes of this mesh'),
   q: z.string().min(1).max(100).optional().describe('Part of the long or short name, or of the node id'),
 });
 

@@ -10,10 +10,10 @@
 import { createServer } from 'node:net';
 import type { BearerContext } from '../../../src/bearers/bearer.ts';
 import { IridiumBearer } from '../../../src/bearers/iridium/driver.ts';
-import { IridiumGateway } from '../../../src/bearers/simulators/iridium/gateway.ts';
-import { openIridiumSimLink } from '../../../src/bearers/simulators/iridium/link.ts';
-import { IridiumModem } from '../../../src/bearers/simulators/iridium/modem.ts';
-import { serveIridiumTcp, type SimTransport } from '../../../src/bearers/simulators/iridium/serve.ts';
+import { IridiumGateway } from '../../../src/bearers/iridium/simulator/gateway.ts';
+import { openIridiumSimLink } from '../../../src/bearers/iridium/simulator/link.ts';
+import { IridiumModem } from '../../../src/bearers/iridium/simulator/modem.ts';
+import { serveIridiumTcp, type SimTransport } from '../../../src/bearers/iridium/simulator/serve.ts';
 import { bearerContract, waitFor, type ContractHarness, type Peer } from '../contract.ts';
 
 const UNDER_TEST = 'RB0010001';
@@ -27,7 +27,7 @@ function createBearer(ctx: BearerContext) {
 }
 
 /** A second iridium bearer on the gateway behind `device`, online and registered. */
-async function iridiumPeer(ctx: BearerContext, device: string, open: (d: string) => Promise<import('../../../src/bearers/links/link.ts').Link>): Promise<Peer> {
+async function iridiumPeer(ctx: BearerContext, device: string, open: (d: string) => Promise<import('../../../src/bearers/shared/links/link.ts').Link>): Promise<Peer> {
   const bearer = new IridiumBearer({ ...ctx, openLink: open }, { openLink: open, timing: TIMING });
   await bearer.start(device);
   await waitFor('the peer online and registered', () => bearer.phase === 'online' && bearer.stats().registered === true, 10_000);

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { AtDecoder, type AtEvent } from '../../../src/bearers/codec/at.ts';
+import { AtDecoder, type AtEvent } from '../../../src/bearers/shared/codec/at.ts';
 import {
   IRIDIUM_ERAS, holdsForMinutes, moStatus, msstmTime, parseMsstm, parseSbdix, parseSignal, rockblockPrefix, sbdWriteData, sessionCredits,
   splitRockblockSender,
@@ -9,7 +9,7 @@ import {
 // The SBD codec (src/bearers/iridium/sbd.ts) with fixtures written from
 // docs/protocols/iridium-sbd.md byte by byte, never from our encoder: the SBDWB data with its
 // checksum, the +SBDIX fields, the signal answers, the MO status table, the credit rule and
-// RockBLOCK addressing. The AT+SBDRB binary answer is the AT decoder's (test/bearers/codec/
+// RockBLOCK addressing. The AT+SBDRB binary answer is the AT decoder's (test/bearers/shared/codec/
 // at.test.ts has its fixtures); the chunked test here feeds a whole SBD exchange through it.
 
 const hex = (s: string) => Uint8Array.from(s.trim().split(/\s+/).filter(Boolean).map((b) => parseInt(b, 16)));

@@ -9,9 +9,9 @@
 import { createServer } from 'node:net';
 import type { BearerContext } from '../../../src/bearers/bearer.ts';
 import { MeshCoreBearer } from '../../../src/bearers/meshcore/driver.ts';
-import { MeshCoreDevice } from '../../../src/bearers/simulators/meshcore/device.ts';
-import { meshcoreSimMesh, openMeshCoreSimLink } from '../../../src/bearers/simulators/meshcore/link.ts';
-import { serveMeshCoreTcp, type SimTransport } from '../../../src/bearers/simulators/meshcore/serve.ts';
+import { MeshCoreDevice } from '../../../src/bearers/meshcore/simulator/device.ts';
+import { meshcoreSimMesh, openMeshCoreSimLink } from '../../../src/bearers/meshcore/simulator/link.ts';
+import { serveMeshCoreTcp, type SimTransport } from '../../../src/bearers/meshcore/simulator/serve.ts';
 import { bearerContract, waitFor, type ContractHarness, type Peer } from '../contract.ts';
 
 const SETTINGS = { command_timeout_s: 2, ack_timeout_max_s: 5 };

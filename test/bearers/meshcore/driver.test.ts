@@ -4,7 +4,7 @@ import type { BearerState, InboundFrame, NodeReport, OutboundFrame, SendResult }
 import { addressOf } from '../../../src/bearers/meshcore/inbound.ts';
 import { MeshCoreBearer } from '../../../src/bearers/meshcore/driver.ts';
 import { meshcoreStats } from '../../../src/bearers/meshcore/stats.ts';
-import { openMeshCoreSimLink, type MeshCoreSimLink } from '../../../src/bearers/simulators/meshcore/link.ts';
+import { openMeshCoreSimLink, type MeshCoreSimLink } from '../../../src/bearers/meshcore/simulator/link.ts';
 import { systemClock } from '../../../src/lib/clock.ts';
 import { createLogger } from '../../../src/lib/log.ts';
 import { bearerContext } from '../../helpers/bearer-context.ts';

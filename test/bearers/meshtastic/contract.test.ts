@@ -10,9 +10,9 @@ import { createServer } from 'node:net';
 import type { BearerContext } from '../../../src/bearers/bearer.ts';
 import { MeshtasticBearer } from '../../../src/bearers/meshtastic/driver.ts';
 import { meshtasticProbe } from '../../../src/bearers/meshtastic/probe.ts';
-import { MeshtasticDevice } from '../../../src/bearers/simulators/meshtastic/device.ts';
-import { meshtasticSimMesh, openMeshtasticSimLink } from '../../../src/bearers/simulators/meshtastic/link.ts';
-import { serveMeshtasticTcp, type SimTransport } from '../../../src/bearers/simulators/meshtastic/serve.ts';
+import { MeshtasticDevice } from '../../../src/bearers/meshtastic/simulator/device.ts';
+import { meshtasticSimMesh, openMeshtasticSimLink } from '../../../src/bearers/meshtastic/simulator/link.ts';
+import { serveMeshtasticTcp, type SimTransport } from '../../../src/bearers/meshtastic/simulator/serve.ts';
 import { bearerContract, waitFor, type ContractHarness, type Peer } from '../contract.ts';
 
 const SETTINGS = { handshake_timeout_s: 3, ack_timeout_s: 5 };

@@ -2,9 +2,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { BearerState, DeviceConfig, DeviceSection, InboundFrame, NodeReport, OutboundFrame } from '../../../src/bearers/bearer.ts';
 import { MeshtasticBearer } from '../../../src/bearers/meshtastic/driver.ts';
-import { meshtasticSimMesh, openMeshtasticSimLink, type MeshtasticSimLink } from '../../../src/bearers/simulators/meshtastic/link.ts';
+import { meshtasticSimMesh, openMeshtasticSimLink, type MeshtasticSimLink } from '../../../src/bearers/meshtastic/simulator/link.ts';
 import { FakeClock, systemClock } from '../../../src/lib/clock.ts';
-import type { MeshtasticDeviceOptions } from '../../../src/bearers/simulators/meshtastic/device.ts';
+import type { MeshtasticDeviceOptions } from '../../../src/bearers/meshtastic/simulator/device.ts';
 import { createLogger } from '../../../src/lib/log.ts';
 import { bearerContext } from '../../helpers/bearer-context.ts';
 

@@ -13,10 +13,10 @@ import { createServer } from 'node:net';
 import type { BearerContext } from '../../../src/bearers/bearer.ts';
 import { createRNodeBearer } from '../../../src/bearers/rnode/driver.ts';
 import { rnodeProbe } from '../../../src/bearers/rnode/probe.ts';
-import { RNodeChannel } from '../../../src/bearers/simulators/rnode/channel.ts';
-import { openRNodeSimLink, type RNodeSimLink } from '../../../src/bearers/simulators/rnode/link.ts';
-import { serveRNodeTcp, type SimTransport } from '../../../src/bearers/simulators/rnode/serve.ts';
-import { RNodeSimulator } from '../../../src/bearers/simulators/rnode/simulator.ts';
+import { RNodeChannel } from '../../../src/bearers/rnode/simulator/channel.ts';
+import { openRNodeSimLink, type RNodeSimLink } from '../../../src/bearers/rnode/simulator/link.ts';
+import { serveRNodeTcp, type SimTransport } from '../../../src/bearers/rnode/simulator/serve.ts';
+import { RNodeSimulator } from '../../../src/bearers/rnode/simulator/simulator.ts';
 import { bearerContract, waitFor, type ContractHarness, type Peer } from '../contract.ts';
 
 const SETTINGS = { preset: 'us-915' };

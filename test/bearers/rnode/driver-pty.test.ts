@@ -5,9 +5,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RNodeBearer } from '../../../src/bearers/rnode/driver.ts';
 import { RNODE_PRESETS } from '../../../src/bearers/rnode/radio.ts';
-import { RNodeChannel } from '../../../src/bearers/simulators/rnode/channel.ts';
-import { serveRNodePty, serveRNodeTcp, type SimTransport } from '../../../src/bearers/simulators/rnode/serve.ts';
-import { RNodeSimulator } from '../../../src/bearers/simulators/rnode/simulator.ts';
+import { RNodeChannel } from '../../../src/bearers/rnode/simulator/channel.ts';
+import { serveRNodePty, serveRNodeTcp, type SimTransport } from '../../../src/bearers/rnode/simulator/serve.ts';
+import { RNodeSimulator } from '../../../src/bearers/rnode/simulator/simulator.ts';
 import { FakeClock, systemClock, type Clock } from '../../../src/lib/clock.ts';
 import { openTestLink, recorder, waitFor } from './helpers.ts';
 

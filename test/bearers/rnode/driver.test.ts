@@ -2,9 +2,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RNodeBearer } from '../../../src/bearers/rnode/driver.ts';
 import { RNODE_PRESETS } from '../../../src/bearers/rnode/radio.ts';
-import { RNodeChannel } from '../../../src/bearers/simulators/rnode/channel.ts';
-import { serveRNodeTcp, type SimTransport } from '../../../src/bearers/simulators/rnode/serve.ts';
-import { RNodeSimulator, type EchoField, type RNodeSimOptions } from '../../../src/bearers/simulators/rnode/simulator.ts';
+import { RNodeChannel } from '../../../src/bearers/rnode/simulator/channel.ts';
+import { serveRNodeTcp, type SimTransport } from '../../../src/bearers/rnode/simulator/serve.ts';
+import { RNodeSimulator, type EchoField, type RNodeSimOptions } from '../../../src/bearers/rnode/simulator/simulator.ts';
 import { FakeClock, systemClock, type Clock } from '../../../src/lib/clock.ts';
 import { openTestLink, recorder, settle, waitFor, type Recorder } from './helpers.ts';
 

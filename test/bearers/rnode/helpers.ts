@@ -2,9 +2,9 @@
 // openers for real links (TCP and serial), and a poll for conditions that real sockets
 // reach a moment later. Not a test file (no .test.ts): the runner does not run it.
 import type { BearerContext, BearerState, InboundFrame } from '../../../src/bearers/bearer.ts';
-import { openSerialLink } from '../../../src/bearers/links/serial-link.ts';
-import { openTcpLink } from '../../../src/bearers/links/tcp-link.ts';
-import type { Link } from '../../../src/bearers/links/link.ts';
+import { openSerialLink } from '../../../src/bearers/shared/links/serial-link.ts';
+import { openTcpLink } from '../../../src/bearers/shared/links/tcp-link.ts';
+import type { Link } from '../../../src/bearers/shared/links/link.ts';
 import type { Clock } from '../../../src/lib/clock.ts';
 import { createLogger } from '../../../src/lib/log.ts';
 import { bearerContext } from '../../helpers/bearer-context.ts';

@@ -1,8 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rnodeProbe } from '../../../src/bearers/rnode/probe.ts';
-import { serveRNodeTcp } from '../../../src/bearers/simulators/rnode/serve.ts';
-import { RNodeSimulator } from '../../../src/bearers/simulators/rnode/simulator.ts';
+import { serveRNodeTcp } from '../../../src/bearers/rnode/simulator/serve.ts';
+import { RNodeSimulator } from '../../../src/bearers/rnode/simulator/simulator.ts';
 import { openTestLink, settle } from './helpers.ts';
 
 test('probe: an RNode answers the detect request; a mute device never does; a wrong byte is false', async () => {

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { KissDecoder } from '../../../src/bearers/codec/kiss.ts';
+import { KissDecoder } from '../../../src/bearers/shared/codec/kiss.ts';
 import {
   airtimeLimitValue,
   CMD,

@@ -4,9 +4,9 @@
 import { createServer } from 'node:net';
 import type { BearerContext } from '../../../src/bearers/bearer.ts';
 import { SmsBearer } from '../../../src/bearers/sms/driver.ts';
-import { SmsModem } from '../../../src/bearers/simulators/sms/modem.ts';
-import { openSmsSimLink, smsSimNetwork } from '../../../src/bearers/simulators/sms/link.ts';
-import { serveSmsTcp, type SimTransport } from '../../../src/bearers/simulators/sms/serve.ts';
+import { SmsModem } from '../../../src/bearers/sms/simulator/modem.ts';
+import { openSmsSimLink, smsSimNetwork } from '../../../src/bearers/sms/simulator/link.ts';
+import { serveSmsTcp, type SimTransport } from '../../../src/bearers/sms/simulator/serve.ts';
 import { bearerContract, waitFor, type ContractHarness, type Peer } from '../contract.ts';
 
 const PEER = '+15557770001';

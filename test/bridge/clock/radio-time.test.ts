@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { iridiumSimGateway } from '../../../src/bearers/simulators/iridium/link.ts';
+import { iridiumSimGateway } from '../../../src/bearers/iridium/simulator/link.ts';
 import { FakeClock } from '../../../src/lib/clock.ts';
 import { startTestBridge } from '../../helpers/bridge.ts';
 import { createIridiumInterface, health, interfaceStats, keepProcessAlive, waitUntil } from '../../helpers/iridium.ts';

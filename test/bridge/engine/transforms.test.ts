@@ -257,7 +257,7 @@ test('split parts keep the addresses, interface and channel', () => {
 });
 
 // ---- GSM-7 ----
-// The alphabet itself (isGsm7, toGsm7) is tested in test/bearers/codec/gsm7.test.ts.
+// The alphabet itself (isGsm7, toGsm7) is tested in test/bearers/shared/codec/gsm7.test.ts.
 
 test('strip_non_gsm7 keeps the whole GSM basic set and extension table', () => {
   const gsm = '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà\f^{}\\[~]|€';

@@ -1,8 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SmsModem } from '../../../src/bearers/simulators/sms/modem.ts';
-import { SmsNetwork } from '../../../src/bearers/simulators/sms/network.ts';
-import { serveSmsTcp } from '../../../src/bearers/simulators/sms/serve.ts';
+import { SmsModem } from '../../../src/bearers/sms/simulator/modem.ts';
+import { SmsNetwork } from '../../../src/bearers/sms/simulator/network.ts';
+import { serveSmsTcp } from '../../../src/bearers/sms/simulator/serve.ts';
 import { createLogger } from '../../../src/lib/log.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { assertProblem } from '../../helpers/routing.ts';

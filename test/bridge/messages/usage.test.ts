@@ -1,6 +1,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { transaction } from '../../../src/db/sqlite.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bridgeMigrations } from '../../../src/bridge/migrations.ts';
+import { UsageStore } from '../../../src/bridge/messages/usage.ts';
+import { migrate } from '../../../src/db/migrate.ts';
+import { openSqlite, transaction } from '../../../src/db/sqlite.ts';
 import { FakeClock } from '../../../src/lib/clock.ts';
 import { expectOk } from '../../helpers/api.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
@@ -98,6 +104,28 @@ test('a write rolled back and replayed counts once, in the table and in /metrics
   assert.equal([row.deliveries, row.sms_parts], [1, 2]);
   const metrics = (await t.call('GET', '/metrics')).text;
   assert.match(metrics, new RegExp(`fieldbridge_sms_parts_total\\{interface="sms-replay",interface_id="${sms.id}"\\} 2\n`));
+});
+
+test('a database whose usage had a column per unit keeps its counts, now one row per unit', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fb-usage-'));
+  const db = openSqlite(join(dir, 'bridge.db'));
+  try {
+    const byUnit = bridgeMigrations.findIndex((m) => m.name === 'usage_by_unit');
+    migrate(db, bridgeMigrations.slice(0, byUnit));
+    const insert = db.prepare('INSERT INTO usage_daily (interface_id, day, deliveries, frames, bytes, sms_parts, iridium_credits) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    insert.run('if_sms', '2026-11-26', 3, 3, 402, 5, 0);
+    insert.run('if_sat', '2026-11-26', 2, 2, 170, 0, 4);
+    insert.run('if_sim', '2026-11-27', 1, 3, 32, 0, 0);
+    migrate(db, bridgeMigrations);
+    assert.equal(new UsageStore(db).list(), [
+      { interface_id: 'if_sim', day: '2026-11-27', deliveries: 1, frames: 3, bytes: 32, units: {} },
+      { interface_id: 'if_sat', day: '2026-11-26', deliveries: 2, frames: 2, bytes: 170, units: { iridium_credits: 4 } },
+      { interface_id: 'if_sms', day: '2026-11-26', deliveries: 3, frames: 3, bytes: 402, units: { sms_parts: 5 } },
+    ]);
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();

@@ -4,7 +4,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { HostedDevice } from '../../../src/bearers/simulators/pty.ts';
+import type { HostedDevice } from '../../../src/bearers/shared/simulators/pty.ts';
 
 // Test side of the BlueZ stand-in (bluez_standin.py): a private dbus-daemon (Debian's `dbus`)
 // listening on a socket path of our choosing, the stand-in exporting org.bluez objects on it,

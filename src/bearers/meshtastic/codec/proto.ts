@@ -1,5 +1,5 @@
 import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
-import { concat } from '../../codec/bytes.ts';
+import { concat } from '../../shared/codec/bytes.ts';
 
 // A small table-driven protobuf codec for the Meshtastic messages (docs/protocols/meshtastic.md
 // 2.3, 2.6). Each message is a plain object whose keys are the proto field names; a schema

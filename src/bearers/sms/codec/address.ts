@@ -1,7 +1,7 @@
 // TP-DA / TP-OA / TP-RA addresses, the SMSC prefix and phone number normalisation
 // (3GPP TS 23.040 9.1.2.3 and 9.1.2.5, 27.005 section 3 <pdu>; docs/protocols/sms.md 4.8). Pure.
 
-import { gsm7Septets } from '../../codec/gsm7.ts';
+import { gsm7Septets } from '../../shared/codec/gsm7.ts';
 import { type AddressKind, LIMITS, TON_NAMES, TYPE_OF_ADDRESS } from './constants.ts';
 import type { OctetReader } from './octets.ts';
 import { packSeptets, septetsToText, unpackSeptets } from './septets.ts';

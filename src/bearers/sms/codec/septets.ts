@@ -1,8 +1,8 @@
 // GSM 7-bit packing and UCS-2 for SMS user data (3GPP TS 23.038 section 6.1.2.1, 23.040
 // 9.2.3.24; docs/protocols/sms.md 4.4 and 4.8). The alphabet tables are
-// src/bearers/codec/gsm7.ts; this file only packs, unpacks and maps codes back to text. Pure.
+// src/bearers/shared/codec/gsm7.ts; this file only packs, unpacks and maps codes back to text. Pure.
 
-import { GSM7_DEFAULT_ALPHABET, GSM7_ESCAPE, GSM7_EXTENSION_TABLE } from '../../codec/gsm7.ts';
+import { GSM7_DEFAULT_ALPHABET, GSM7_ESCAPE, GSM7_EXTENSION_TABLE } from '../../shared/codec/gsm7.ts';
 
 const EXTENSION_BY_CODE = new Map<number, string>(Object.entries(GSM7_EXTENSION_TABLE).map(([ch, code]) => [code, ch]));
 

@@ -1,7 +1,7 @@
 // Choosing the encoding and splitting a message into parts (3GPP TS 23.040 9.2.3.24.1,
 // 23.038; docs/protocols/sms.md 4.4). Pure.
 
-import { GSM7_EXTENSION_TABLE, gsm7Septets, isGsm7 } from '../../codec/gsm7.ts';
+import { GSM7_EXTENSION_TABLE, gsm7Septets, isGsm7 } from '../../shared/codec/gsm7.ts';
 import { DCS, LIMITS } from './constants.ts';
 import { packSeptets, textToUcs2 } from './septets.ts';
 import { encodeConcatUdh, udhSeptets } from './udh.ts';

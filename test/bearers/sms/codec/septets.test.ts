@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { gsm7Septets } from '../../../../src/bearers/codec/gsm7.ts';
+import { gsm7Septets } from '../../../../src/bearers/shared/codec/gsm7.ts';
 import { packSeptets, septetsToText, textToUcs2, ucs2ToText, unpackSeptets } from '../../../../src/bearers/sms/codec/septets.ts';
 import { udhSeptets } from '../../../../src/bearers/sms/codec/udh.ts';
 import { fromHex, rng, toHex } from './helpers.ts';

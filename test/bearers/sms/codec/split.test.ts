@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { GSM7_DEFAULT_ALPHABET, GSM7_EXTENSION_TABLE, isGsm7 } from '../../../../src/bearers/codec/gsm7.ts';
+import { GSM7_DEFAULT_ALPHABET, GSM7_EXTENSION_TABLE, isGsm7 } from '../../../../src/bearers/shared/codec/gsm7.ts';
 import { decodeDeliver, encodeDeliver } from '../../../../src/bearers/sms/codec/deliver.ts';
 import { planData, planMessage, type MessagePlan, type PlanOptions } from '../../../../src/bearers/sms/codec/split.ts';
 import { decodeSubmit, encodeSubmit } from '../../../../src/bearers/sms/codec/submit.ts';

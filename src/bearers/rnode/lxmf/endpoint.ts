@@ -1,0 +1,457 @@
+import { hostname } from 'node:os';
+import type { Clock, TimerHandle } from '../../../lib/clock.ts';
+import type { Logger } from '../../../lib/log.ts';
+import type { BearerEvents, DriverState, OutboundFrame, SendResult } from '../../bearer.ts';
+import { createAnnounce, validateAnnounce } from '../reticulum/announce.ts';
+import { equalBytes, toHex } from '../../shared/codec/bytes.ts';
+import { CONTEXT, DESTINATION_TYPE, LXMF_DELIVERY_NAME, PACKET_TYPE } from '../reticulum/constants.ts';
+import { decryptFor, encryptFor } from '../reticulum/crypto.ts';
+import { LXMF_DELIVERY_NAME_HASH, lxmfDeliveryHash } from '../reticulum/destination.ts';
+import { generateIdentity, identityFromPrivateKey, type Identity } from '../reticulum/identity.ts';
+import {
+  LXMF_OPPORTUNISTIC_MAX_CONTENT, type LxmfFields, opportunisticPlaintext, packMessage, unpackOpportunistic, verifyMessage,
+} from '../reticulum/lxmf.ts';
+import { decodeLxmfAppData, encodeLxmfAppData } from '../reticulum/lxmf-announce.ts';
+import { decodePacket, encodePacket, type Packet } from '../reticulum/packet.ts';
+import { createProof, proofDestination, validateProof } from '../reticulum/proof.ts';
+import { PeerBook, type LxmfPeer } from './peers.ts';
+
+// The bridge as an LXMF endpoint on a Reticulum network (docs/reticulum.md): a leaf node that
+// announces its lxmf.delivery destination, takes LXMF messages addressed to it (one encrypted
+// packet each, "opportunistic" delivery), proves every packet it accepts, and sends its own
+// messages the same way, counting one delivered only when the recipient's proof comes back.
+// It does no transport (it forwards nothing), no links and no propagation nodes. The bearer
+// under it (an RNode in reticulum mode) only moves packets: transmit() puts one on the air,
+// onPacket() hands over one heard.
+
+export interface LxmfEndpointOptions {
+  interfaceName: string;
+  clock: Clock;
+  log: Logger;
+  events: BearerEvents;
+  state: DriverState;
+  /** Puts one Reticulum packet on the air. */
+  transmit(packet: Uint8Array): Promise<SendResult>;
+  /** The name announced with our address (default: the host name). */
+  displayName: string | null;
+  announceIntervalS: number;
+  /** The interface's bit rate: announces stay within 2 % of it (Reticulum's announce cap). */
+  bitrateBps: number;
+  /** How long a sent message may wait for its proof (default 60 s). */
+  proofTimeoutMs?: number;
+}
+
+/** Reticulum keeps announces to 2 % of an interface's bit rate (docs/reticulum.md, "Announces"). */
+export const ANNOUNCE_CAP = 0.02;
+const DEFAULT_PROOF_TIMEOUT_MS = 60_000;
+/** An announce that could not go out (the transmit queue refused it) is tried again after this. */
+const ANNOUNCE_RETRY_MS = 60_000;
+/** Send timestamps remembered (see #timestampFor). */
+const TIMESTAMPS_KEPT = 10_000;
+const IDENTITY_KEY = 'reticulum-identity';
+
+interface WaitingProof {
+  packetHash: Uint8Array;
+  peer: LxmfPeer;
+  sentMs: number;
+  resolve(result: SendResult): void;
+  timer: TimerHandle;
+}
+
+export class LxmfEndpoint {
+  readonly identity: Identity;
+  readonly address: Uint8Array;
+  readonly displayName: string;
+  readonly #o: LxmfEndpointOptions;
+  readonly #peers: PeerBook;
+  /** Waiting for a proof, by the hex of the truncated packet hash the proof is addressed to. */
+  readonly #waiting = new Map<string, WaitingProof>();
+  /** The timestamp each delivery was first packed with, so a retry is the same LXMF message
+   *  (the hash covers timestamp and content: the recipient keeps one). The parts of a split
+   *  delivery share it (their contents differ). Kept after success too, since a retry of a
+   *  split delivery resends every part. In memory: after a restart a retry is a new message
+   *  (at least once). */
+  readonly #timestamps = new Map<string, number>();
+  #online = false;
+  #announceTimer: TimerHandle | null = null;
+  #lastAnnounceMs: number | null = null;
+  readonly counters = {
+    announces_sent: 0, announces_heard: 0, announces_invalid: 0, packets_in: 0, packets_out: 0, packets_malformed: 0,
+    packets_other_destination: 0, packets_ignored: 0, messages_in: 0, messages_unverified: 0, messages_out: 0, proofs_sent: 0,
+    proofs_received: 0, proofs_invalid: 0, bad_signatures: 0, undecryptable: 0,
+  };
+
+  constructor(options: LxmfEndpointOptions) {
+    this.#o = options;
+    this.identity = loadIdentity(options.state, options.log);
+    this.address = lxmfDeliveryHash(this.identity);
+    this.displayName = options.displayName ?? hostname();
+    this.#peers = new PeerBook(options.state);
+  }
+
+  get addressHex(): string {
+    return toHex(this.address);
+  }
+
+  /** The link is up: announce now, then every announce_interval_s. */
+  online(): void {
+    this.#online = true;
+    this.#scheduleAnnounce(0);
+  }
+
+  offline(): void {
+    this.#online = false;
+    if (this.#announceTimer) this.#o.clock.clearTimeout(this.#announceTimer);
+    this.#announceTimer = null;
+  }
+
+  /** Stops: sends that wait for a proof fail (retryable), timers end. */
+  close(): void {
+    this.offline();
+    for (const [key, w] of this.#waiting) {
+      this.#o.clock.clearTimeout(w.timer);
+      this.#waiting.delete(key);
+      w.resolve({ ok: false, retryable: true, error: 'ERR_LXMF_STOPPED: the interface stopped before the proof came' });
+    }
+  }
+
+  // ---- announces ----------------------------------------------------------------------------
+
+  /** The shortest gap between two announces that keeps them within the cap. */
+  announceGapMs(announceBytes: number): number {
+    const airtimeMs = ((announceBytes * 8) / this.#o.bitrateBps) * 1000;
+    return Math.ceil(airtimeMs / ANNOUNCE_CAP);
+  }
+
+  #scheduleAnnounce(delayMs: number): void {
+    if (this.#announceTimer) this.#o.clock.clearTimeout(this.#announceTimer);
+    this.#announceTimer = this.#o.clock.setTimeout(() => {
+      this.#announceTimer = null;
+      void this.announce().then((outcome) => {
+        // A deferred announce has its own timer already; a failed one is tried again soon.
+        if (!this.#online || outcome === 'deferred') return;
+        this.#scheduleAnnounce(outcome === 'sent' ? this.#o.announceIntervalS * 1000 : Math.min(ANNOUNCE_RETRY_MS, this.#o.announceIntervalS * 1000));
+      });
+    }, delayMs);
+  }
+
+  /** Sends our announce, unless that would go over the cap: then it goes when allowed
+   *  ('deferred', with its own timer). Only an announce that went on the air counts. */
+  async announce(): Promise<'sent' | 'deferred' | 'failed' | 'offline'> {
+    if (!this.#online) return 'offline';
+    const packet = createAnnounce({ identity: this.identity, name: LXMF_DELIVERY_NAME, now: this.#o.clock.now() / 1000, appData: encodeLxmfAppData(this.displayName) });
+    const now = this.#o.clock.now();
+    const gap = this.announceGapMs(packet.length);
+    if (this.#lastAnnounceMs !== null && now - this.#lastAnnounceMs < gap) {
+      this.#scheduleAnnounce(this.#lastAnnounceMs + gap - now);
+      return 'deferred';
+    }
+    const r = await this.#o.transmit(packet);
+    if (!r.ok) {
+      this.#o.log.warn('lxmf.announce_failed', { interface: this.#o.interfaceName, error: r.error });
+      return 'failed';
+    }
+    this.#lastAnnounceMs = now;
+    this.counters.announces_sent++;
+    this.counters.packets_out++;
+    this.#o.log.info('lxmf.announced', { interface: this.#o.interfaceName, address: this.addressHex, display_name: this.displayName });
+    return 'sent';
+  }
+
+  get lastAnnounceAt(): string | null {
+    return this.#lastAnnounceMs === null ? null : new Date(this.#lastAnnounceMs).toISOString();
+  }
+
+  // ---- receiving ----------------------------------------------------------------------------
+
+  /** One packet heard on the interface; `meta` is the radio's link facts (RSSI, SNR). Never
+   *  throws: whatever comes over the air, a failure is counted and the radio keeps going. */
+  onPacket(raw: Uint8Array, meta: Record<string, unknown>): void {
+    try {
+      this.#onPacket(raw, meta);
+    } catch (error) {
+      this.counters.packets_malformed++;
+      this.#o.log.warn('lxmf.packet_failed', { interface: this.#o.interfaceName, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+
+  #onPacket(raw: Uint8Array, meta: Record<string, unknown>): void {
+    this.counters.packets_in++;
+    const decoded = decodePacket(raw);
+    if (!decoded.ok) {
+      this.counters.packets_malformed++;
+      this.#o.log.debug('lxmf.packet_dropped', { interface: this.#o.interfaceName, code: decoded.code, reason: decoded.reason });
+      return;
+    }
+    const p = decoded.packet;
+    if (p.packetType === PACKET_TYPE.ANNOUNCE) this.#onAnnounce(p);
+    else if (p.packetType === PACKET_TYPE.PROOF) this.#onProof(p);
+    else if (p.packetType === PACKET_TYPE.DATA) this.#onData(p, meta);
+    else this.counters.packets_ignored++;
+  }
+
+  #onAnnounce(p: Packet): void {
+    const a = validateAnnounce(p);
+    if (!a.ok) {
+      this.counters.announces_invalid++;
+      if (a.code === 'ERR_RNS_ANNOUNCE_SIGNATURE') this.counters.bad_signatures++;
+      this.#o.log.debug('lxmf.announce_dropped', { interface: this.#o.interfaceName, code: a.code, reason: a.reason });
+      return;
+    }
+    const { announce } = a;
+    // Only lxmf.delivery destinations are people we can message; other announces (paths,
+    // propagation nodes, other apps) are valid but not ours to keep.
+    if (!equalBytes(announce.nameHash, LXMF_DELIVERY_NAME_HASH) || equalBytes(announce.destinationHash, this.address)) {
+      this.counters.packets_ignored++;
+      return;
+    }
+    this.counters.announces_heard++;
+    const app = decodeLxmfAppData(announce.appData);
+    const peer: LxmfPeer = {
+      address: toHex(announce.destinationHash),
+      identity: announce.identity,
+      displayName: app.ok ? app.displayName : null,
+      stampCost: app.ok ? app.stampCost : null,
+      ratchet: announce.ratchet,
+      via: announce.transportId,
+      hops: p.hops,
+      lastAnnounceMs: this.#o.clock.now(),
+    };
+    this.#peers.remember(peer);
+    this.#o.events.nodes([{
+      id: peer.address, network: 'lxmf', ...(peer.displayName ? { long_name: peer.displayName } : {}), hops_away: p.hops,
+      last_heard_at: new Date(peer.lastAnnounceMs).toISOString(),
+    }]);
+  }
+
+  #onData(p: Packet, meta: Record<string, unknown>): void {
+    if (!equalBytes(p.destinationHash, this.address)) {
+      this.counters.packets_other_destination++;
+      return;
+    }
+    if (p.destinationType !== DESTINATION_TYPE.SINGLE || p.context !== CONTEXT.NONE) {
+      // Links, resources and requests are not implemented (docs/reticulum.md, "What is not").
+      this.counters.packets_ignored++;
+      return;
+    }
+    const opened = decryptFor(this.identity, p.data);
+    if (!opened) {
+      this.counters.undecryptable++;
+      return;
+    }
+    const m = unpackOpportunistic(this.address, opened.plaintext);
+    if (!m.ok) {
+      this.counters.packets_malformed++;
+      this.#o.log.debug('lxmf.message_dropped', { interface: this.#o.interfaceName, code: m.code, reason: m.reason });
+      return;
+    }
+    const message = m.message;
+    const from = toHex(message.sourceHash);
+    const sender = this.#peers.get(from);
+    let signature: 'valid' | 'unverified';
+    if (sender) {
+      if (!verifyMessage(message, sender.identity).ok) {
+        // A forged or damaged message: never stored, and not proven, so its sender retries.
+        this.counters.bad_signatures++;
+        this.#o.log.warn('lxmf.bad_signature', { interface: this.#o.interfaceName, from });
+        return;
+      }
+      signature = 'valid';
+    } else {
+      this.counters.messages_unverified++;
+      signature = 'unverified';
+    }
+    const text = utf8(message.content);
+    const title = utf8(message.title);
+    const stored = this.#o.events.receive({
+      from,
+      to: this.addressHex,
+      channel: null,
+      kind: text === null ? 'data' : 'text',
+      text,
+      payload: text === null ? message.content : null,
+      meta: {
+        ...meta, network: 'lxmf', signature, hops: p.hops, lxmf_hash: toHex(message.hash),
+        ...(validTime(message.timestamp) ? { sent_at: new Date(message.timestamp * 1000).toISOString() } : {}),
+        ...(title ? { title } : {}), ...(message.fields.size > 0 ? { fields: fieldsForMeta(message.fields) } : {}),
+      },
+      // The sender repeats a message until our proof reaches it: each copy is one message.
+      dedupeKey: `lxmf:${toHex(message.hash)}`,
+    });
+    // The proof tells the sender to stop repeating: it goes out once the message is on disk
+    // (the bridge may answer after its group's commit: BearerEvents.receive).
+    const answered = (ok: boolean | void) => {
+      if (ok === false) return; // not stored: no proof, so the sender tries again
+      this.counters.messages_in++;
+      this.#prove(p);
+    };
+    if (typeof stored === 'object') void stored.then(answered);
+    else answered(stored);
+  }
+
+  /** An explicit proof (packet hash and our signature of it) for a packet we accepted. */
+  #prove(p: Packet): void {
+    const proof = createProof(this.identity, p.hash, { explicit: true });
+    void this.#o.transmit(proof).then((r) => {
+      if (r.ok) {
+        this.counters.proofs_sent++;
+        this.counters.packets_out++;
+      }
+    });
+  }
+
+  #onProof(p: Packet): void {
+    const key = toHex(p.destinationHash);
+    const w = this.#waiting.get(key);
+    if (!w) {
+      this.counters.packets_other_destination++;
+      return;
+    }
+    if (!validateProof(p, w.packetHash, w.peer.identity).ok) {
+      this.counters.proofs_invalid++;
+      return;
+    }
+    this.counters.proofs_received++;
+    this.#waiting.delete(key);
+    this.#o.clock.clearTimeout(w.timer);
+    w.resolve({ ok: true, meta: { proof: 'received', proof_ms: this.#o.clock.now() - w.sentMs, to_name: w.peer.displayName } });
+  }
+
+  // ---- sending ------------------------------------------------------------------------------
+
+  /** Largest content one message carries (one encrypted packet, no title or fields). */
+  get maxContentBytes(): number {
+    return LXMF_OPPORTUNISTIC_MAX_CONTENT;
+  }
+
+  async send(frame: OutboundFrame): Promise<SendResult> {
+    const to = frame.to.trim().toLowerCase();
+    if (!/^[0-9a-f]{32}$/.test(to)) {
+      return { ok: false, retryable: false, error: `ERR_LXMF_ADDRESS: "${frame.to}" is not an LXMF address (32 hex digits, as Sideband and NomadNet show it)` };
+    }
+    const content = frame.payload;
+    if (content.length > LXMF_OPPORTUNISTIC_MAX_CONTENT) {
+      return {
+        ok: false, retryable: false,
+        error: `ERR_LXMF_TOO_LARGE: ${content.length} bytes is more than the ${LXMF_OPPORTUNISTIC_MAX_CONTENT} bytes one LXMF packet carries (add a split or truncate transform; link delivery is not implemented)`,
+      };
+    }
+    const peer = this.#peers.get(to);
+    if (!peer) {
+      return { ok: false, retryable: true, error: `ERR_LXMF_UNKNOWN_DESTINATION: no announce heard from ${to} yet, so its key is unknown; it is tried again, and goes once the peer announces` };
+    }
+    if (peer.stampCost !== null) {
+      // Such a peer drops messages without a proof-of-work stamp, possibly after proving the
+      // packet: we would count a dropped message delivered. Stamps are not implemented.
+      return { ok: false, retryable: false, error: `ERR_LXMF_STAMP_REQUIRED: ${to} asks for proof-of-work stamps (cost ${peer.stampCost}), which this bridge does not make` };
+    }
+    const timestamp = this.#timestampFor(frame.deliveryId);
+    const plaintext = opportunisticPlaintext(packMessage({ source: this.identity, destinationHash: Buffer.from(to, 'hex'), timestamp, title: '', content }));
+    // A peer heard through a transport node is reached through it (HEADER_2).
+    const packet = encodePacket({ destinationHash: Buffer.from(to, 'hex'), transportId: peer.via, data: encryptFor(peer.identity, plaintext, { ratchet: peer.ratchet }) });
+    const hash = decodePacket(packet);
+    if (!hash.ok) return { ok: false, retryable: false, error: `ERR_LXMF_PACKET: ${hash.reason}` };
+    const key = toHex(proofDestination(hash.packet.hash));
+    const proven = new Promise<SendResult>((resolve) => {
+      const timer = this.#o.clock.setTimeout(() => {
+        if (this.#waiting.get(key)?.timer !== timer) return;
+        this.#waiting.delete(key);
+        resolve({ ok: false, retryable: true, error: `ERR_LXMF_NO_PROOF: ${to} did not prove delivery within ${Math.round(this.#proofTimeoutMs / 1000)} s` });
+      }, this.#proofTimeoutMs);
+      this.#waiting.set(key, { packetHash: hash.packet.hash, peer, sentMs: this.#o.clock.now(), resolve, timer });
+    });
+    const sent = await this.#o.transmit(packet);
+    if (!sent.ok) {
+      const w = this.#waiting.get(key);
+      if (w) {
+        this.#o.clock.clearTimeout(w.timer);
+        this.#waiting.delete(key);
+      }
+      return sent;
+    }
+    this.counters.packets_out++;
+    this.counters.messages_out++;
+    return proven;
+  }
+
+  get #proofTimeoutMs(): number {
+    return this.#o.proofTimeoutMs ?? DEFAULT_PROOF_TIMEOUT_MS;
+  }
+
+  #timestampFor(deliveryId: string): number {
+    let t = this.#timestamps.get(deliveryId);
+    if (t === undefined) {
+      t = this.#o.clock.now() / 1000;
+      this.#timestamps.set(deliveryId, t);
+      if (this.#timestamps.size > TIMESTAMPS_KEPT) this.#timestamps.delete(this.#timestamps.keys().next().value!);
+    }
+    return t;
+  }
+
+  stats(): Record<string, unknown> {
+    return {
+      lxmf_address: this.addressHex,
+      identity_hash: toHex(this.identity.hash),
+      display_name: this.displayName,
+      last_announce_at: this.lastAnnounceAt,
+      peers_known: this.#peers.size,
+      proofs_waiting: this.#waiting.size,
+      ...this.counters,
+    };
+  }
+}
+
+/** A sender's timestamp (Unix seconds) that a Date can hold. */
+const validTime = (seconds: number) => Number.isFinite(seconds) && Math.abs(seconds * 1000) <= 8.64e15;
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+function utf8(bytes: Uint8Array): string | null {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/** LXMF fields (a msgpack map with integer keys) as JSON for the message's meta: bytes as hex. */
+function fieldsForMeta(fields: LxmfFields): Record<string, unknown> {
+  const json = (v: unknown): unknown => {
+    if (v instanceof Uint8Array) return Buffer.from(v).toString('hex');
+    if (Array.isArray(v)) return v.map(json);
+    if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [String(k), json(x)]));
+    if (typeof v === 'bigint') return v.toString();
+    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, json(x)]));
+    return v;
+  };
+  return json(fields) as Record<string, unknown>;
+}
+
+/** What GET /api/interfaces/{id} shows of a stopped endpoint: its address, from the kept
+ *  identity (null before the first start made one). */
+export function storedEndpointFacts(state: Pick<DriverState, 'get'>, displayName: string | null): Record<string, unknown> | null {
+  const stored = state.get(IDENTITY_KEY);
+  if (stored === null) return null;
+  try {
+    const identity = identityFromPrivateKey(Buffer.from(stored, 'hex'));
+    return { lxmf_address: toHex(lxmfDeliveryHash(identity)), identity_hash: toHex(identity.hash), display_name: displayName ?? hostname(), last_announce_at: null, peers_known: 0, proofs_waiting: 0 };
+  } catch {
+    return null;
+  }
+}
+
+/** Our identity: made once, kept in the interface's driver state (docs/reticulum.md, "The
+ *  identity"), so the LXMF address survives restarts and backups. The private key is never
+ *  logged and never exported with the configuration. */
+function loadIdentity(state: DriverState, log: Logger): Identity {
+  const stored = state.get(IDENTITY_KEY);
+  if (stored !== null) {
+    try {
+      return identityFromPrivateKey(Buffer.from(stored, 'hex'));
+    } catch {
+      log.error('lxmf.identity_unreadable', { reason: 'the stored Reticulum identity is damaged; a new one (a new LXMF address) is made' });
+    }
+  }
+  const identity = generateIdentity();
+  state.set(IDENTITY_KEY, Buffer.from(identity.privateKey).toString('hex'));
+  return identity;
+}

@@ -1,0 +1,33 @@
+import type { Link } from '../../shared/links/link.ts';
+import { inProcessLink } from '../../shared/simulators/in-process-link.ts';
+import { RNodeChannel } from './channel.ts';
+import { RNodeSimulator, type RNodeSimOptions } from './simulator.ts';
+
+// sim://<channel> for RNode interfaces (docs/design.md section 6): each open makes one simulated
+// RNode, in this process, on the named channel, and returns a Link to it. Two interfaces
+// bound to sim://lab hear each other. No socket or pty: for demos and whole-bridge tests.
+// Bytes cross asynchronously (setImmediate), as from a real stream, never re-entrantly.
+
+const channels = new Map<string, RNodeChannel>();
+
+export function rnodeSimChannel(name: string): RNodeChannel {
+  let channel = channels.get(name);
+  if (!channel) {
+    channel = new RNodeChannel();
+    channels.set(name, channel);
+  }
+  return channel;
+}
+
+export interface RNodeSimLink extends Link {
+  /** The radio behind the link (tests inspect its config and counters or inject faults). */
+  readonly sim: RNodeSimulator;
+}
+
+let opened = 0;
+
+export async function openRNodeSimLink(channelName: string, options: Omit<RNodeSimOptions, 'channel'> = {}): Promise<RNodeSimLink> {
+  const sim = new RNodeSimulator({ name: `${channelName}-${++opened}`, ...options, channel: rnodeSimChannel(channelName) });
+  const { link } = inProcessLink(sim, `sim://${channelName}`, () => sim.close());
+  return Object.assign(link, { sim });
+}
