@@ -2,6 +2,7 @@ import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import { StatementCache } from '../../db/statement-cache.ts';
 import { noticeLostGroup } from '../../db/sqlite.ts';
 import type { EventStream } from '../../lib/events.ts';
+import { idFloor } from '../../lib/ids.ts';
 import type { RouterEvent } from './events.ts';
 import { PRECEDENCES, precedenceName } from './precedence.ts';
 import type { WriteBehind } from './write-behind.ts';
@@ -457,10 +458,14 @@ export class DeliveryStore {
     return [...byInterface].map(([interface_id, n]) => ({ interface_id, n }));
   }
   /** Retention: resolved deliveries (delivered, expired, cancelled) older than the cut-off. Dead letters stay.
-   *  Once a day, it reads the whole table: no index on state moves with every delivery any more
-   *  (issue 22; docs/data-model.md). */
+   *  No index on state moves with every delivery (docs/data-model.md); instead only deliveries
+   *  made before the cut-off are read, a range of the primary key (an id carries its creation
+   *  time, and a delivery is resolved after it is made). It runs at every start: the whole
+   *  table read then made a start on a deep queue slower by the queue's size. */
   deleteResolvedOlderThan(isoCutoff: string): number {
     this.flush();
-    return Number(this.#prepare("DELETE FROM deliveries WHERE state IN ('delivered', 'expired', 'cancelled') AND updated_at < ?").run(isoCutoff).changes);
+    return Number(
+      this.#prepare("DELETE FROM deliveries WHERE id < ? AND state IN ('delivered', 'expired', 'cancelled') AND updated_at < ?").run(idFloor('dlv', Date.parse(isoCutoff)), isoCutoff).changes,
+    );
   }
 }
