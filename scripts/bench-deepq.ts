@@ -181,9 +181,11 @@ export async function main(): Promise<number> {
     rate(atDeep, `held before: ${DEEP.toLocaleString('en-US')}`);
     const cpuRatio = atDeep.cpuMs / at0.cpuMs;
     const loadRatio = load.wholeS / (load.first10kS * (DEEP / MID));
-    const cpuMet = cpuRatio <= 1.5;
+    const cpuMet = cpuRatio <= 1.5 && atDeep.cpuMs / at10k.cpuMs <= 1.5;
     const loadMet = loadRatio <= 3;
-    out(`  CPU per message at ${DEEP.toLocaleString('en-US')} against 0: ${cpuRatio.toFixed(2)}x   target at most 1.5x: ${cpuMet ? 'MET' : 'NOT MET'}`);
+    // The first window can still be warming up (it often costs more than the second): the ratio
+    // to the 10,000 point is printed beside it, so a window that flatters the target shows.
+    out(`  CPU per message at ${DEEP.toLocaleString('en-US')} against 0: ${cpuRatio.toFixed(2)}x (against ${MID.toLocaleString('en-US')}: ${(atDeep.cpuMs / at10k.cpuMs).toFixed(2)}x)   target at most 1.5x: ${cpuMet ? 'MET' : 'NOT MET'}`);
     out(`  the ${DEEP.toLocaleString('en-US')} load: ${load.wholeS.toFixed(1)} s against the first ${MID.toLocaleString('en-US')} scaled up ${(load.first10kS * (DEEP / MID)).toFixed(1)} s: ${loadRatio.toFixed(2)}x   target at most 3x: ${loadMet ? 'MET' : 'NOT MET'}`);
     const rssMet = rssMiB <= 100;
     out(`  RSS after the load ${rssMiB.toFixed(1)} MiB (peak ${peakMiB.toFixed(1)})   target at most 100 MiB${command.file === BINARY ? '' : ' (for the executable)'}: ${rssMet ? 'MET' : 'NOT MET'}`);
