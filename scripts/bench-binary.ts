@@ -64,7 +64,7 @@ const BARE_NODE_SERVER =
   "const s = require('node:http').createServer((q, r) => { r.writeHead(200, { 'content-type': 'application/json' }); r.end('{\"status\":\"ok\"}'); }).listen(Number(p), h);" +
   "process.on('SIGTERM', () => s.close());";
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer().once('error', reject).listen(0, '127.0.0.1', () => {
       const { port } = s.address() as { port: number };
@@ -73,13 +73,13 @@ function freePort(): Promise<number> {
   });
 }
 
-function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+export function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN) / 1024;
 }
 
 /** utime + stime of the whole process (every thread, live or ended), in ms. */
-function procCpuMs(pid: number): number {
+export function procCpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from 3 (state) on
   return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // fields 14 and 15

@@ -222,6 +222,10 @@ try {
   // Bytes written per routed message against the rows' own size (issue 22).
   process.stdout.write('\n');
   if ((await (await import('./bench-writes.ts')).main()) !== 0) process.exitCode = 1;
+  // A 100,000-message backlog on one interface: admission, idle, start after kill -9 and RSS,
+  // each beside its baseline (docs/performance.md, "Deep queues").
+  process.stdout.write('\n');
+  if ((await (await import('./bench-deepq.ts')).main()) !== 0) process.exitCode = 1;
   // Hub ingest over MQTT on SQLite and PostgreSQL beside raw inserts, events lost (issue 22).
   process.stdout.write('\n');
   if ((await (await import('./bench-hub.ts')).main()) !== 0) process.exitCode = 1;

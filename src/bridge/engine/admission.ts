@@ -1,7 +1,8 @@
 import { newId } from '../../lib/ids.ts';
 import { retryPolicyOf } from './backoff.ts';
 import { precedenceName } from './precedence.ts';
-import { sizeOf, type DeliveryStore } from './delivery-store.ts';
+import type { DeliveryStore } from './delivery-store.ts';
+import { sizeOf } from './delivery-sql.ts';
 import { NEVER_MS, type InterfaceRow, type MessageRow, type DeliveryRow } from './rows.ts';
 
 // How a delivery is made and let into its interface's queue (docs/routing.md, "Delivery

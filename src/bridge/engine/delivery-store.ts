@@ -1,73 +1,14 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import { StatementCache } from '../../db/statement-cache.ts';
 import { noticeLostGroup } from '../../db/sqlite.ts';
-import { fromJson } from '../../lib/json.ts';
 import type { EventStream } from '../../lib/events.ts';
+import { idFloor } from '../../lib/ids.ts';
 import type { RouterEvent } from './events.ts';
 import { PRECEDENCES, precedenceName } from './precedence.ts';
 import type { WriteBehind } from './write-behind.ts';
 import { DELIVERY_STATES, WAITING_STATES, NEVER_MS, type DeliveryState, type DeliveryRow } from './rows.ts';
+import { type DeadLetterFilter, type DeliveryFilter, type Raw, decode, deadWhere, EVICTABLE_RANKS, iso, KEEP_DEAD_ERROR, limitLiteral, QUEUED, READY_STATES, sizeOf } from './delivery-sql.ts';
 
-
-
-/** Which dead letters a bulk action takes (POST /api/deliveries/dead/cancel and /retry). */
-export interface DeadLetterFilter {
-  interface_id?: string;
-  /** Dead since this time or earlier (finished_at, ISO). */
-  died_before?: string;
-  /** A substring of last_error, ignoring ASCII case. */
-  error_contains?: string;
-}
-
-export interface DeliveryFilter {
-  state?: string;
-  interface_id?: string;
-  message_id?: string;
-  before_id?: string;
-}
-
-interface Raw extends Omit<DeliveryRow, 'to' | 'from' | 'result'> {
-  to_addr: string;
-  from_addr: string;
-  result?: string | null;
-}
-
-const decode = (r: Raw): DeliveryRow => {
-  const { to_addr, from_addr, result, ...rest } = r;
-  return { ...rest, to: to_addr, from: from_addr, result: fromJson(result, null) };
-};
-
-const iso = (ms: number) => new Date(ms).toISOString();
-/** A row limit as SQL text: the next power of two from 64, so a handful of statement texts
- *  serve every limit (a bound LIMIT recompiles the statement at every run). */
-export function limitLiteral(n: number): number {
-  let cap = 64;
-  while (cap < n) cap *= 2;
-  return cap;
-}
-/** SQL for a cancel's last_error (parameters: reason, reason): a dead letter's own error is kept after the reason. */
-const KEEP_DEAD_ERROR = "CASE WHEN state = 'dead' AND last_error IS NOT NULL THEN ? || '; it was a dead letter: ' || last_error ELSE ? END";
-
-function deadWhere(f: DeadLetterFilter): { where: string; args: SQLInputValue[] } {
-  const where = ["state = 'dead'"];
-  const args: SQLInputValue[] = [];
-  if (f.interface_id !== undefined) {
-    where.push('interface_id = ?');
-    args.push(f.interface_id);
-  }
-  if (f.died_before !== undefined) {
-    where.push('finished_at <= ?');
-    args.push(f.died_before);
-  }
-  if (f.error_contains !== undefined) {
-    where.push("last_error LIKE ? ESCAPE '\\'");
-    args.push(`%${f.error_contains.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
-  }
-  return { where: where.join(' AND '), args };
-}
-const utf8 = new TextEncoder();
-/** Bytes a delivery holds in the queue (text and payload), for the byte cap. */
-export const sizeOf = (d: Pick<DeliveryRow, 'text' | 'payload'>) => (d.text !== null ? utf8.encode(d.text).length : 0) + (d.payload?.length ?? 0);
 /**
  * SQL for the deliveries table: the queue, the dead letters and the history of attempts.
  * The dispatcher's own writes go through the write-behind queue (write-behind.ts); every
@@ -174,7 +115,10 @@ export class DeliveryStore {
     const keys = (sql: string, ...args: Array<string | number>) => this.#prepare(sql).all(...args) as Key[];
     const order = [
       ...keys(`SELECT id, precedence, front_ms FROM deliveries WHERE interface_id = ? AND front_ms IS NOT NULL AND state IN ('pending', 'retrying') ORDER BY precedence, front_ms LIMIT ${cap}`, interfaceId),
-      ...keys(`SELECT id, precedence, NULL AS front_ms FROM deliveries INDEXED BY deliveries_queued WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying') AND state != 'held' AND next_attempt_ms <= ? ORDER BY precedence, id LIMIT ${cap}`, interfaceId, nowMs),
+      // One read per state, each in queue order within that state's part of the index.
+      ...READY_STATES.flatMap((state) =>
+        keys(`SELECT id, precedence, NULL AS front_ms FROM deliveries INDEXED BY deliveries_queued WHERE interface_id = ? AND state = ? AND ${QUEUED} AND next_attempt_ms <= ? ORDER BY precedence, id LIMIT ${cap}`, interfaceId, state, nowMs),
+      ),
     ].sort((a, b) => a.precedence - b.precedence || (a.front_ms === null ? 1 : 0) - (b.front_ms === null ? 1 : 0) || (a.front_ms ?? 0) - (b.front_ms ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const chosen = [...new Set(order.map((k) => k.id).filter((id) => !skip.has(id)))].slice(0, limit);
     if (chosen.length === 0) return [];
@@ -186,10 +130,12 @@ export class DeliveryStore {
 
   earliestWaiting(interfaceId: string): number | undefined {
     this.#trustGroup();
-    const r = this.#prepare(
-      "SELECT min(next_attempt_ms) AS t FROM deliveries INDEXED BY deliveries_queued WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying') AND state != 'held' AND id NOT IN (SELECT value FROM json_each(?))",
-    ).get(interfaceId, this.#dirtyJson(interfaceId)) as { t: number | null };
-    return r.t ?? undefined;
+    const dirty = this.#dirtyJson(interfaceId);
+    const times = READY_STATES.map((state) =>
+      (this.#prepare(`SELECT min(next_attempt_ms) AS t FROM deliveries INDEXED BY deliveries_queued WHERE interface_id = ? AND state = ? AND ${QUEUED} AND id NOT IN (SELECT value FROM json_each(?))`)
+        .get(interfaceId, state, dirty) as { t: number | null }).t,
+    ).filter((t): t is number => t !== null);
+    return times.length ? Math.min(...times) : undefined;
   }
   earliestExpiry(nowMs: number): number | undefined {
     // The partial index walks waiting deliveries in expiry order: the first one answers.
@@ -333,14 +279,22 @@ export class DeliveryStore {
     // A delivery whose writes could not be committed (the flush failed) may be on the air: it
     // reads as waiting, but held now its outcome would find 'held' and change nothing, and its
     // release would send it again. It is held, if it must be, once its outcome is written.
-    return this.#returning(
-      this.#prepare(
-        `UPDATE deliveries SET state = 'held', front_ms = NULL,
-           held_ttl_ms = CASE WHEN ? THEN max(expires_ms - ?, 0) ELSE NULL END,
-           expires_ms = CASE WHEN ? THEN ? ELSE expires_ms END, updated_at = ?
-         WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying') AND state != 'held' AND id NOT IN (SELECT value FROM json_each(?)) RETURNING *`,
-      ).all(pauseTtl ? 1 : 0, nowMs, pauseTtl ? 1 : 0, NEVER_MS, iso(nowMs), interfaceId, this.#dirtyJson(interfaceId)),
-    ).length;
+    // One statement per state: each seeks its own part of the queue's index, so the deliveries
+    // already held (all of them, on an interface down for a day) are not walked again.
+    const dirty = this.#dirtyJson(interfaceId);
+    return READY_STATES.reduce(
+      (n, state) =>
+        n +
+        this.#returning(
+          this.#prepare(
+            `UPDATE deliveries SET state = 'held', front_ms = NULL,
+               held_ttl_ms = CASE WHEN ? THEN max(expires_ms - ?, 0) ELSE NULL END,
+               expires_ms = CASE WHEN ? THEN ? ELSE expires_ms END, updated_at = ?
+             WHERE interface_id = ? AND state = ? AND ${QUEUED} AND id NOT IN (SELECT value FROM json_each(?)) RETURNING *`,
+          ).all(pauseTtl ? 1 : 0, nowMs, pauseTtl ? 1 : 0, NEVER_MS, iso(nowMs), interfaceId, state, dirty),
+        ).length,
+      0,
+    );
   }
   /** The interface is back: what it held (and is not waiting for a node) is due now, its TTL
    *  running again from what was left. */
@@ -405,24 +359,45 @@ export class DeliveryStore {
     this.flush();
     return this.queued(interfaceId).count + (this.#prepare("SELECT count(*) AS n FROM deliveries INDEXED BY deliveries_sending WHERE interface_id = ? AND state = 'sending'").get(interfaceId) as { n: number }).n;
   }
+  /** Interfaces with deliveries waiting: from the running totals, one row per interface. */
   interfacesWithWork(): string[] {
     this.flush();
-    return (this.#prepare("SELECT DISTINCT interface_id AS id FROM deliveries WHERE state IN ('pending', 'held', 'retrying')").all() as Array<{ id: string }>).map((r) => r.id);
+    return (this.#prepare('SELECT interface_id AS id FROM queue_totals WHERE count > 0').all() as Array<{ id: string }>).map((r) => r.id);
   }
-  /** What waits for an interface (pending, held, retrying), for its caps: count and bytes. */
+  /** What waits for an interface (pending, held, retrying), for its caps: count and bytes, the
+   *  running totals the triggers of queue_totals keep in every transaction that changes a
+   *  delivery (migration 15), so the cost does not grow with the queue. */
   queued(interfaceId: string): { count: number; bytes: number } {
-    const r = this.#prepare("SELECT count(*) AS count, coalesce(sum(size), 0) AS bytes FROM deliveries INDEXED BY deliveries_queued WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying')").get(interfaceId) as { count: number; bytes: number };
-    return r;
+    const r = this.#prepare('SELECT count, bytes FROM queue_totals WHERE interface_id = ?').get(interfaceId) as { count: number; bytes: number } | undefined;
+    return r ?? { count: 0, bytes: 0 };
+  }
+  /** The same, counted from the deliveries themselves: what the running totals must equal. */
+  countQueued(interfaceId: string): { count: number; bytes: number } {
+    this.flush();
+    return this.#prepare(`SELECT count(*) AS count, coalesce(sum(size), 0) AS bytes FROM deliveries INDEXED BY deliveries_queued WHERE interface_id = ? AND ${QUEUED}`).get(interfaceId) as { count: number; bytes: number };
   }
   /** The delivery a full queue gives up first: the lowest precedence, then the oldest; never
-   *  override or flash (docs/routing.md, "Bounded queues"). */
-  evictionCandidate(interfaceId: string): { id: string; precedence: number; message_id: string } | undefined {
+   *  override or flash (docs/routing.md, "Bounded queues"). Each (state, precedence) is a range
+   *  of the queue's index in id order, so the candidate is the first entry of at most twelve
+   *  ranges: a few seeks, whatever the queue holds. */
+  evictionCandidate(interfaceId: string): { id: string; precedence: number } | undefined {
     this.#trustGroup();
     // A delivery the dispatcher has just taken (its 'sending' mark not written yet) still reads
-    // as waiting: it is on the air and not the queue's to give up.
-    return this.#prepare(
-      "SELECT id, precedence, message_id FROM deliveries INDEXED BY deliveries_queued WHERE interface_id = ? AND state IN ('pending', 'held', 'retrying') AND precedence > 1 AND id NOT IN (SELECT value FROM json_each(?)) ORDER BY precedence DESC, id LIMIT 1",
-    ).get(interfaceId, this.#dirtyJson(interfaceId)) as { id: string; precedence: number; message_id: string } | undefined;
+    // as waiting: it is on the air and not the queue's to give up. Those are stepped over one
+    // seek at a time, so the cost grows with the sends in flight, not with the queue.
+    const skip = this.#writeBehind.dirtyOn(interfaceId);
+    const first = this.#prepare(`SELECT id FROM deliveries INDEXED BY deliveries_queued WHERE interface_id = ? AND state = ? AND ${QUEUED} AND precedence = ? AND id > ? ORDER BY id LIMIT 1`);
+    for (const precedence of EVICTABLE_RANKS) {
+      let oldest: string | undefined;
+      for (const state of WAITING_STATES) {
+        let r: { id: string } | undefined;
+        let after = '';
+        while ((r = first.get(interfaceId, state, precedence, after) as { id: string } | undefined) && skip.has(r.id)) after = r.id;
+        if (r && (oldest === undefined || r.id < oldest)) oldest = r.id;
+      }
+      if (oldest !== undefined) return { id: oldest, precedence };
+    }
+    return undefined;
   }
   /** Evicts a waiting delivery to the dead letters with the reason (inside the caller's transaction). */
   evict(id: string, reason: string, nowMs: number): DeliveryRow | undefined {
@@ -450,7 +425,7 @@ export class DeliveryStore {
     const one = interfaceId === undefined ? '' : 'AND interface_id = ?';
     const args = interfaceId === undefined ? [] : [interfaceId];
     return [
-      ...this.#prepare(`SELECT interface_id, precedence, state, count(*) AS n FROM deliveries INDEXED BY deliveries_queued WHERE state IN ('pending', 'held', 'retrying') ${one} GROUP BY interface_id, precedence, state`).all(...args),
+      ...this.#prepare(`SELECT interface_id, precedence, state, count(*) AS n FROM deliveries INDEXED BY deliveries_queued WHERE ${QUEUED} ${one} GROUP BY interface_id, state, precedence`).all(...args),
       ...this.#prepare(`SELECT interface_id, precedence, state, count(*) AS n FROM deliveries INDEXED BY deliveries_sending WHERE state = 'sending' ${one} GROUP BY interface_id, precedence, state`).all(...args),
     ] as Array<{ interface_id: string; precedence: number; state: string; n: number }>;
   }
@@ -483,10 +458,14 @@ export class DeliveryStore {
     return [...byInterface].map(([interface_id, n]) => ({ interface_id, n }));
   }
   /** Retention: resolved deliveries (delivered, expired, cancelled) older than the cut-off. Dead letters stay.
-   *  Once a day, it reads the whole table: no index on state moves with every delivery any more
-   *  (issue 22; docs/data-model.md). */
+   *  No index on state moves with every delivery (docs/data-model.md); instead only deliveries
+   *  made before the cut-off are read, a range of the primary key (an id carries its creation
+   *  time, and a delivery is resolved after it is made). It runs at every start: the whole
+   *  table read then made a start on a deep queue slower by the queue's size. */
   deleteResolvedOlderThan(isoCutoff: string): number {
     this.flush();
-    return Number(this.#prepare("DELETE FROM deliveries WHERE state IN ('delivered', 'expired', 'cancelled') AND updated_at < ?").run(isoCutoff).changes);
+    return Number(
+      this.#prepare("DELETE FROM deliveries WHERE id < ? AND state IN ('delivered', 'expired', 'cancelled') AND updated_at < ?").run(idFloor('dlv', Date.parse(isoCutoff)), isoCutoff).changes,
+    );
   }
 }
