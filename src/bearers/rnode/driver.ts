@@ -5,6 +5,7 @@ import { DeviceError } from '../device-error.ts';
 import { clearTimers, DriverLifecycle, SupervisedBearer } from '../shared/links/driver-lifecycle.ts';
 import type { Link } from '../shared/links/link.ts';
 import { TxQueue } from './flow.ts';
+import { keepsAirtime, queueCapacity } from './firmware.ts';
 import { encodeFrame, KISS_MAX_PAYLOAD, KissDecoder } from '../shared/codec/kiss.ts';
 import {
   CMD, decodeDeviceFrame, DETECT_BURST, DETECT_REQUEST, encodeConfiguration, firmwareAtLeast, formatFirmware,
@@ -84,6 +85,8 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
   #pendingRssi: number | null = null;
   #pendingSnr: number | null = null;
   #reported: Reported = {};
+  /** MCU id from the detect answers: it decides the radio's queue size. */
+  #mcuId: number | undefined;
   #timers: { halfFrame?: TimerHandle; keepalive?: TimerHandle; beacon?: TimerHandle } = {};
   #transmittedSinceBeacon = false;
   readonly #counters = { rx_frames: 0, tx_frames: 0, beacons_sent: 0, unknown_frames: 0, malformed_frames: 0, device_errors: 0 };
@@ -163,6 +166,8 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
       link: this.#link?.description ?? null,
       ...reportedStats(this.#reported, this.settings),
       queue_depth: this.#tx.depth,
+      radio_queue: this.#tx.radioQueue,
+      held_for_room: this.#tx.heldForRoom,
       ready_queries: this.#tx.readyQueries,
       ...this.#counters,
       kiss_errors: this.#sumKissErrors(),
@@ -196,6 +201,7 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
       throw new DeviceError('ERR_RNODE_FIRMWARE', `RNode firmware ${formatFirmware(fw)} is older than the required ${formatFirmware(REQUIRED_FW_VERSION)}; update it with rnodeconf`, { retryable: false, facts: { answer: formatFirmware(fw) } });
     }
     const s = this.settings;
+    this.#mcuId = this.#replies.get('mcu')?.id;
     this.#replies.clear();
     this.lifecycle.enter('configuring', `RNode firmware ${formatFirmware(fw)} on ${this.#reported.platform}/${this.#reported.mcu}; sending ${s.frequency_hz} Hz, ${s.bandwidth_hz} Hz, SF${s.sf}, CR4/${s.cr}, ${s.tx_power_dbm} dBm`, fresh);
     await this.#write(link, encodeConfiguration(s));
@@ -228,6 +234,15 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
   #goOnline(): void {
     const link = this.#link;
     if (!link) return;
+    const r = this.#reported;
+    const s = this.settings;
+    const limits = keepsAirtime(this.#mcuId);
+    this.#tx.plan({
+      capacity: queueCapacity(this.#mcuId),
+      radio: { sf: r.sf ?? s.sf, bandwidthHz: r.bandwidth_hz ?? s.bandwidth_hz, cr: r.cr ?? s.cr },
+      stLimitPct: limits ? (r.st_alock_pct ?? s.st_alock ?? 0) : 0,
+      ltLimitPct: limits ? (r.lt_alock_pct ?? s.lt_alock ?? 0) : 0,
+    });
     this.#tx.attach({
       writeData: (payload) => this.#writeData(link, payload),
       queryReady: () => this.#write(link, READY_QUERY),
@@ -326,6 +341,10 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
     },
     report: (values: Reported) => Object.assign(this.#reported, values),
     ready: (room: boolean) => this.#tx.ready(room),
+    channel: (m: Extract<DeviceMessage, { type: 'stat_chtm' }>) => {
+      this.on.report({ ...m });
+      if (this.lifecycle.phase === 'online') this.#tx.report(m.airtime_short_pct, m.airtime_long_pct);
+    },
     error: (m: Extract<DeviceMessage, { type: 'error' }>) => {
       this.#counters.device_errors++;
       const reason = `RNode reported ${m.name} (0x${m.code.toString(16).padStart(2, '0')}): ${m.meaning}`;
@@ -381,7 +400,7 @@ const ON_MESSAGE: { [T in DeviceMessage['type']]?: Handler<T> } = {
   data: (b, m) => b.on.data(m.payload),
   stat_rssi: (b, m) => b.on.rssi(m.dbm),
   stat_snr: (b, m) => b.on.snr(m.db),
-  stat_chtm: (b, m) => b.on.report({ ...m }),
+  stat_chtm: (b, m) => b.on.channel(m),
   frequency: (b, m) => b.on.report({ frequency_hz: m.hz }),
   bandwidth: (b, m) => b.on.report({ bandwidth_hz: m.hz }),
   txpower: (b, m) => b.on.report({ tx_power_dbm: m.dbm }),

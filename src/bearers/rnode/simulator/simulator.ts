@@ -3,6 +3,7 @@ import { systemClock, type Clock, type TimerHandle } from '../../../lib/clock.ts
 import { encodeFrame, KISS_MAX_PAYLOAD, KissDecoder, type KissFrame } from '../../shared/codec/kiss.ts';
 import { CMD, commandName, DETECT_REQ, DETECT_RESP, encodeChannelStats, readU16be, readU32be, rssiByte, snrByte, u16be, u32be } from '../protocol.ts';
 import { rnodeAirtimeMs } from '../radio.ts';
+import { AirtimeBins, firmwareBitrate, firmwareFrames, firmwareFrameCostMs, GUARD_THRESHOLD_BPS, reportedPercent } from '../firmware.ts';
 import { AirtimeLedger } from './airtime.ts';
 import type { AirReception, AirTuning, ChannelMember, RNodeChannel } from './channel.ts';
 import type { EchoType } from '../verify.ts';
@@ -13,6 +14,12 @@ import type { EchoType } from '../verify.ts';
 // (RF:RNode_Firmware.ino serial_callback): commands act on their payload bytes, settings are
 // clamped and echoed, READY answers a query, STAT_CHTM comes about once a second and after
 // each transmission, and the transmit queue is held while an airtime limit is exceeded.
+// The packet queue and the airtime limits follow docs/protocols/rnode.md 1.10: a frame's bytes
+// are stored while there is room, a frame that does not fit is cut and not committed (its
+// stored bytes stay and lead the next packet), airtime is charged into 7.5 s bins by the
+// firmware's own formula, the lock is decided on the figures of the last update, and at
+// 14 kbps and below the whole queue goes out once the channel is taken. Not modelled: CSMA
+// waits, and the firmware not reading the host while it transmits.
 
 /** A field the simulator can echo wrongly (fault injection): any echoed value. */
 export type EchoField = EchoType;
@@ -69,6 +76,9 @@ export interface RNodeSimCounters {
   droppedQueueFull: number;
   droppedRadioOff: number;
   heldForAirtime: number;
+  /** Packets committed longer than 508 bytes (an earlier cut frame's bytes leading them):
+   *  taken off the queue without being sent, as the firmware does. */
+  droppedTooLong: number;
 }
 
 const NOISE_FLOOR_DBM = -117;
@@ -78,7 +88,7 @@ export class RNodeSimulator extends EventEmitter implements ChannelMember {
   readonly faults: RNodeSimFaults;
   readonly counters: RNodeSimCounters = {
     framesFromHost: 0, dataFromHost: 0, readyQueries: 0, detects: 0, leaves: 0, unknownCommands: 0,
-    transmitted: 0, received: 0, droppedQueueFull: 0, droppedRadioOff: 0, heldForAirtime: 0,
+    transmitted: 0, received: 0, droppedQueueFull: 0, droppedRadioOff: 0, heldForAirtime: 0, droppedTooLong: 0,
   };
   /** Commands the host sent, oldest first (the last 1000), for tests and the CLI's log. */
   readonly hostLog: { at: number; command: string; payload: Uint8Array }[] = [];
@@ -92,6 +102,16 @@ export class RNodeSimulator extends EventEmitter implements ChannelMember {
   #host: ((bytes: Uint8Array) => void) | null = null;
   #queue: Uint8Array[] = [];
   #queuedBytes = 0;
+  /** Bytes stored for a frame that was not committed; they lead the next committed packet. */
+  #orphan: Uint8Array = new Uint8Array(0);
+  /** Packets left in the flush under way: the queue as it was when the channel was taken. The
+   *  firmware reads nothing from the host until a flush ends and then finds its counts at zero;
+   *  the simulator reads on, so it takes each sent packet off the counts as it goes, which
+   *  leaves the same counts for what comes after. */
+  #flush: { packets: number } | null = null;
+  readonly #bins = new AirtimeBins();
+  /** The airtime figures of the last update (fractions); the lock is decided on these. */
+  #figures = { short: 0, long: 0 };
   #transmitting: TimerHandle | null = null;
   #statsTimer: TimerHandle | null = null;
   #lastRssi: number | null = null;
@@ -292,8 +312,14 @@ export class RNodeSimulator extends EventEmitter implements ChannelMember {
     this.#pump();
   }
 
+  /** READY's test: room for one more byte and one more packet, not for a whole frame. */
   #queueHasRoom(bytes: number): boolean {
     return this.#queue.length < this.#options.queuePackets && this.#queuedBytes + bytes <= this.#options.queueBytes;
+  }
+
+  /** The queue's byte count, packets, and uncommitted bytes (tests and the bench). */
+  get queueState(): { packets: number; bytes: number; orphanBytes: number } {
+    return { packets: this.#queue.length, bytes: this.#queuedBytes, orphanBytes: this.#orphan.length };
   }
 
   #enqueue(payload: Uint8Array): void {
@@ -303,42 +329,76 @@ export class RNodeSimulator extends EventEmitter implements ChannelMember {
       this.counters.droppedRadioOff++;
       return;
     }
-    // A full queue drops the packet silently, as the firmware does (docs/protocols/rnode.md 1.3).
-    if (!this.#queueHasRoom(payload.length)) {
+    // Byte by byte while fewer than the queue's packets are queued and its bytes are not all
+    // used; committed at the closing FEND only if the byte count is still below the size.
+    // Otherwise nothing is said to the host (docs/protocols/rnode.md 1.10).
+    const o = this.#options;
+    const stored = this.#queue.length < o.queuePackets ? Math.max(0, Math.min(payload.length, o.queueBytes - this.#queuedBytes)) : 0;
+    this.#queuedBytes += stored;
+    const bytes = new Uint8Array(this.#orphan.length + stored);
+    bytes.set(this.#orphan, 0);
+    bytes.set(payload.subarray(0, stored), this.#orphan.length);
+    if (this.#queue.length < o.queuePackets && this.#queuedBytes < o.queueBytes && bytes.length > 0) {
+      this.#queue.push(bytes);
+      this.#orphan = new Uint8Array(0);
+    } else {
+      this.#orphan = bytes;
       this.counters.droppedQueueFull++;
       return;
     }
-    this.#queue.push(payload);
-    this.#queuedBytes += payload.length;
     this.#pump();
   }
 
   #overAirtimeLimit(): boolean {
-    // 0 or >= 100 % disables a limit (docs/protocols/rnode.md 1.6).
-    const over = (limit: number, used: number) => limit > 0 && limit < 100 && used >= limit;
-    const a = this.#airtime.percent();
-    return over(this.#config.st_alock, a.airtime_short_pct) || over(this.#config.lt_alock, a.airtime_long_pct);
+    // The limit is the u16 / 10000 as a fraction; 0 or >= 1 is no limit (docs/protocols/rnode.md 1.6).
+    const over = (limitPct: number, used: number) => limitPct > 0 && limitPct < 100 && used >= limitPct / 100;
+    return over(this.#config.st_alock, this.#figures.short) || over(this.#config.lt_alock, this.#figures.long);
+  }
+
+  /** The firmware's update: figures recomputed from the bins (the lock then uses them). */
+  #updateFigures(): void {
+    this.#figures = this.#bins.figures(this.#clock.now());
+    this.emit('airtime', { short: this.#figures.short, long: this.#figures.long, at: this.#clock.now() });
   }
 
   #pump(): void {
-    if (this.#closed || this.#transmitting || this.#queue.length === 0 || !this.#config.radio_on) return;
-    if (this.#overAirtimeLimit()) {
+    if (this.#closed || this.#transmitting || !this.#config.radio_on) return;
+    if (this.#flush && this.#flush.packets === 0) this.#flush = null;
+    if (this.#queue.length === 0) return;
+    // The lock is looked at before a channel access, not between the packets of one flush.
+    if (!this.#flush && this.#overAirtimeLimit()) {
       // Held; the next stats tick tries again.
       this.counters.heldForAirtime++;
       return;
     }
-    const payload = this.#queue.shift()!;
-    this.#queuedBytes -= payload.length;
     const c = this.#config;
+    const radio = { sf: c.sf, bandwidthHz: c.bandwidth_hz, cr: c.cr };
+    if (!this.#flush && firmwareBitrate(radio) <= GUARD_THRESHOLD_BPS) {
+      this.#flush = { packets: this.#queue.length };
+    }
+    const payload = this.#queue.shift()!;
+    if (this.#flush) this.#flush.packets--;
+    this.#queuedBytes -= payload.length;
+    if (payload.length > KISS_MAX_PAYLOAD) {
+      this.counters.droppedTooLong++;
+      if (!this.#flush) this.#updateFigures();
+      this.#pump();
+      return;
+    }
     const tuning = { frequency_hz: c.frequency_hz, bandwidth_hz: c.bandwidth_hz, sf: c.sf };
-    const ms = rnodeAirtimeMs(payload.length, { sf: c.sf, bandwidthHz: c.bandwidth_hz, cr: c.cr });
+    const ms = rnodeAirtimeMs(payload.length, radio);
     this.#airtime.transmitted(ms);
     this.#transmitting = this.#clock.setTimeout(() => {
       this.#transmitting = null;
       this.counters.transmitted++;
+      for (const written of firmwareFrames(payload.length)) this.#bins.charge(this.#clock.now(), firmwareFrameCostMs(written, radio));
       this.#channel?.transmitted(this, tuning, payload, ms);
       this.emit('transmitted', payload, ms);
-      this.#sendChannelStats();
+      // One popped packet, or the last of a flush, ends with an update and STAT_CHTM.
+      if (!this.#flush || this.#flush.packets === 0) {
+        this.#updateFigures();
+        this.#sendChannelStats();
+      }
       this.#pump();
     }, ms);
   }
@@ -347,7 +407,10 @@ export class RNodeSimulator extends EventEmitter implements ChannelMember {
     if (this.#statsTimer || !this.#host || this.#closed) return;
     this.#statsTimer = this.#clock.setTimeout(() => {
       this.#statsTimer = null;
-      if (this.#config.radio_on) this.#sendChannelStats();
+      if (this.#config.radio_on) {
+        this.#updateFigures();
+        this.#sendChannelStats();
+      }
       this.#pump();
       this.#armStats();
     }, this.#options.statsIntervalMs);
@@ -355,9 +418,10 @@ export class RNodeSimulator extends EventEmitter implements ChannelMember {
 
   #sendChannelStats(): void {
     const a = this.#airtime.percent();
+    const airtime = { airtime_short_pct: reportedPercent(this.#figures.short), airtime_long_pct: reportedPercent(this.#figures.long) };
     this.sendFrame(
       CMD.CMD_STAT_CHTM,
-      encodeChannelStats({ ...a, current_rssi_dbm: this.#lastRssi ?? NOISE_FLOOR_DBM, noise_floor_dbm: NOISE_FLOOR_DBM, interference_dbm: null }),
+      encodeChannelStats({ ...a, ...airtime, current_rssi_dbm: this.#lastRssi ?? NOISE_FLOOR_DBM, noise_floor_dbm: NOISE_FLOOR_DBM, interference_dbm: null }),
     );
   }
 }

@@ -4,6 +4,7 @@ import * as assert from 'uvu/assert';
 import { encodeFrame, KissDecoder } from '../../../../src/bearers/shared/codec/kiss.ts';
 import { CMD, decodeDeviceFrame, DETECT_BURST, encodeConfiguration, READY_QUERY, u16be, u32be, type DeviceMessage } from '../../../../src/bearers/rnode/protocol.ts';
 import { rnodeAirtimeMs } from '../../../../src/bearers/rnode/radio.ts';
+import { firmwarePacketCostMs } from '../../../../src/bearers/rnode/firmware.ts';
 import { RNodeChannel } from '../../../../src/bearers/rnode/simulator/channel.ts';
 import { serveRNodeTcp } from '../../../../src/bearers/rnode/simulator/serve.ts';
 import { RNodeSimulator, type RNodeSimOptions } from '../../../../src/bearers/rnode/simulator/simulator.ts';
@@ -123,8 +124,11 @@ test('STAT_CHTM about once a second and after each TX, with airtime from the tim
   const after = h.take();
   assert.equal(after.map((m) => m.type), ['stat_chtm']);
   const pct = (after[0] as { airtime_short_pct: number }).airtime_short_pct;
-  // Sent as percent × 100 in a u16, so compare at that resolution.
-  assert.is(pct, Math.round((ms / 15_000) * 100 * 100) / 100);
+  // The firmware charges its own formula (whole ms per LoRa frame) over 15 s and sends
+  // percent × 100 cut to a whole number (docs/protocols/rnode.md 1.10).
+  const charged = firmwarePacketCostMs(50, { sf: 8, bandwidthHz: 125_000, cr: 5 });
+  assert.is(charged, 188);
+  assert.is(pct, Math.floor((charged / 15_000) * 10_000) / 100);
   assert.is(h.sim.counters.transmitted, 1);
 });
 
@@ -132,9 +136,12 @@ test('airtime limits: the queue is held while short-term airtime is over ST_ALOC
   const h = host();
   h.sim.fromHost(encodeConfiguration({ ...eu868, sf: 12, st_alock: 5, lt_alock: null }));
   h.take();
-  // SF12 frames of 200 bytes take about 6 s each: the first pushes short-term airtime past 5 %.
-  for (let i = 0; i < 3; i++) h.send(CMD.CMD_DATA, new Uint8Array(200).fill(i));
+  // SF12 frames of 200 bytes take about 9 s each: the first pushes short-term airtime past 5 %.
+  // (At this rate the firmware sends its whole queue in one go, so the others come after it.)
+  h.send(CMD.CMD_DATA, new Uint8Array(200).fill(0));
   h.clock.advance(10_000);
+  for (let i = 1; i < 3; i++) h.send(CMD.CMD_DATA, new Uint8Array(200).fill(i));
+  h.clock.advance(1_000);
   assert.is(h.sim.counters.transmitted, 1);
   assert.ok(h.sim.counters.heldForAirtime > 0);
   assert.is(h.sim.queued, 2);
