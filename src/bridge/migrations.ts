@@ -453,43 +453,8 @@ export const bridgeMigrations: Migration[] = [
   },
   {
     version: 15,
-    name: 'queue_totals',
+    name: 'queue_indexes',
     sql: `
-      -- What waits for each interface (pending, held, retrying), as running totals: admission
-      -- checks the caps against them instead of counting the queue at every delivery, which
-      -- grew with the queue (docs/performance.md, "Deep queues"). The triggers keep them in
-      -- the transaction that changes the delivery, so a crash cannot leave them apart.
-      CREATE TABLE queue_totals (
-        interface_id  TEXT PRIMARY KEY,
-        count         INTEGER NOT NULL,
-        bytes         INTEGER NOT NULL
-      ) WITHOUT ROWID;
-      INSERT INTO queue_totals (interface_id, count, bytes)
-        SELECT interface_id, count(*), sum(size) FROM deliveries WHERE state IN ('pending', 'held', 'retrying') GROUP BY interface_id;
-      CREATE TRIGGER queue_totals_insert AFTER INSERT ON deliveries WHEN new.state IN ('pending', 'held', 'retrying')
-      BEGIN
-        INSERT INTO queue_totals (interface_id, count, bytes) VALUES (new.interface_id, 1, new.size)
-          ON CONFLICT (interface_id) DO UPDATE SET count = count + 1, bytes = bytes + excluded.bytes;
-      END;
-      CREATE TRIGGER queue_totals_delete AFTER DELETE ON deliveries WHEN old.state IN ('pending', 'held', 'retrying')
-      BEGIN
-        UPDATE queue_totals SET count = count - 1, bytes = bytes - old.size WHERE interface_id = old.interface_id;
-      END;
-      -- An update counts only when the delivery leaves or joins a queue (pending to held moves
-      -- nothing); interface_id and size are never changed today, and are counted if they are.
-      CREATE TRIGGER queue_totals_leave AFTER UPDATE OF state, interface_id, size ON deliveries
-        WHEN old.state IN ('pending', 'held', 'retrying')
-          AND NOT (new.state IN ('pending', 'held', 'retrying') AND new.interface_id = old.interface_id AND new.size = old.size)
-      BEGIN
-        UPDATE queue_totals SET count = count - 1, bytes = bytes - old.size WHERE interface_id = old.interface_id;
-      END;
-      CREATE TRIGGER queue_totals_join AFTER UPDATE OF state, interface_id, size ON deliveries
-        WHEN new.state IN ('pending', 'held', 'retrying')
-          AND NOT (old.state IN ('pending', 'held', 'retrying') AND new.interface_id = old.interface_id AND new.size = old.size)
-      BEGIN
-        INSERT INTO queue_totals (interface_id, count, bytes) VALUES (new.interface_id, 1, new.size)
-          ON CONFLICT (interface_id) DO UPDATE SET count = count + 1, bytes = bytes + excluded.bytes;
-      END;
       -- The queue's index with the state before the precedence: the dispatcher's reads and the
       -- hold of an interface that went down seek the pending and retrying deliveries and never
       -- walk the held ones (100,000 of them behind a satellite modem switched off); the eviction

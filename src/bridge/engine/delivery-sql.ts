@@ -1,4 +1,4 @@
-import type { SQLInputValue } from 'node:sqlite';
+import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
 import { fromJson } from '../../lib/json.ts';
 import type { DeliveryRow } from './rows.ts';
 
@@ -72,3 +72,52 @@ export function deadWhere(f: DeadLetterFilter): { where: string; args: SQLInputV
 const utf8 = new TextEncoder();
 /** Bytes a delivery holds in the queue (text and payload), for the byte cap. */
 export const sizeOf = (d: Pick<DeliveryRow, 'text' | 'payload'>) => (d.text !== null ? utf8.encode(d.text).length : 0) + (d.payload?.length ?? 0);
+
+/**
+ * What waits for each interface (pending, held, retrying), as running totals, so admission checks
+ * the caps without counting the queue at every delivery (docs/performance.md, "Deep queues").
+ * A TEMP table kept by TEMP triggers on the deliveries: they change in the transaction that
+ * changes a delivery (a rollback undoes them with it), they cost the card nothing (temp_store
+ * is memory), and they are counted afresh from the deliveries when the connection opens, so a
+ * crash cannot leave them apart from the truth. Writes by another connection to the deliveries
+ * (none of ours makes any) are not counted until the bridge restarts.
+ */
+const attached = new WeakSet<DatabaseSync>();
+export function attachQueueTotals(db: DatabaseSync): void {
+  if (attached.has(db)) return;
+  attached.add(db);
+  db.exec(`
+    CREATE TEMP TABLE IF NOT EXISTS queue_totals (
+      interface_id  TEXT PRIMARY KEY,
+      count         INTEGER NOT NULL,
+      bytes         INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    DELETE FROM temp.queue_totals;
+    INSERT INTO temp.queue_totals (interface_id, count, bytes)
+      SELECT interface_id, count(*), sum(size) FROM main.deliveries INDEXED BY deliveries_queued WHERE ${QUEUED} GROUP BY interface_id;
+    CREATE TEMP TRIGGER IF NOT EXISTS queue_totals_insert AFTER INSERT ON main.deliveries WHEN new.state IN ('pending', 'held', 'retrying')
+    BEGIN
+      INSERT INTO queue_totals (interface_id, count, bytes) VALUES (new.interface_id, 1, new.size)
+        ON CONFLICT (interface_id) DO UPDATE SET count = count + 1, bytes = bytes + excluded.bytes;
+    END;
+    CREATE TEMP TRIGGER IF NOT EXISTS queue_totals_delete AFTER DELETE ON main.deliveries WHEN old.state IN ('pending', 'held', 'retrying')
+    BEGIN
+      UPDATE queue_totals SET count = count - 1, bytes = bytes - old.size WHERE interface_id = old.interface_id;
+    END;
+    -- An update counts only when the delivery leaves or joins a queue (pending to held moves
+    -- nothing); interface_id and size are never changed today, and are counted if they are.
+    CREATE TEMP TRIGGER IF NOT EXISTS queue_totals_leave AFTER UPDATE OF state, interface_id, size ON main.deliveries
+      WHEN old.state IN ('pending', 'held', 'retrying')
+        AND NOT (new.state IN ('pending', 'held', 'retrying') AND new.interface_id = old.interface_id AND new.size = old.size)
+    BEGIN
+      UPDATE queue_totals SET count = count - 1, bytes = bytes - old.size WHERE interface_id = old.interface_id;
+    END;
+    CREATE TEMP TRIGGER IF NOT EXISTS queue_totals_join AFTER UPDATE OF state, interface_id, size ON main.deliveries
+      WHEN new.state IN ('pending', 'held', 'retrying')
+        AND NOT (old.state IN ('pending', 'held', 'retrying') AND new.interface_id = old.interface_id AND new.size = old.size)
+    BEGIN
+      INSERT INTO queue_totals (interface_id, count, bytes) VALUES (new.interface_id, 1, new.size)
+        ON CONFLICT (interface_id) DO UPDATE SET count = count + 1, bytes = bytes + excluded.bytes;
+    END;
+  `);
+}

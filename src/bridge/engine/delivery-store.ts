@@ -7,7 +7,7 @@ import type { RouterEvent } from './events.ts';
 import { PRECEDENCES, precedenceName } from './precedence.ts';
 import type { WriteBehind } from './write-behind.ts';
 import { DELIVERY_STATES, WAITING_STATES, NEVER_MS, type DeliveryState, type DeliveryRow } from './rows.ts';
-import { type DeadLetterFilter, type DeliveryFilter, type Raw, decode, deadWhere, EVICTABLE_RANKS, iso, KEEP_DEAD_ERROR, limitLiteral, QUEUED, READY_STATES, sizeOf } from './delivery-sql.ts';
+import { attachQueueTotals, type DeadLetterFilter, type DeliveryFilter, type Raw, decode, deadWhere, EVICTABLE_RANKS, iso, KEEP_DEAD_ERROR, limitLiteral, QUEUED, READY_STATES, sizeOf } from './delivery-sql.ts';
 
 /**
  * SQL for the deliveries table: the queue, the dead letters and the history of attempts.
@@ -27,6 +27,7 @@ export class DeliveryStore {
 
   constructor(db: DatabaseSync, writeBehind: WriteBehind, events: EventStream<RouterEvent>) {
     this.#db = db;
+    attachQueueTotals(db);
     this.#statements = new StatementCache(db);
     this.#writeBehind = writeBehind;
     this.#events = events;
@@ -365,8 +366,7 @@ export class DeliveryStore {
     return (this.#prepare('SELECT interface_id AS id FROM queue_totals WHERE count > 0').all() as Array<{ id: string }>).map((r) => r.id);
   }
   /** What waits for an interface (pending, held, retrying), for its caps: count and bytes, the
-   *  running totals the triggers of queue_totals keep in every transaction that changes a
-   *  delivery (migration 15), so the cost does not grow with the queue. */
+   *  running totals (attachQueueTotals, delivery-sql.ts), so the cost does not grow with the queue. */
   queued(interfaceId: string): { count: number; bytes: number } {
     const r = this.#prepare('SELECT count, bytes FROM queue_totals WHERE interface_id = ?').get(interfaceId) as { count: number; bytes: number } | undefined;
     return r ?? { count: 0, bytes: 0 };
