@@ -226,6 +226,10 @@ try {
   // each beside its baseline (docs/performance.md, "Deep queues").
   process.stdout.write('\n');
   if ((await (await import('./bench-deepq.ts')).main()) !== 0) process.exitCode = 1;
+  // 200 frames behind a 10 % airtime limit through the RNode driver and simulator: heard equals
+  // delivered, utilisation of the limit, drain time (issue 39; simulated time).
+  process.stdout.write('\n');
+  if ((await (await import('./bench-rnode.ts')).main()) !== 0) process.exitCode = 1;
   // Hub ingest over MQTT on SQLite and PostgreSQL beside raw inserts, events lost (issue 22).
   process.stdout.write('\n');
   if ((await (await import('./bench-hub.ts')).main()) !== 0) process.exitCode = 1;
