@@ -93,7 +93,6 @@ export class TxQueue {
     this.#drain();
   }
 
-  /** The link went away: every waiting frame fails, retryable. */
   /** What the radio is (set when it comes online; before that only READY gates frames). */
   plan(plan: RadioPlan): void {
     this.#plan = plan;
@@ -151,6 +150,7 @@ export class TxQueue {
     return within(plan.stLimitPct, AIRTIME_SHORT_MS, r.shortMs, SHORT_CUT_MS) && within(plan.ltLimitPct, AIRTIME_LONG_MS, r.longMs, LONG_CUT_MS);
   }
 
+  /** The link went away: every waiting frame fails, retryable. */
   detach(reason: string): void {
     this.#io = null;
     this.#inFlight = [];
