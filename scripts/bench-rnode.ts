@@ -14,17 +14,11 @@
 //                                             (its lock is decided on these figures; 15 s window)
 //   drain time against airtime / limit        <= (charged airtime / limit) / 0.95
 
-import { RNodeBearer } from '../src/bearers/rnode/driver.ts';
 import { firmwarePacketCostMs } from '../src/bearers/rnode/firmware.ts';
-import { encodeConfiguration } from '../src/bearers/rnode/protocol.ts';
-import { RNODE_PRESETS } from '../src/bearers/rnode/radio.ts';
-import { RNodeChannel } from '../src/bearers/rnode/simulator/channel.ts';
-import { serveRNodeTcp } from '../src/bearers/rnode/simulator/serve.ts';
-import { RNodeSimulator } from '../src/bearers/rnode/simulator/simulator.ts';
-import { openTcpLink } from '../src/bearers/shared/links/tcp-link.ts';
 import { FakeClock } from '../src/lib/clock.ts';
 import { createLogger } from '../src/lib/log.ts';
 import { bearerContext } from '../test/helpers/bearer-context.ts';
+import { backlogRig } from '../test/bearers/rnode/helpers.ts';
 
 const FRAMES = 200;
 const BYTES = 80;
@@ -32,69 +26,38 @@ const LIMIT_PCT = 10;
 const TARGET_UTILISATION = 0.95;
 const STEP_MS = 50;
 
-const US915 = RNODE_PRESETS.find((p) => p.name === 'us-915')!;
-const tick = () => new Promise((r) => setTimeout(r, 1));
 
 export async function main(): Promise<number> {
   const clock = new FakeClock();
-  const channel = new RNodeChannel();
-  const sim = new RNodeSimulator({ name: 'gateway', clock, channel });
-  const listener = new RNodeSimulator({ name: 'listener', clock, channel });
-  listener.fromHost(encodeConfiguration({ ...US915, st_alock: null, lt_alock: null }));
-  const heard: string[] = [];
-  listener.on('received', (p: Uint8Array) => heard.push(new TextDecoder().decode(p)));
-  // The firmware's figures at each of its updates, and the span of the radio's transmissions.
-  let worstShort = 0;
-  sim.on('airtime', (a: { short: number }) => void (worstShort = Math.max(worstShort, a.short)));
+  const wallStart = performance.now();
+  const rig = await backlogRig(clock, (c) => bearerContext({
+    interfaceId: 'ifc_bench', interfaceName: 'bench', settings: { preset: 'us-915', st_alock: LIMIT_PCT },
+    log: createLogger({ level: 'error', format: 'json', write: () => {} }), clock: c,
+    events: { receive: () => {}, state: () => {} },
+  }));
+  const { sim, heard } = rig;
+  // The span of the radio's transmissions and what the firmware charged for them.
   let firstTx: number | null = null;
   let lastTxEnd = 0;
   let charged = 0;
-  const radio = { sf: US915.sf, bandwidthHz: US915.bandwidth_hz, cr: US915.cr };
+  const radio = { sf: rig.us915.sf, bandwidthHz: rig.us915.bandwidth_hz, cr: rig.us915.cr };
   sim.on('transmitted', (p: Uint8Array, ms: number) => {
     // Emitted when the transmission ends; it began ms earlier.
     firstTx ??= clock.now() - ms;
     lastTxEnd = clock.now();
     charged += firmwarePacketCostMs(p.length, radio);
   });
-  const transport = await serveRNodeTcp(sim, { port: 0, clock });
-  const ctx = bearerContext({
-    interfaceId: 'ifc_bench', interfaceName: 'bench', settings: { preset: 'us-915', st_alock: LIMIT_PCT },
-    log: createLogger({ level: 'error', format: 'json', write: () => {} }), clock,
-    events: { receive: () => {}, state: () => {} },
-  });
-  const bearer = new RNodeBearer(ctx, {
-    openLink: (device) => {
-      const m = /^tcp:\/\/([^:]+):(\d+)$/.exec(device)!;
-      return openTcpLink(m[1], Number(m[2]), { connectTimeoutMs: 2000 });
-    },
-  });
-  const wallStart = performance.now();
   try {
-    await bearer.start(transport.device);
-    for (let t = 0; bearer.phase !== 'online'; t++) {
-      if (t > 2000) throw new Error('the RNode interface did not come online');
-      await new Promise((r) => setTimeout(r, 5));
-    }
     const sendStart = clock.now();
     const delivered: string[] = [];
     for (let i = 0; i < FRAMES; i++) {
       const text = `frame ${String(i).padStart(3, '0')} `.padEnd(BYTES, '.');
-      let done = false;
-      const result = bearer.send({ deliveryId: `d${i}`, messageId: `m${i}`, to: 'broadcast', channel: null, kind: 'text', text, payload: new TextEncoder().encode(text) })
-        .then((r) => { done = true; return r; });
       // One delivery at a time, as the bridge sends in raw mode.
-      while (!done) {
-        clock.advance(STEP_MS);
-        await tick();
-      }
-      const r = await result;
+      const r = await rig.send(i, text, STEP_MS);
       if (r.ok) delivered.push(text);
     }
     // Let the radio send what it holds.
-    for (let t = 0; t < 400 && heard.length < delivered.length; t++) {
-      clock.advance(100);
-      await tick();
-    }
+    await rig.flush(delivered.length, 100, 400);
     const wallMs = performance.now() - wallStart;
     const heardSet = new Set(heard);
     const allHeard = delivered.every((d) => heardSet.has(d)) && heard.length === delivered.length;
@@ -104,6 +67,7 @@ export async function main(): Promise<number> {
     const idealMs = charged / limit;
     const okEqual = allHeard && sim.counters.droppedQueueFull === 0;
     const okUtil = utilisation >= TARGET_UTILISATION;
+    const worstShort = rig.worst.short;
     const okWorst = worstShort <= limit;
     const okDrain = drainMs <= idealMs / TARGET_UTILISATION;
     const verdict = (ok: boolean) => (ok ? 'MET' : 'NOT MET');
@@ -115,10 +79,7 @@ export async function main(): Promise<number> {
     w(`  drain time against airtime / limit  ${(drainMs / 1000).toFixed(1)} s against ${(idealMs / 1000).toFixed(1)} s (${(drainMs / idealMs).toFixed(3)}x)   target <= ${(1 / TARGET_UTILISATION).toFixed(3)}x: ${verdict(okDrain)}`);
     return okEqual && okUtil && okWorst && okDrain ? 0 : 1;
   } finally {
-    await bearer.stop();
-    await transport.close();
-    sim.close();
-    listener.close();
+    await rig.close();
   }
 }
 

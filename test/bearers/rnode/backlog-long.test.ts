@@ -1,13 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { RNodeBearer } from '../../../src/bearers/rnode/driver.ts';
-import { encodeConfiguration } from '../../../src/bearers/rnode/protocol.ts';
-import { RNODE_PRESETS } from '../../../src/bearers/rnode/radio.ts';
-import { RNodeChannel } from '../../../src/bearers/rnode/simulator/channel.ts';
-import { serveRNodeTcp } from '../../../src/bearers/rnode/simulator/serve.ts';
-import { RNodeSimulator } from '../../../src/bearers/rnode/simulator/simulator.ts';
 import { FakeClock } from '../../../src/lib/clock.ts';
-import { openTestLink, recorder, waitFor } from './helpers.ts';
+import { backlogRig, recorder } from './helpers.ts';
 
 // The backlog of backlog.test.ts with the long-term airtime limit set as well (issue 39
 // acceptance): 200 frames on us-915 behind 10 % short-term and 0.5 % long-term. 200 frames
@@ -19,43 +13,18 @@ import { openTestLink, recorder, waitFor } from './helpers.ts';
 // firmware figure may go above its limit at any update. Time is a FakeClock shared by driver
 // and radios, moved on in 500 ms steps (the lock lasts about an hour of simulated time).
 
-const US915 = RNODE_PRESETS.find((p) => p.name === 'us-915')!;
 const STEP_MS = 500;
 
 test('200 frames behind 10 % short-term and 0.5 % long-term limits: every delivered frame heard, never above either limit', async () => {
   const clock = new FakeClock();
-  const channel = new RNodeChannel();
-  const sim = new RNodeSimulator({ name: 'gateway', clock, channel });
-  const listener = new RNodeSimulator({ name: 'listener', clock, channel });
-  listener.fromHost(encodeConfiguration({ ...US915, st_alock: null, lt_alock: null }));
-  const heard: string[] = [];
-  listener.on('received', (p: Uint8Array) => heard.push(new TextDecoder().decode(p)));
-  let worstShort = 0;
-  let worstLong = 0;
-  sim.on('airtime', (a: { short: number; long: number }) => {
-    worstShort = Math.max(worstShort, a.short);
-    worstLong = Math.max(worstLong, a.long);
-  });
-  const transport = await serveRNodeTcp(sim, { port: 0, clock });
-  const rec = recorder({ preset: 'us-915', st_alock: 10, lt_alock: 0.5 }, clock);
-  const bearer = new RNodeBearer(rec.ctx, { openLink: openTestLink });
-  await bearer.start(transport.device);
-  await waitFor('online', () => bearer.phase === 'online');
-  const step = () => new Promise((r) => setTimeout(r, 1));
+  const rig = await backlogRig(clock, (c) => recorder({ preset: 'us-915', st_alock: 10, lt_alock: 0.5 }, c).ctx);
   const delivered: string[] = [];
   let retries = 0;
   const startedAt = clock.now();
   for (let i = 0; i < 200; i++) {
     const text = `frame ${String(i).padStart(3, '0')} `.padEnd(80, '.');
     for (;;) {
-      let done = false;
-      const result = bearer.send({ deliveryId: `d${i}`, messageId: `m${i}`, to: 'broadcast', channel: null, kind: 'text', text, payload: new TextEncoder().encode(text) })
-        .then((r) => { done = true; return r; });
-      while (!done) {
-        clock.advance(STEP_MS);
-        await step();
-      }
-      const r = await result;
+      const r = await rig.send(i, text, STEP_MS);
       if (r.ok) break;
       assert.ok(r.retryable, `frame ${i} failed for good: ${r.error}`);
       retries++;
@@ -63,20 +32,14 @@ test('200 frames behind 10 % short-term and 0.5 % long-term limits: every delive
     }
     delivered.push(text);
   }
-  for (let t = 0; t < 200 && heard.length < delivered.length; t++) {
-    clock.advance(STEP_MS);
-    await step();
-  }
-  await bearer.stop();
-  await transport.close();
-  sim.close();
-  listener.close();
-  assert.is(sim.counters.droppedQueueFull, 0);
-  assert.equal(heard, delivered);
+  await rig.flush(delivered.length, STEP_MS, 200);
+  await rig.close();
+  assert.is(rig.sim.counters.droppedQueueFull, 0);
+  assert.equal(rig.heard, delivered);
   // The long-term limit bound: 31 s of airtime at 18 s an hour cannot drain within an hour.
   assert.ok(clock.now() - startedAt > 3_600_000, `drained in ${(clock.now() - startedAt) / 1000} s of simulated time: the long-term limit did not hold it`);
-  assert.ok(worstLong <= 0.005, `long-term airtime reached ${(worstLong * 100).toFixed(3)} %`);
-  assert.ok(worstShort <= 0.1, `short-term airtime reached ${(worstShort * 100).toFixed(2)} %`);
+  assert.ok(rig.worst.long <= 0.005, `long-term airtime reached ${(rig.worst.long * 100).toFixed(3)} %`);
+  assert.ok(rig.worst.short <= 0.1, `short-term airtime reached ${(rig.worst.short * 100).toFixed(2)} %`);
 });
 
 test.run();
