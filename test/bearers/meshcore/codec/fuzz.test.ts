@@ -5,22 +5,13 @@ import { CMD, PUSH_CODE, RESP_CODE } from '../../../../src/bearers/meshcore/code
 import { encodeFrame, FrameDecoder } from '../../../../src/bearers/meshcore/codec/frame.ts';
 import { decodeRadioMessage, encodeRadioMessage } from '../../../../src/bearers/meshcore/codec/responses.ts';
 import { commandFixtures, hex, radioFixtures } from './fixtures.ts';
+import { rng } from '../../../helpers/rng.ts';
 
 // Seeded fuzz (docs/style.md habit 2): 10^6 inputs, random bytes and mutations of the
 // fixtures, through the frame decoders and both message decoders. Nothing may throw, what
 // decodes to a known message must encode again, and the frame decoder must still find a
 // clean frame afterwards.
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const INPUTS = 1_000_000;
 const codes = [...Object.values(CMD), ...Object.values(RESP_CODE), ...Object.values(PUSH_CODE), 0x3c, 0x3e];

@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { rng } from '../../../helpers/rng.ts';
 import {
   ADMIN_MESSAGE, CHANNEL, CONFIG, DATA, decodeMessage, DEVICE_METADATA, encodeAdminMessage, encodeFromRadio, encodeMessage,
   encodeToRadio, FROM_RADIO, LORA_CONFIG, MESH_PACKET, type MessageSchema, MODULE_CONFIG, MY_NODE_INFO, NODE_INFO, POSITION,
@@ -10,16 +11,6 @@ import {
 // valid messages must never throw; whatever decodes must encode again, and decoding that
 // gives the same object (decoded objects are canonical).
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const schemas: MessageSchema<any>[] = [
   TO_RADIO, FROM_RADIO, MESH_PACKET, DATA, ROUTING, POSITION, USER, NODE_INFO, MY_NODE_INFO, QUEUE_STATUS, DEVICE_METADATA,

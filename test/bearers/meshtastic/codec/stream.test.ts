@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { rng } from '../../../helpers/rng.ts';
 import {
   encodeFrame, HEADER_BYTES, MAX_FRAME_PAYLOAD, MAX_TEXT_LINE, StreamDecoder, type StreamEvent, WAKE_BYTES,
 } from '../../../../src/bearers/meshtastic/codec/stream.ts';
@@ -149,17 +150,6 @@ test('reset() drops a half frame; the next frame decodes', () => {
   assert.equal(d.push(hex('94 C3 00 02 3A 00')), [frame('3A 00')]);
 });
 
-// mulberry32: a small seeded generator, so a failing run can be repeated exactly.
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const MAX_BUFFERED = HEADER_BYTES + MAX_FRAME_PAYLOAD + MAX_TEXT_LINE;
 // Enough bytes to finish any frame in progress (header up to 4 bytes, then up to 512): after

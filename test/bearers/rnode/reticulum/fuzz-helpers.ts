@@ -1,4 +1,5 @@
 import * as assert from 'uvu/assert';
+import { rng } from '../../../helpers/rng.ts';
 
 // Helpers for fuzz-packet.test.ts and fuzz-lxmf.test.ts: seeded fuzz of every Reticulum and
 // LXMF decoder (docs/style.md habit 2). 10^6 random or mutated inputs each, none may throw, and every refusal carries a code and a reason. The
@@ -9,17 +10,7 @@ import * as assert from 'uvu/assert';
 
 // FUZZ_TIMING=1 prints each run's time and outcome counts.
 
-// mulberry32: a small seeded generator so a failing fuzz run can be repeated exactly.
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { rng };
 
 export const N = 1_000_000;
 

@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { rng } from '../../../helpers/rng.ts';
 import {
   AT_MAX_LINE_BYTES,
   AtDecoder,
@@ -525,17 +526,6 @@ test('round trip: an encoded command comes back as its echo', () => {
 
 // ---- fuzz ----
 
-// mulberry32: a small seeded generator so a failing fuzz run can be repeated exactly.
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 test('fuzz: 1,000,000 random and mutated inputs never throw, stay bounded, and resync on OK', () => {
   const random = rng(0xa7c0de);

@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { encodeFrame, encodeFrames, KISS_MAX_PAYLOAD, KissDecoder, type KissFrame } from '../../../../src/bearers/shared/codec/kiss.ts';
+import { rng } from '../../../helpers/rng.ts';
 
 const hex = (s: string) => Uint8Array.from(s.trim().split(/\s+/).filter(Boolean).map((b) => parseInt(b, 16)));
 const toHex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, '0').toUpperCase()).join(' ');
@@ -132,17 +133,6 @@ test('encodeFrame refuses a command byte that cannot be sent raw', () => {
   assert.throws(() => encodeFrame(256), /C0 and DB/);
 });
 
-// mulberry32: a small seeded generator so a failing fuzz run can be repeated exactly.
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 test('fuzz: 300,000 random and mutated chunks never throw, stay bounded, and leave the decoder usable', () => {
   const random = rng(0x6b155);
