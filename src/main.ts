@@ -116,7 +116,8 @@ const commands: Record<string, Command> = {
       }
       if (values.peer !== undefined) throw new UsageError('--peer goes with --check');
       const [{ listSerialPorts }, { listBlePorts }] = await Promise.all([import('./bearers/shared/links/list-ports.ts'), import('./bearers/shared/links/ble-ports.ts')]);
-      const [serial, ble] = await Promise.all([listSerialPorts(), listBlePorts()]);
+      const { BLE_SERVICES } = await import('./bearers/drivers.ts');
+      const [serial, ble] = await Promise.all([listSerialPorts(), listBlePorts(BLE_SERVICES)]);
       const ports = [...serial, ...ble.ports];
       if (values.json) process.stdout.write(JSON.stringify(ports, null, 2) + '\n');
       else {

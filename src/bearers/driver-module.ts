@@ -5,8 +5,9 @@ import type { Clock } from '../lib/clock.ts';
 import { jsonDepth } from '../lib/json.ts';
 import type { BearerFactory, DeviceSection, DriverState, EstimateFrame } from './bearer.ts';
 import type { DeliveryEstimate, EstimateSources, UsageUnit } from './estimate.ts';
-import type { BleFraming } from './shared/links/ble-link.ts';
+import type { BleFraming } from './shared/links/ble-framing.ts';
 import type { Link } from './shared/links/link.ts';
+import type { SerialPortEntry } from './shared/links/list-ports.ts';
 import type { Probe } from './shared/links/open-link.ts';
 
 // What one interface kind brings to the bridge (docs/architecture.md, "Adding a driver"). Each
@@ -55,6 +56,8 @@ export interface DriverApi {
   link(id: string): { connected: boolean; phase: string; last_error: string | null };
   /** The running bearer's stats(), {} when none runs. */
   stats(id: string): Record<string, unknown>;
+  /** Serial ports, then bonded BLE boards offering a service some kind speaks; probes nothing. */
+  listPorts(): Promise<SerialPortEntry[]>;
 }
 
 /** A driver's reported values: their schema (documented in the OpenAPI document) and how a
@@ -89,7 +92,8 @@ export interface DriverModule<K extends string = string> {
   create?: BearerFactory;
   /** Recognises the device behind a freshly opened link, for the `auto` port value. */
   probe?: Probe;
-  /** How the driver's bytes travel over ble:// (shared/links/ble-link.ts; default `stream`). */
+  /** How the driver's bytes travel over ble:// (shared/links/ble-framing.ts; default: the byte
+   *  stream over Nordic UART). */
   bleFraming?: BleFraming;
   /** The port of a tcp://host value that names none (default 7633, the RNode's). */
   tcpPort?: number;

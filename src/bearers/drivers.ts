@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { DriverModule } from './driver-module.ts';
+import { STREAM_FRAMING, type BleService } from './shared/links/ble-framing.ts';
 import { iridiumDriver } from './iridium/index.ts';
 import { meshcoreDriver } from './meshcore/index.ts';
 import { meshtasticDriver } from './meshtastic/index.ts';
@@ -20,6 +21,12 @@ export const TIME_TELLING_KINDS = DRIVERS.filter((d) => 'tellsTime' in d && d.te
 
 /** The meshes whose nodes the node database keeps (DriverModule.nodeNetwork), in list order. */
 export const NODE_NETWORKS = DRIVERS.flatMap((d) => ('nodeNetwork' in d && d.nodeNetwork ? [d.nodeNetwork] : [])) as [string, ...string[]];
+
+/** The GATT services the kinds speak over ble://, one per UUID, in list order (a board offering
+ *  several is labelled by the first): what `fieldbridge ports` looks for. */
+export const BLE_SERVICES: readonly BleService[] = [
+  ...new Map(DRIVERS.flatMap((d) => ('bleFraming' in d && d.bleFraming ? d.bleFraming : STREAM_FRAMING).services).map((s) => [s.uuid, s])).values(),
+];
 
 const byKind = new Map<string, DriverModule>(DRIVERS.map((d) => [d.kind, d]));
 

@@ -92,11 +92,6 @@ export function kindMentions(from: string, text: string, imports: string[], kind
 /** What still names a kind outside its folder, each with why. A new mention fails the test; so
  *  does an entry here that no longer holds (take it out). */
 const KIND_MENTIONS_LEFT: Record<string, string> = {
-  // The BLE framings are a closed list in the shared BLE link (docs/decisions.md, issue 31):
-  // moving them into the kinds is the part of item 2 not done yet.
-  'bearers/shared/links/ble-find.ts: meshtastic': 'BLE framing list',
-  'bearers/shared/links/ble-link.ts: meshcore': 'BLE framing list',
-  'bearers/shared/links/ble-link.ts: meshtastic': 'BLE framing list',
   // "sim://" is a port scheme, served by whichever kind's simulator; not the sim kind.
   'bearers/shared/links/open-link.ts: sim': 'the sim:// port scheme',
   'bearers/shared/links/port-value.ts: sim': 'the sim:// port scheme',

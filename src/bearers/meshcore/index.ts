@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineDriver } from '../driver-module.ts';
 import { lazyOpenSim, lazySimulator } from '../shared/simulators/lazy.ts';
 import { MESHCORE_SIM_OPTIONS, MESHCORE_SIM_USAGE } from './simulator/usage.ts';
+import { MESHCORE_BLE } from './ble.ts';
 import { SERIAL_BAUD, TCP_PORT } from './codec/constants.ts';
 import { createMeshCoreBearer } from './driver.ts';
 import { MeshCoreSettings } from './settings.ts';
@@ -15,7 +16,7 @@ export const meshcoreDriver = defineDriver({
   title: 'MeshCore',
   // The companion radio acknowledged the message to its sender before handing it over.
   framesNotRepeated: true,
-  bleFraming: 'meshcore',
+  bleFraming: MESHCORE_BLE,
   nodeNetwork: 'meshcore',
   settings: MeshCoreSettings as unknown as z.ZodType<Record<string, unknown>>,
   contact: {

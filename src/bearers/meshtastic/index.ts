@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineDriver } from '../driver-module.ts';
+import { MESHTASTIC_BLE } from './ble.ts';
 import { TCP_PORT, SERIAL_BAUD } from './codec/messages.ts';
 import { lazyOpenSim, lazySimulator } from '../shared/simulators/lazy.ts';
 import { MESHTASTIC_SIM_OPTIONS, MESHTASTIC_SIM_USAGE } from './simulator/usage.ts';
@@ -17,7 +18,7 @@ export const meshtasticDriver = defineDriver({
   // The board acknowledges a frame to its sender before the bridge has it: the sender never repeats it.
   framesNotRepeated: true,
   tellsTime: "the board's time from its GPS, a phone or the mesh, stamped on packets heard over the air",
-  bleFraming: 'meshtastic',
+  bleFraming: MESHTASTIC_BLE,
   nodeNetwork: 'meshtastic',
   settings: MeshtasticSettings as unknown as z.ZodType<Record<string, unknown>>,
   contact: { field: 'mesh', schema: z.string().trim().min(1).max(200), description: 'Meshtastic node id, e.g. !a1b2c3d4' },

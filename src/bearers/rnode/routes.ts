@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { RNODE_MODES, RNODE_PRESETS, bitrateBps, resolveRadioSettings, rnodeSettingsSchema } from './radio.ts';
 import { storedEndpointFacts } from './lxmf/endpoint.ts';
-import { listAllPorts } from '../shared/links/list-ports.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
 import type { DriverApi, DriverInterface, StatsView } from '../driver-module.ts';
 
@@ -128,7 +127,7 @@ export function rnodeRoutes(interfaces: DriverApi): Route[] {
     route({
       method: 'GET', path: '/api/routing/rnode/ports', summary: 'Serial ports and bonded Bluetooth LE boards, with labels and the port value to use; probes nothing', tags, roles: ANY_KEY,
       response: z.object({ items: z.array(Port) }), responseName: 'SerialPortList',
-      handler: async () => ({ items: await listAllPorts() }), // serial ports, then bonded BLE boards (issue 16)
+      handler: async () => ({ items: await interfaces.listPorts() }),
     }),
     route({
       method: 'GET', path: '/api/routing/ifaces', summary: 'RNode interfaces and their radio settings', tags, roles: ANY_KEY,

@@ -1,4 +1,6 @@
 import type { DriverApi, DriverModule } from '../../bearers/driver-module.ts';
+import { BLE_SERVICES } from '../../bearers/drivers.ts';
+import { listAllPorts } from '../../bearers/shared/links/list-ports.ts';
 import { notFound } from '../../lib/errors.ts';
 import type { BearerHost } from '../engine/bearer-host.ts';
 import type { InterfaceService } from './service.ts';
@@ -24,5 +26,6 @@ export function driverApi(driver: DriverModule, interfaces: InterfaceService, ho
       return { connected: rt.connected, phase: rt.phase, last_error: rt.last_error };
     },
     stats: (id) => host.stats(id),
+    listPorts: () => listAllPorts(BLE_SERVICES),
   };
 }

@@ -1,39 +1,25 @@
 import { DeviceError } from '../../device-error.ts';
-import { MAX_FRAME_SIZE as MESHCORE_MAX_FRAME } from '../../meshcore/codec/constants.ts';
-import { encodeFrame as encodeMeshCoreFrame, FrameDecoder as MeshCoreFrameDecoder } from '../../meshcore/codec/frame.ts';
-import { encodeFrame, MAX_FRAME_PAYLOAD, StreamDecoder } from '../../meshtastic/codec/stream.ts';
-import { ATT_HEADER_BYTES, describeTarget, findDevice, findProfile, type BleTarget, type GattProfile } from './ble-find.ts';
-import { DbusBluez, describeBluezError, GATT_CHAR_IFACE, type BluezGatt } from './bluez-client.ts';
+import { describeTarget, findDevice, findProfile, type BleTarget, type GattProfile } from './ble-find.ts';
+import { ATT_HEADER_BYTES, STREAM_FRAMING, type BleChannel, type BleFramer, type BleFraming } from './ble-framing.ts';
+import { DbusBluez, describeBluezError, GATT_CHAR_IFACE, type BluezGatt, type WriteType } from './bluez-client.ts';
 import { LinkEvents } from './link-events.ts';
 import type { Link } from './link.ts';
 
 // A Link over Bluetooth LE, through BlueZ on the system bus (docs/ports.md "BLE"). The board
 // must already be bonded. What the driver reads and writes is the byte stream it reads over
-// USB serial, whatever the board's GATT service:
-//  - Nordic UART (RNode): TX notifications are the stream; writes go to RX as Write Commands
-//    of at most ATT_MTU - 3 bytes (docs/protocols/rnode.md 1.1 "BLE").
-//  - Meshtastic: the stream API's frames (94 C3 len, docs/protocols/meshtastic.md 2.1) are
-//    taken apart here: each ToRadio frame the driver writes becomes one write with response
-//    of its protobuf alone; each FromRadio read becomes one frame for the driver. FromRadio is
-//    read until empty after every write and whenever FromNum notifies.
-//  - MeshCore: Nordic UART again, but one companion frame per write and per notification,
-//    without the serial header (MeshCoreBleLink below).
-// The GATT and D-Bus facts behind each step, with their sources, are in docs/ports.md
-// "BLE decisions".
+// USB serial, whatever the board's GATT service: the driver's framing (ble-framing.ts; a kind
+// brings its own from its folder) turns that stream into the service's writes, reads and
+// notifications and back. The GATT and D-Bus facts behind each step, with their sources, are
+// in docs/ports.md "BLE decisions".
 
 export { describeTarget, type BleTarget } from './ble-find.ts';
 export type { BluezGatt } from './bluez-client.ts';
-
-/** What the driver's bytes look like on the air: `stream` (RNode: the serial stream itself, cut
- *  to the MTU), `meshtastic` (the stream API's frames, one protobuf per write or read) or
- *  `meshcore` (the companion protocol's frames, one per write or notification, no header). */
-export type BleFraming = 'stream' | 'meshtastic' | 'meshcore';
+export type { BleFraming } from './ble-framing.ts';
 
 export interface BleLinkOptions {
   /** Speaks to BlueZ; default: a new D-Bus connection to the system bus for this link. */
   bus?: BluezGatt;
-  /** The driver's framing (default `stream`); `meshtastic` also takes the Meshtastic service
-   *  should a board offer it beside Nordic UART (none known does). */
+  /** The driver's framing (default: the byte stream over Nordic UART). */
   framing?: BleFraming;
   report?: (error: unknown) => void;
 }
@@ -48,17 +34,14 @@ export async function openBleLink(target: BleTarget, options: BleLinkOptions = {
     // Listened for from before Connect, so a board that drops while the link is being set up
     // closes it too (the link takes the reason over once it exists).
     let gone: string | null = null;
-    let link: BleLinkBase | null = null;
+    let link: BleLink | null = null;
     bus.onGone(device.path, (reason) => {
       gone = reason;
       link?.gone(reason);
     });
     await bus.connect(device.path);
-    const framing = options.framing ?? 'stream';
-    const profile = findProfile(await bus.getManagedObjects(), device.path, description, framing === 'meshtastic' ? 'meshtastic' : 'nus');
-    if (profile.kind === 'meshtastic') link = new MeshtasticBleLink(bus, device.path, profile, description, options.report);
-    else if (framing === 'meshcore') link = new MeshCoreBleLink(bus, device.path, profile, description, options.report);
-    else link = new NusLink(bus, device.path, profile, description, options.report);
+    const profile = findProfile(await bus.getManagedObjects(), device.path, description, (options.framing ?? STREAM_FRAMING).services);
+    link = new BleLink(bus, device.path, profile, description, options.report);
     await link.start();
     if (gone !== null) throw new DeviceError('ERR_BLE_CONNECT', `${description}: ${gone}`, { retryable: true });
     return link;
@@ -70,22 +53,64 @@ export async function openBleLink(target: BleTarget, options: BleLinkOptions = {
   }
 }
 
-/** The lifecycle both profiles share: gone -> onClose, close -> Disconnect, one write at a
- *  time (BlueZ answers InProgress to a second write request on a characteristic). */
-abstract class BleLinkBase implements Link {
+/** The link over one found service: gone -> onClose, close -> Disconnect, one write at a time
+ *  (BlueZ answers InProgress to a second write request on a characteristic); the framer does
+ *  the rest. */
+class BleLink implements Link {
   readonly kind = 'ble' as const;
   readonly description: string;
-  protected readonly bus: BluezGatt;
-  protected readonly events: LinkEvents;
+  /** Values the framing could not take as a frame (BleChannel.discard). */
+  notFrames = 0;
+  readonly #bus: BluezGatt;
+  readonly #events: LinkEvents;
   readonly #devicePath: string;
+  readonly #paths: Record<string, string>;
+  readonly #framer: BleFramer;
+  #mtu: number;
   #queue: Promise<void> = Promise.resolve();
   #unwatch: Array<() => void> = [];
 
-  constructor(bus: BluezGatt, devicePath: string, description: string, report?: (error: unknown) => void) {
-    this.bus = bus;
+  constructor(bus: BluezGatt, devicePath: string, profile: GattProfile, description: string, report?: (error: unknown) => void) {
+    this.#bus = bus;
     this.#devicePath = devicePath;
+    this.#paths = profile.paths;
+    this.#mtu = profile.mtu;
     this.description = description;
-    this.events = new LinkEvents(report);
+    this.#events = new LinkEvents(report);
+    this.#watch(profile.paths[profile.service.mtuRole], (changed) => {
+      if (typeof changed.MTU === 'number' && changed.MTU > ATT_HEADER_BYTES) this.#mtu = changed.MTU;
+    });
+    this.#framer = profile.service.attach(this.#channel());
+  }
+
+  start(): Promise<void> {
+    return this.#framer.start();
+  }
+
+  #channel(): BleChannel {
+    const link = this;
+    return {
+      get closed() {
+        return link.#events.closed;
+      },
+      get mtu() {
+        return link.#mtu;
+      },
+      write: (role, value, type) => this.#writeValue(this.#paths[role], value, type),
+      read: (role) => this.#bus.readValue(this.#paths[role]).catch((error: unknown) => Promise.reject(new Error(describeBluezError(error)))),
+      onValue: (role, listener) =>
+        this.#watch(this.#paths[role], (changed) => {
+          if (changed.Value instanceof Uint8Array) listener(changed.Value);
+        }),
+      startNotify: (role) => this.#bus.startNotify(this.#paths[role]),
+      emit: (data) => this.#events.emitData(data),
+      discard: () => void this.notFrames++,
+      fail: (reason) => void this.#end(`${this.description}: ${reason}`, true),
+    };
+  }
+
+  #watch(charPath: string, listener: (changed: Record<string, unknown>) => void): void {
+    this.#unwatch.push(this.#bus.watch(charPath, GATT_CHAR_IFACE, listener));
   }
 
   /** BlueZ says the board, its adapter or BlueZ itself is gone (bluez-client.ts onGone). */
@@ -93,53 +118,29 @@ abstract class BleLinkBase implements Link {
     void this.#end(`${this.description}: ${reason}`, false);
   }
 
-  abstract start(): Promise<void>;
-  protected abstract send(data: Uint8Array): Promise<void>;
-
-  protected watchValue(charPath: string, listener: (value: Uint8Array) => void): void {
-    this.#unwatch.push(
-      this.bus.watch(charPath, GATT_CHAR_IFACE, (changed) => {
-        if (changed.Value instanceof Uint8Array) listener(changed.Value);
-      }),
-    );
-  }
-
-  protected watchMtu(charPath: string, listener: (mtu: number) => void): void {
-    this.#unwatch.push(
-      this.bus.watch(charPath, GATT_CHAR_IFACE, (changed) => {
-        if (typeof changed.MTU === 'number' && changed.MTU > ATT_HEADER_BYTES) listener(changed.MTU);
-      }),
-    );
-  }
-
   write(data: Uint8Array): Promise<void> {
-    if (this.events.closed) return Promise.reject(this.events.closedError(this.description));
+    if (this.#events.closed) return Promise.reject(this.#events.closedError(this.description));
     const copy = Uint8Array.from(data);
-    const done = this.#queue.then(() => (this.events.closed ? Promise.reject(this.events.closedError(this.description)) : this.send(copy)));
+    const done = this.#queue.then(() => (this.#events.closed ? Promise.reject(this.#events.closedError(this.description)) : this.#framer.send(copy)));
     this.#queue = done.catch(() => {});
     return done;
   }
 
-  protected async writeValue(charPath: string, value: Uint8Array, type: 'command' | 'request'): Promise<void> {
+  async #writeValue(charPath: string, value: Uint8Array, type: WriteType): Promise<void> {
     try {
-      await this.bus.writeValue(charPath, value, type);
+      await this.#bus.writeValue(charPath, value, type);
     } catch (error) {
-      if (this.events.closed) throw this.events.closedError(this.description);
+      if (this.#events.closed) throw this.#events.closedError(this.description);
       throw new DeviceError('ERR_LINK_WRITE', `writing to ${this.description} failed: ${describeBluezError(error)}`, { retryable: true });
     }
   }
 
   onData(listener: (chunk: Uint8Array) => void): void {
-    this.events.onData(listener);
+    this.#events.onData(listener);
   }
 
   onClose(listener: (reason: string) => void): void {
-    this.events.onClose(listener);
-  }
-
-  /** For a profile that finds the board unusable while the link is up. */
-  protected fail(reason: string): void {
-    void this.#end(`${this.description}: ${reason}`, true);
+    this.#events.onClose(listener);
   }
 
   async close(): Promise<void> {
@@ -147,133 +148,13 @@ abstract class BleLinkBase implements Link {
   }
 
   async #end(reason: string, disconnect: boolean): Promise<void> {
-    if (this.events.closed) return;
+    if (this.#events.closed) return;
     for (const off of this.#unwatch) off();
     this.#unwatch = [];
-    this.events.emitClose(reason);
-    if (disconnect) await this.bus.disconnect(this.#devicePath).catch(() => {});
-    this.bus.close();
+    this.#events.emitClose(reason);
+    if (disconnect) await this.#bus.disconnect(this.#devicePath).catch(() => {});
+    this.#bus.close();
   }
 }
 
-class NusLink extends BleLinkBase {
-  readonly #profile: Extract<GattProfile, { kind: 'nus' }>;
-  #mtu: number;
-
-  constructor(bus: BluezGatt, devicePath: string, profile: Extract<GattProfile, { kind: 'nus' }>, description: string, report?: (error: unknown) => void) {
-    super(bus, devicePath, description, report);
-    this.#profile = profile;
-    this.#mtu = profile.mtu;
-  }
-
-  async start(): Promise<void> {
-    this.watchMtu(this.#profile.rxPath, (mtu) => (this.#mtu = mtu));
-    this.watchValue(this.#profile.txPath, (value) => this.events.emitData(value));
-    await this.bus.startNotify(this.#profile.txPath);
-  }
-
-  protected async send(data: Uint8Array): Promise<void> {
-    for (const chunk of chunkForWrite(data, this.#mtu - ATT_HEADER_BYTES)) await this.writeValue(this.#profile.rxPath, chunk, 'command');
-  }
-}
-
-class MeshtasticBleLink extends BleLinkBase {
-  readonly #profile: Extract<GattProfile, { kind: 'meshtastic' }>;
-  readonly #decoder = new StreamDecoder();
-  #draining = false;
-  #again = false;
-
-  constructor(bus: BluezGatt, devicePath: string, profile: Extract<GattProfile, { kind: 'meshtastic' }>, description: string, report?: (error: unknown) => void) {
-    super(bus, devicePath, description, report);
-    this.#profile = profile;
-  }
-
-  async start(): Promise<void> {
-    this.watchValue(this.#profile.fromNumPath, () => void this.#drain());
-    await this.bus.startNotify(this.#profile.fromNumPath);
-  }
-
-  /** The driver's stream bytes: whole ToRadio frames are written one per write; the wake
-   *  bytes (32 x C3) and anything else outside a frame mean nothing over BLE and are dropped. */
-  protected async send(data: Uint8Array): Promise<void> {
-    for (const event of this.#decoder.push(data)) {
-      if (event.type !== 'frame') continue;
-      await this.writeValue(this.#profile.toRadioPath, event.payload, 'request');
-      void this.#drain();
-    }
-  }
-
-  /** Reads FromRadio until it answers empty; a request made meanwhile reads once more. */
-  async #drain(): Promise<void> {
-    if (this.#draining) {
-      this.#again = true;
-      return;
-    }
-    this.#draining = true;
-    try {
-      do {
-        this.#again = false;
-        for (;;) {
-          if (this.events.closed) return;
-          const payload = await this.bus.readValue(this.#profile.fromRadioPath);
-          if (payload.length === 0) break;
-          // The firmware never sends more than MAX_TO_FROM_RADIO_SIZE; a longer read is not a frame.
-          if (payload.length <= MAX_FRAME_PAYLOAD) this.events.emitData(encodeFrame(payload));
-        }
-      } while (this.#again);
-    } catch (error) {
-      if (!this.events.closed) this.fail(`reading FromRadio failed: ${describeBluezError(error)}`);
-    } finally {
-      this.#draining = false;
-    }
-  }
-}
-
-/**
- * A MeshCore companion radio over Nordic UART (docs/protocols/meshcore.md 6.1, "BLE"): the
- * firmware's SerialBLEInterface takes one frame per write of RX (a write longer than
- * MAX_FRAME_SIZE, or empty, is ignored) and sends one frame per TX notification, without the
- * `<`/`>` header and length the serial port uses. The driver speaks the serial framing; here
- * its `<` frames are taken apart into one write each, and each notification becomes a `>`
- * frame for it, so the driver is the same over every link.
- */
-class MeshCoreBleLink extends BleLinkBase {
-  readonly #profile: Extract<GattProfile, { kind: 'nus' }>;
-  readonly #decoder = new MeshCoreFrameDecoder('to-radio');
-  /** Notifications that cannot be a frame (empty, or longer than the firmware ever sends). */
-  notFrames = 0;
-
-  constructor(bus: BluezGatt, devicePath: string, profile: Extract<GattProfile, { kind: 'nus' }>, description: string, report?: (error: unknown) => void) {
-    super(bus, devicePath, description, report);
-    this.#profile = profile;
-  }
-
-  async start(): Promise<void> {
-    this.watchValue(this.#profile.txPath, (value) => {
-      if (value.length === 0 || value.length > MESHCORE_MAX_FRAME) {
-        this.notFrames++;
-        return;
-      }
-      this.events.emitData(encodeMeshCoreFrame('from-radio', value));
-    });
-    await this.bus.startNotify(this.#profile.txPath);
-  }
-
-  /** Each whole `<` frame of the driver is one write with response: BlueZ waits for the
-   *  board's answer (flow control), and splits a frame longer than the MTU allows into a long
-   *  write. Bytes outside a frame mean nothing over BLE and are dropped. */
-  protected async send(data: Uint8Array): Promise<void> {
-    for (const event of this.#decoder.push(data)) {
-      if (event.type !== 'frame') continue;
-      await this.writeValue(this.#profile.rxPath, event.body, 'request');
-    }
-  }
-}
-
-/** Splits a write into pieces of at most `size` bytes, in order. Pure. */
-export function chunkForWrite(data: Uint8Array, size: number): Uint8Array[] {
-  if (size < 1) throw new RangeError(`chunk size must be at least 1, got ${size}`);
-  const chunks: Uint8Array[] = [];
-  for (let at = 0; at < data.length; at += size) chunks.push(data.subarray(at, Math.min(at + size, data.length)));
-  return chunks;
-}
+export { chunkForWrite } from './ble-framing.ts';

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import type { BleService } from './ble-framing.ts';
 
 // Serial ports of this machine with labels, for `fieldbridge ports` and
 // GET /api/routing/rnode/ports (docs/api.md 4.8: "lists ports with labels; probes nothing"). Nothing
@@ -120,9 +121,9 @@ const underscored = (value: string | null) => (value ? value.replace(/_/g, ' ').
 
 /** Serial ports, then bonded BLE boards (ble-ports.ts): what GET /api/routing/rnode/ports
  *  lists. A host without D-Bus or BlueZ simply has no BLE entries. */
-export async function listAllPorts(): Promise<SerialPortEntry[]> {
-  // The D-Bus client loads with the first listing, not with every bridge (issue 22 item 3).
+export async function listAllPorts(bleServices: readonly Pick<BleService, 'uuid' | 'listedAs'>[]): Promise<SerialPortEntry[]> {
+  // The D-Bus client loads with the first listing, not with every bridge.
   const { listBlePorts } = await import('./ble-ports.ts');
-  const [serial, ble] = await Promise.all([listSerialPorts(), listBlePorts()]);
+  const [serial, ble] = await Promise.all([listSerialPorts(), listBlePorts(bleServices)]);
   return [...serial, ...ble.ports];
 }

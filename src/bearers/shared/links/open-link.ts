@@ -1,7 +1,8 @@
 import { systemClock, type Clock } from '../../../lib/clock.ts';
 import { DeviceError } from '../../device-error.ts';
 import { silentLogger, type Logger } from '../../../lib/log.ts';
-import type { BleFraming, BluezGatt } from './ble-link.ts';
+import type { BleFraming } from './ble-framing.ts';
+import type { BluezGatt } from './bluez-client.ts';
 import { SharedLink } from './link-share.ts';
 import type { Link } from './link.ts';
 import type { SerialPortEntry } from './list-ports.ts';

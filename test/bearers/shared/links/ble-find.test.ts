@@ -1,16 +1,14 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { findDevice, findProfile } from '../../../../src/bearers/shared/links/ble-find.ts';
+import { NUS_RX_CHAR_UUID, NUS_SERVICE_UUID, NUS_TX_CHAR_UUID, STREAM_FRAMING } from '../../../../src/bearers/shared/links/ble-framing.ts';
 import {
-  findDevice,
-  findProfile,
+  MESHTASTIC_BLE,
   MESHTASTIC_FROMNUM_UUID,
   MESHTASTIC_FROMRADIO_UUID,
   MESHTASTIC_SERVICE_UUID,
   MESHTASTIC_TORADIO_UUID,
-  NUS_RX_CHAR_UUID,
-  NUS_SERVICE_UUID,
-  NUS_TX_CHAR_UUID,
-} from '../../../../src/bearers/shared/links/ble-find.ts';
+} from '../../../../src/bearers/meshtastic/ble.ts';
 import type { ManagedObjects } from '../../../../src/bearers/shared/links/bluez-client.ts';
 import { DeviceError } from '../../../../src/bearers/device-error.ts';
 
@@ -85,14 +83,20 @@ test('BlueZ before 5.67 has no Bonded property: Paired counts then', () => {
   assert.match(code(() => findDevice(old, { mac: 'AA:BB:CC:DD:EE:FF', name: null })), /^ERR_BLE_NOT_BONDED/);
 });
 
+const STREAM = STREAM_FRAMING.services;
+const MESH = MESHTASTIC_BLE.services;
+const found = (p: ReturnType<typeof findProfile>) => ({ uuid: p.service.uuid, paths: p.paths, mtu: p.mtu });
+
 test('the UART characteristics with the MTU, else the LE default 23; Meshtastic when only it is there', () => {
-  assert.equal(findProfile(withNus(tree(), 185), DEV, 'x'), { kind: 'nus', rxPath: `${DEV}/service0028/char0029`, txPath: `${DEV}/service0028/char002c`, mtu: 185 });
-  assert.is(findProfile(withNus(tree()), DEV, 'x').mtu, 23);
-  assert.equal(findProfile(withMeshtastic(tree()), DEV, 'x'), {
-    kind: 'meshtastic', toRadioPath: `${DEV}/service0030/char0031`, fromRadioPath: `${DEV}/service0030/char0034`, fromNumPath: `${DEV}/service0030/char0037`, mtu: 185,
+  assert.equal(found(findProfile(withNus(tree(), 185), DEV, 'x', STREAM)), { uuid: NUS_SERVICE_UUID, paths: { rx: `${DEV}/service0028/char0029`, tx: `${DEV}/service0028/char002c` }, mtu: 185 });
+  assert.is(findProfile(withNus(tree()), DEV, 'x', STREAM).mtu, 23);
+  assert.equal(found(findProfile(withMeshtastic(tree()), DEV, 'x', MESH)), {
+    uuid: MESHTASTIC_SERVICE_UUID, paths: { toRadio: `${DEV}/service0030/char0031`, fromRadio: `${DEV}/service0030/char0034`, fromNum: `${DEV}/service0030/char0037` }, mtu: 185,
   });
-  assert.is(findProfile(withMeshtastic(withNus(tree())), DEV, 'x').kind, 'nus');
-  assert.is(findProfile(withMeshtastic(withNus(tree())), DEV, 'x', 'meshtastic').kind, 'meshtastic');
+  assert.is(findProfile(withMeshtastic(withNus(tree())), DEV, 'x', STREAM).service.uuid, NUS_SERVICE_UUID);
+  assert.is(findProfile(withMeshtastic(withNus(tree())), DEV, 'x', MESH).service.uuid, MESHTASTIC_SERVICE_UUID);
+  // A framing speaks only its own services: the byte stream is never sent to the Meshtastic one.
+  assert.match(code(() => findProfile(withMeshtastic(tree()), DEV, 'ble://RNode 3B87', STREAM)), /^ERR_BLE_NO_SERVICE: ble:\/\/RNode 3B87: the device does not offer the Nordic UART service/);
 });
 
 test('characteristics of another device or service do not count', () => {
@@ -103,7 +107,8 @@ test('characteristics of another device or service do not count', () => {
   objects[`${DEV}/service0010`] = { 'org.bluez.GattService1': { UUID: '0000180f-0000-1000-8000-00805f9b34fb' } };
   objects[`${DEV}/service0010/char0011`] = { 'org.bluez.GattCharacteristic1': { UUID: NUS_RX_CHAR_UUID } };
   objects[`${DEV}/service0010/char0012`] = { 'org.bluez.GattCharacteristic1': { UUID: NUS_TX_CHAR_UUID } };
-  assert.match(code(() => findProfile(objects, DEV, 'ble://RNode 3B87')), /^ERR_BLE_NO_SERVICE: ble:\/\/RNode 3B87: the device offers neither the Nordic UART service/);
+  assert.match(code(() => findProfile(objects, DEV, 'ble://RNode 3B87', STREAM)), /^ERR_BLE_NO_SERVICE: ble:\/\/RNode 3B87: the device does not offer the Nordic UART service/);
+  assert.match(code(() => findProfile(objects, DEV, 'ble://RNode 3B87', MESH)), /^ERR_BLE_NO_SERVICE: ble:\/\/RNode 3B87: the device offers neither the Meshtastic service \(6ba1b218-15a8-461f-9fa8-5dcae273eafd\) nor the Nordic UART service/);
 });
 
 test.run();

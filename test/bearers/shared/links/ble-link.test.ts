@@ -1,6 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MESHTASTIC_FROMNUM_UUID, MESHTASTIC_FROMRADIO_UUID, MESHTASTIC_SERVICE_UUID, MESHTASTIC_TORADIO_UUID, NUS_RX_CHAR_UUID, NUS_SERVICE_UUID, NUS_TX_CHAR_UUID } from '../../../../src/bearers/shared/links/ble-find.ts';
+import { NUS_RX_CHAR_UUID, NUS_SERVICE_UUID, NUS_TX_CHAR_UUID } from '../../../../src/bearers/shared/links/ble-framing.ts';
+import { MESHTASTIC_BLE, MESHTASTIC_FROMNUM_UUID, MESHTASTIC_FROMRADIO_UUID, MESHTASTIC_SERVICE_UUID, MESHTASTIC_TORADIO_UUID } from '../../../../src/bearers/meshtastic/ble.ts';
+import { MESHCORE_BLE } from '../../../../src/bearers/meshcore/ble.ts';
 import { chunkForWrite, openBleLink } from '../../../../src/bearers/shared/links/ble-link.ts';
 import type { BluezGatt, ManagedObjects, WriteType } from '../../../../src/bearers/shared/links/bluez-client.ts';
 import { encodeFrame, WAKE_BYTES } from '../../../../src/bearers/meshtastic/codec/stream.ts';
@@ -99,7 +101,7 @@ test('Nordic UART: notifications are the stream; writes are Write Commands of MT
 
 test('Meshtastic: one ToRadio per write request, frames cut anywhere; FromRadio read until empty after writes and FromNum', async () => {
   const bus = new FakeBluez(objects('meshtastic', 185));
-  const link = await openBleLink({ mac: null, name: 'Board' }, { bus, framing: 'meshtastic' });
+  const link = await openBleLink({ mac: null, name: 'Board' }, { bus, framing: MESHTASTIC_BLE });
   assert.equal(bus.calls, [`connect ${DEV}`, `notify ${S}/char002f`]);
   const heard: number[] = [];
   link.onData((c) => heard.push(...c));
@@ -122,7 +124,7 @@ test('Meshtastic: one ToRadio per write request, frames cut anywhere; FromRadio 
 
 test('MeshCore: each < frame of the driver is one write request without its header; each notification one > frame', async () => {
   const bus = new FakeBluez(objects('nus', 23));
-  const link = await openBleLink({ mac: null, name: 'Board' }, { bus, framing: 'meshcore' });
+  const link = await openBleLink({ mac: null, name: 'Board' }, { bus, framing: MESHCORE_BLE });
   assert.equal(bus.calls, [`connect ${DEV}`, `notify ${S}/char002c`]);
   const heard: number[] = [];
   link.onData((c) => heard.push(...c));

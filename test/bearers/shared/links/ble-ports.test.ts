@@ -1,6 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MESHTASTIC_SERVICE_UUID, NUS_SERVICE_UUID } from '../../../../src/bearers/shared/links/ble-find.ts';
+import { BLE_SERVICES } from '../../../../src/bearers/drivers.ts';
+import { NUS_SERVICE_UUID } from '../../../../src/bearers/shared/links/ble-framing.ts';
+import { MESHTASTIC_SERVICE_UUID } from '../../../../src/bearers/meshtastic/ble.ts';
 import { blePortsIn, listBlePorts } from '../../../../src/bearers/shared/links/ble-ports.ts';
 import { DeviceError } from '../../../../src/bearers/device-error.ts';
 
@@ -20,7 +22,7 @@ test('lists bonded boards with either service, by MAC, and nothing else', () => 
     ...dev('11:11:11:11:11:11', { Alias: 'RNode not bonded', UUIDs: [NUS_SERVICE_UUID], Paired: false, Bonded: false }),
     ...dev('22:22:22:22:22:22', { Alias: 'Headphones', UUIDs: ['0000110b-0000-1000-8000-00805f9b34fb'] }),
   };
-  const ports = blePortsIn(objects);
+  const ports = blePortsIn(objects, BLE_SERVICES);
   assert.equal(ports.map((p) => p.port), ['ble://AA:BB:CC:DD:EE:FF', 'ble://C8:C9:A3:5E:12:34']);
   assert.is(ports[0].label, 'Bluetooth LE RNode (Nordic UART) "RNode 3B87", bonded, AA:BB:CC:DD:EE:FF on hci0');
   assert.is(ports[1].label, 'Bluetooth LE Meshtastic "Meshtastic_1234", bonded, connected, C8:C9:A3:5E:12:34 on hci0');
@@ -29,7 +31,7 @@ test('lists bonded boards with either service, by MAC, and nothing else', () => 
 });
 
 test('no bus or no BlueZ: an empty list with the reason, never an error', async () => {
-  const listing = await listBlePorts(() => Promise.reject(new DeviceError('ERR_BLE_UNAVAILABLE', 'no D-Bus system bus at unix:path=/nowhere', { retryable: true })));
+  const listing = await listBlePorts(BLE_SERVICES, () => Promise.reject(new DeviceError('ERR_BLE_UNAVAILABLE', 'no D-Bus system bus at unix:path=/nowhere', { retryable: true })));
   assert.equal(listing, { ports: [], note: 'no D-Bus system bus at unix:path=/nowhere' });
 });
 

@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import type { Bearer } from '../../../../src/bearers/bearer.ts';
 import { createRNodeBearer } from '../../../../src/bearers/rnode/driver.ts';
 import { listBlePorts } from '../../../../src/bearers/shared/links/ble-ports.ts';
+import { BLE_SERVICES } from '../../../../src/bearers/drivers.ts';
 import { RNODE_PRESETS } from '../../../../src/bearers/rnode/radio.ts';
 import { RNodeChannel } from '../../../../src/bearers/rnode/simulator/channel.ts';
 import { RNodeSimulator } from '../../../../src/bearers/rnode/simulator/simulator.ts';
@@ -96,7 +97,7 @@ test('by name and by MAC, with every preset: online, and a frame crosses between
 });
 
 test('the ports listing shows the two bonded boards by MAC, not the unbonded one', async () => {
-  const listing = await listBlePorts();
+  const listing = await listBlePorts(BLE_SERVICES);
   assert.is(listing.note, null);
   assert.equal(listing.ports.map((p) => p.port), ['ble://AA:BB:CC:DD:EE:FF', 'ble://F0:F5:BD:51:3B:87']);
   assert.is(listing.ports[0].label, 'Bluetooth LE RNode (Nordic UART) "Hilltop RNode", bonded, AA:BB:CC:DD:EE:FF on hci0');
