@@ -1,5 +1,5 @@
 import type { Link } from '../../shared/links/link.ts';
-import { inProcessLink } from '../../shared/simulators/in-process-link.ts';
+import { SimWorlds } from '../../shared/simulators/sim-worlds.ts';
 import { IridiumGateway, type IridiumGatewayOptions } from './gateway.ts';
 import { IridiumModem, type IridiumModemOptions } from './modem.ts';
 
@@ -14,19 +14,13 @@ import { IridiumModem, type IridiumModemOptions } from './modem.ts';
 // settings (a RockBLOCK keeps its power when the host closes the port), the gateway keeps
 // queueing for it, and the next open of the channel (with the same IMEI, or none) plugs it in.
 
-const gateways = new Map<string, IridiumGateway>();
-const unplugged = new Map<string, IridiumModem[]>();
+const worlds = new SimWorlds<IridiumGateway, IridiumModem, IridiumGatewayOptions>((options) => new IridiumGateway(options));
 
 /** The gateway (and sky) of a sim:// channel, made on first use; `options` apply only then
  *  (a test that wants the network's time on a fake clock makes the gateway before the bridge
  *  opens the channel: its modems take the gateway's clock). */
 export function iridiumSimGateway(channel: string, options?: IridiumGatewayOptions): IridiumGateway {
-  let gateway = gateways.get(channel);
-  if (!gateway) {
-    gateway = new IridiumGateway(options);
-    gateways.set(channel, gateway);
-  }
-  return gateway;
+  return worlds.world(channel, options);
 }
 
 export interface IridiumSimLink extends Link {
@@ -35,14 +29,7 @@ export interface IridiumSimLink extends Link {
 }
 
 export async function openIridiumSimLink(channel: string, options: Omit<IridiumModemOptions, 'gateway'> = {}): Promise<IridiumSimLink> {
-  const gateway = iridiumSimGateway(channel);
-  const pool = unplugged.get(channel) ?? [];
-  unplugged.set(channel, pool);
-  const again = pool.findIndex((m) => options.imei === undefined || m.imei === options.imei);
-  const modem = again >= 0 ? pool.splice(again, 1)[0] : new IridiumModem({ ...options, gateway, clock: options.clock ?? gateway.clock });
-  const { link } = inProcessLink(modem, `sim://${channel}`, () => {
-    modem.detachHost();
-    pool.push(modem);
-  });
-  return Object.assign(link, { modem });
+  const gateway = worlds.world(channel);
+  const modem = worlds.replug(channel, (m) => options.imei === undefined || m.imei === options.imei) ?? new IridiumModem({ ...options, gateway, clock: options.clock ?? gateway.clock });
+  return Object.assign(worlds.plug(modem, channel, () => modem.detachHost()), { modem });
 }

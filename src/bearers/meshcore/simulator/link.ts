@@ -1,5 +1,5 @@
 import type { Link } from '../../shared/links/link.ts';
-import { inProcessLink } from '../../shared/simulators/in-process-link.ts';
+import { SimWorlds } from '../../shared/simulators/sim-worlds.ts';
 import { MeshCoreDevice, type MeshCoreDeviceOptions } from './device.ts';
 import { MeshCoreMesh } from './mesh.ts';
 
@@ -15,16 +15,10 @@ import { MeshCoreMesh } from './mesh.ts';
 // same name, or none) plugs the host back in. That is how messages wait while a bridge is
 // stopped.
 
-const meshes = new Map<string, MeshCoreMesh>();
-const idle = new Map<string, MeshCoreDevice[]>();
+const worlds = new SimWorlds<MeshCoreMesh, MeshCoreDevice>(() => new MeshCoreMesh());
 
 export function meshcoreSimMesh(name: string): MeshCoreMesh {
-  let mesh = meshes.get(name);
-  if (!mesh) {
-    mesh = new MeshCoreMesh();
-    meshes.set(name, mesh);
-  }
-  return mesh;
+  return worlds.world(name);
 }
 
 export interface MeshCoreSimLink extends Link {
@@ -32,20 +26,8 @@ export interface MeshCoreSimLink extends Link {
   readonly device: MeshCoreDevice;
 }
 
-let opened = 0;
-
 export async function openMeshCoreSimLink(channelName: string, options: Omit<MeshCoreDeviceOptions, 'mesh'> = {}): Promise<MeshCoreSimLink> {
-  const mesh = meshcoreSimMesh(channelName);
-  const pool = idle.get(channelName) ?? [];
-  idle.set(channelName, pool);
-  const again = pool.findIndex((d) => options.name === undefined || d.name === options.name);
-  const device = again >= 0 ? pool.splice(again, 1)[0] : new MeshCoreDevice({ name: `${channelName}-${++opened}`, ...options, mesh });
-  const { link, shut } = inProcessLink(device, `sim://${channelName}`, () => {
-    device.off('drop-link', onDrop);
-    device.detachHost();
-    pool.push(device);
-  });
-  const onDrop = () => shut('dropped by the simulator');
-  device.on('drop-link', onDrop);
-  return Object.assign(link, { device });
+  const mesh = worlds.world(channelName);
+  const device = worlds.replug(channelName, (d) => options.name === undefined || d.name === options.name) ?? new MeshCoreDevice({ name: worlds.nextName(channelName), ...options, mesh });
+  return Object.assign(worlds.plug(device, channelName, () => device.detachHost()), { device });
 }

@@ -1,5 +1,5 @@
 import type { Link } from '../../shared/links/link.ts';
-import { inProcessLink } from '../../shared/simulators/in-process-link.ts';
+import { SimWorlds } from '../../shared/simulators/sim-worlds.ts';
 import { MeshtasticDevice, type MeshtasticDeviceOptions } from './device.ts';
 import { MeshtasticMesh } from './mesh.ts';
 
@@ -13,16 +13,10 @@ import { MeshtasticMesh } from './mesh.ts';
 // but keeps its node number and stored settings, and the next open of the same channel plugs
 // it back in. So a bearer that reconnects finds the same node, as with hardware.
 
-const meshes = new Map<string, MeshtasticMesh>();
-const unplugged = new Map<string, MeshtasticDevice[]>();
+const worlds = new SimWorlds<MeshtasticMesh, MeshtasticDevice>(() => new MeshtasticMesh());
 
 export function meshtasticSimMesh(name: string): MeshtasticMesh {
-  let mesh = meshes.get(name);
-  if (!mesh) {
-    mesh = new MeshtasticMesh();
-    meshes.set(name, mesh);
-  }
-  return mesh;
+  return worlds.world(name);
 }
 
 export interface MeshtasticSimLink extends Link {
@@ -30,27 +24,11 @@ export interface MeshtasticSimLink extends Link {
   readonly device: MeshtasticDevice;
 }
 
-let opened = 0;
-
 export async function openMeshtasticSimLink(channelName: string, options: Omit<MeshtasticDeviceOptions, 'mesh'> = {}): Promise<MeshtasticSimLink> {
-  const mesh = meshtasticSimMesh(channelName);
-  const pool = unplugged.get(channelName) ?? [];
-  unplugged.set(channelName, pool);
-  const again = pool.findIndex((d) => options.name === undefined || d.name === options.name);
-  let device: MeshtasticDevice;
-  if (again >= 0) {
-    device = pool.splice(again, 1)[0];
-    device.powerOn();
-  } else {
-    device = new MeshtasticDevice({ name: `${channelName}-${++opened}`, ...options, mesh });
-  }
-  // A closed or dropped link is the radio unplugged: it keeps its settings for the next open.
-  const { link, shut } = inProcessLink(device, `sim://${channelName}`, () => {
-    device.off('drop-link', onDrop);
-    device.close();
-    pool.push(device);
-  });
-  const onDrop = () => shut('dropped by the simulator');
-  device.on('drop-link', onDrop);
-  return Object.assign(link, { device });
+  const mesh = worlds.world(channelName);
+  let device = worlds.replug(channelName, (d) => options.name === undefined || d.name === options.name);
+  if (device) device.powerOn();
+  else device = new MeshtasticDevice({ name: worlds.nextName(channelName), ...options, mesh });
+  const plugged = device;
+  return Object.assign(worlds.plug(plugged, channelName, () => plugged.close()), { device: plugged });
 }

@@ -1,5 +1,6 @@
 import type { Link } from '../../shared/links/link.ts';
 import { inProcessLink } from '../../shared/simulators/in-process-link.ts';
+import { SimWorlds } from '../../shared/simulators/sim-worlds.ts';
 import { RNodeChannel } from './channel.ts';
 import { RNodeSimulator, type RNodeSimOptions } from './simulator.ts';
 
@@ -8,15 +9,10 @@ import { RNodeSimulator, type RNodeSimOptions } from './simulator.ts';
 // bound to sim://lab hear each other. No socket or pty: for demos and whole-bridge tests.
 // Bytes cross asynchronously (setImmediate), as from a real stream, never re-entrantly.
 
-const channels = new Map<string, RNodeChannel>();
+const worlds = new SimWorlds<RNodeChannel, RNodeSimulator>(() => new RNodeChannel());
 
 export function rnodeSimChannel(name: string): RNodeChannel {
-  let channel = channels.get(name);
-  if (!channel) {
-    channel = new RNodeChannel();
-    channels.set(name, channel);
-  }
-  return channel;
+  return worlds.world(name);
 }
 
 export interface RNodeSimLink extends Link {
@@ -24,10 +20,9 @@ export interface RNodeSimLink extends Link {
   readonly sim: RNodeSimulator;
 }
 
-let opened = 0;
-
+/** Each open is a new radio: an RNode keeps nothing a reconnecting bridge would look for. */
 export async function openRNodeSimLink(channelName: string, options: Omit<RNodeSimOptions, 'channel'> = {}): Promise<RNodeSimLink> {
-  const sim = new RNodeSimulator({ name: `${channelName}-${++opened}`, ...options, channel: rnodeSimChannel(channelName) });
+  const sim = new RNodeSimulator({ name: worlds.nextName(channelName), ...options, channel: worlds.world(channelName) });
   const { link } = inProcessLink(sim, `sim://${channelName}`, () => sim.close());
   return Object.assign(link, { sim });
 }
