@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { counted as count } from '../shared/stats-fields.ts';
 import { systemClock } from '../../lib/clock.ts';
 import type { StatsView } from '../driver-module.ts';
 import { CreditLedger } from './credits.ts';
@@ -8,7 +9,6 @@ import { IridiumSettings } from './settings.ts';
 // docs/iridium.md, "Health"). The credits come from the ledger in the database, so a stopped
 // interface still shows what it spent.
 
-const count = (what: string) => z.number().int().describe(what);
 
 const IridiumStats = z.object({
   imei: z.string().nullable().describe('The modem\'s IMEI (AT+CGSN)'),

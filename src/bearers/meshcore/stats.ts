@@ -1,13 +1,11 @@
 import { z } from 'zod';
+import { reportedNumber as n, reportedText as s, counted as count } from '../shared/stats-fields.ts';
 import type { StatsView } from '../driver-module.ts';
 
 // What a meshcore interface reports (GET /api/interfaces/{id}/stats): the radio's facts as
 // the session start read them (SELF_INFO, DEVICE_INFO), and what the driver counted. Null
 // until the radio said.
 
-const n = (what: string) => z.number().nullable().describe(what);
-const s = (what: string) => z.string().nullable().describe(what);
-const count = (what: string) => z.number().int().describe(what);
 
 const MeshCoreStats = z.object({
   public_key: s('The radio\'s public key (64 hex digits)'),

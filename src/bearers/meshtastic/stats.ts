@@ -1,13 +1,11 @@
 import { z } from 'zod';
+import { reportedNumber as n, reportedText as s, counted as count } from '../shared/stats-fields.ts';
 import type { StatsView } from '../driver-module.ts';
 
 // What a meshtastic interface reports (GET /api/interfaces/{id}/stats; docs/meshtastic.md,
 // "Stats and health"): the device as its handshake described it, its own air time, its queue,
 // and what the driver counted. Null until the device said.
 
-const n = (what: string) => z.number().nullable().describe(what);
-const s = (what: string) => z.string().nullable().describe(what);
-const count = (what: string) => z.number().int().describe(what);
 
 const MeshtasticStats = z.object({
   firmware_version: s('Firmware version the device reported'),

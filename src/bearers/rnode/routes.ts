@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { reportedNumber as num } from '../shared/stats-fields.ts';
 import { RNODE_MODES, RNODE_PRESETS, bitrateBps, resolveRadioSettings, rnodeSettingsSchema } from './radio.ts';
 import { storedEndpointFacts } from './lxmf/endpoint.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
@@ -28,7 +29,6 @@ const Port = z.object({
   label: z.string(),
 });
 
-const num = (unit: string) => z.number().nullable().describe(unit);
 const RNodeReported = z.object({
   frequency_hz: num('Frequency the radio reports, Hz'),
   bandwidth_hz: num('Bandwidth the radio reports, Hz'),

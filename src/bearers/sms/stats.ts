@@ -1,9 +1,9 @@
 import { z } from 'zod';
+import { counted as count } from '../shared/stats-fields.ts';
 import type { StatsView } from '../driver-module.ts';
 
 // What an sms interface reports (GET /api/interfaces/{id}/stats; docs/sms.md, "Health").
 
-const count = (what: string) => z.number().int().describe(what);
 
 const SmsStats = z.object({
   modem: z.string().nullable().describe('Model the modem reported (AT+CGMM)'),

@@ -1,19 +1,18 @@
 import type { SimulatorCommand } from '../../driver-module.ts';
+import { SIM_DEVICE_OPTIONS } from '../../shared/simulators/options.ts';
 
 // The usage and options of `fieldbridge sim iridium`, apart from the simulator (cli.ts): the
 // argument parser and the usage text need them whenever the command table is read, the
-// simulator's code only when it runs (issue 22 item 3; bearers/iridium/index.ts imports cli.ts
+// simulator's code only when it runs ( bearers/iridium/index.ts imports cli.ts
 // when `sim iridium` runs).
 
 export const IRIDIUM_SIM_OPTIONS: SimulatorCommand['options'] = {
-  tcp: { type: 'string', multiple: true },
-  pty: { type: 'string', multiple: true },
+  ...SIM_DEVICE_OPTIONS,
   imei: { type: 'string', multiple: true },
   bars: { type: 'string' },
   sky: { type: 'string' },
   'session-ms': { type: 'string' },
   inbox: { type: 'string' },
-  verbose: { type: 'boolean' },
 };
 
 export const IRIDIUM_SIM_USAGE =

@@ -1,6 +1,6 @@
 import type { Clock } from '../../../lib/clock.ts';
 import { SERIAL_BAUD, TCP_PORT } from '../codec/constants.ts';
-import { serveDevicePty, type PtyServeOptions, type SimTransport } from '../../shared/simulators/pty.ts';
+import { followEvents, serveDevicePty, type PtyServeOptions, type SimTransport } from '../../shared/simulators/pty.ts';
 import { serveDeviceTcp } from '../../shared/simulators/tcp.ts';
 import type { MeshCoreDevice } from './device.ts';
 
@@ -23,30 +23,12 @@ export interface MeshCoreTcpServeOptions {
 
 export async function serveMeshCoreTcp(device: MeshCoreDevice, options: MeshCoreTcpServeOptions = {}): Promise<SimTransport> {
   const transport = await serveDeviceTcp(device, { port: TCP_PORT, ...options });
-  const onDrop = () => transport.dropClient();
-  device.on('drop-link', onDrop);
-  return {
-    ...transport,
-    device: transport.device,
-    close: async () => {
-      device.off('drop-link', onDrop);
-      await transport.close();
-    },
-  };
+  return followEvents(transport, device, { 'drop-link': () => transport.dropClient() });
 }
 
 /** A simulated companion radio on a pty pair (bearers/shared/simulators/pty.ts); a dropped link comes back
  *  under the same path. */
 export async function serveMeshCorePty(device: MeshCoreDevice, options: PtyServeOptions): Promise<SimTransport> {
   const transport = await serveDevicePty(device, { baudRate: SERIAL_BAUD, ...options });
-  const onDrop = () => void transport.dropLink().catch(() => {});
-  device.on('drop-link', onDrop);
-  return {
-    ...transport,
-    device: transport.device,
-    close: async () => {
-      device.off('drop-link', onDrop);
-      await transport.close();
-    },
-  };
+  return followEvents(transport, device, { 'drop-link': () => void transport.dropLink().catch(() => {}) });
 }

@@ -1,6 +1,6 @@
 import type { Clock } from '../../../lib/clock.ts';
 import { SERIAL_BAUD, TCP_PORT } from '../codec/messages.ts';
-import { serveDevicePty, type PtyServeOptions, type SimTransport } from '../../shared/simulators/pty.ts';
+import { followEvents, serveDevicePty, type PtyServeOptions, type SimTransport } from '../../shared/simulators/pty.ts';
 import { serveDeviceTcp } from '../../shared/simulators/tcp.ts';
 import type { MeshtasticDevice } from './device.ts';
 
@@ -34,20 +34,11 @@ export async function serveMeshtasticTcp(device: MeshtasticDevice, options: Mesh
     idleTimeoutMs: options.idleTimeoutMs ?? CLIENT_IDLE_MS,
     onIdle: () => device.emit('client-timeout'),
   });
-  const onDrop = () => transport.dropClient();
-  // After a reboot the last frame (rebooted) is flushed before the connection ends.
-  const onReboot = () => transport.dropClient(true);
-  device.on('drop-link', onDrop);
-  device.on('rebooted', onReboot);
-  return {
-    ...transport,
-    device: transport.device,
-    close: async () => {
-      device.off('drop-link', onDrop);
-      device.off('rebooted', onReboot);
-      await transport.close();
-    },
-  };
+  return followEvents(transport, device, {
+    'drop-link': () => transport.dropClient(),
+    // After a reboot the last frame (rebooted) is flushed before the connection ends.
+    rebooted: () => transport.dropClient(true),
+  });
 }
 
 
@@ -57,14 +48,5 @@ export type MeshtasticPtyServeOptions = PtyServeOptions;
  *  reboot, as a USB serial port does; a dropped link comes back under the same path. */
 export async function serveMeshtasticPty(device: MeshtasticDevice, options: PtyServeOptions): Promise<SimTransport> {
   const transport = await serveDevicePty(device, { baudRate: SERIAL_BAUD, ...options });
-  const onDrop = () => void transport.dropLink().catch(() => {});
-  device.on('drop-link', onDrop);
-  return {
-    ...transport,
-    device: transport.device,
-    close: async () => {
-      device.off('drop-link', onDrop);
-      await transport.close();
-    },
-  };
+  return followEvents(transport, device, { 'drop-link': () => void transport.dropLink().catch(() => {}) });
 }

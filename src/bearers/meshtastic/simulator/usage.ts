@@ -1,16 +1,15 @@
 import type { SimulatorCommand } from '../../driver-module.ts';
+import { SIM_DEVICE_OPTIONS } from '../../shared/simulators/options.ts';
 
 // The usage and options of `fieldbridge sim meshtastic`, apart from the simulator (cli.ts): the
 // argument parser and the usage text need them whenever the command table is read, the
-// simulator's code only when it runs (issue 22 item 3; bearers/meshtastic/index.ts imports cli.ts
+// simulator's code only when it runs ( bearers/meshtastic/index.ts imports cli.ts
 // when `sim meshtastic` runs).
 
 export const MESHTASTIC_SIM_OPTIONS: SimulatorCommand['options'] = {
-  tcp: { type: 'string', multiple: true },
-  pty: { type: 'string', multiple: true },
+  ...SIM_DEVICE_OPTIONS,
   'node-name': { type: 'string' },
   'refuse-acks': { type: 'string' },
-  verbose: { type: 'boolean' },
 };
 
 export const MESHTASTIC_SIM_USAGE =

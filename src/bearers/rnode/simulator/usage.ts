@@ -1,20 +1,19 @@
 import type { SimulatorCommand } from '../../driver-module.ts';
+import { SIM_DEVICE_OPTIONS } from '../../shared/simulators/options.ts';
 
 // The usage and options of `fieldbridge sim rnode`, apart from the simulator (cli.ts): the
 // argument parser and the usage text need them whenever the command table is read, the
-// simulator's code only when it runs (issue 22 item 3; bearers/rnode/index.ts imports cli.ts
+// simulator's code only when it runs ( bearers/rnode/index.ts imports cli.ts
 // when `sim rnode` runs).
 
 export const RNODE_SIM_OPTIONS: SimulatorCommand['options'] = {
-  tcp: { type: 'string', multiple: true },
-  pty: { type: 'string', multiple: true },
+  ...SIM_DEVICE_OPTIONS,
   fw: { type: 'string' },
   'max-tx-power': { type: 'string' },
   'withhold-ready': { type: 'boolean' },
   'wrong-echo': { type: 'string' },
   rssi: { type: 'string' },
   snr: { type: 'string' },
-  verbose: { type: 'boolean' },
 };
 
 export const RNODE_SIM_USAGE =

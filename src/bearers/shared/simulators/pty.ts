@@ -29,6 +29,25 @@ export interface SimTransport {
   close(): Promise<void>;
 }
 
+/** A device whose events a transport follows while it serves it (a simulated fault). */
+export interface EventfulDevice {
+  on(event: string, listener: () => void): unknown;
+  off(event: string, listener: () => void): unknown;
+}
+
+/** `transport`, following the device's `events` until it closes. */
+export function followEvents(transport: SimTransport, device: EventfulDevice, events: Record<string, () => void>): SimTransport {
+  for (const [event, listener] of Object.entries(events)) device.on(event, listener);
+  return {
+    ...transport,
+    device: transport.device,
+    close: async () => {
+      for (const [event, listener] of Object.entries(events)) device.off(event, listener);
+      await transport.close();
+    },
+  };
+}
+
 export interface PtyServeOptions {
   /** Where the host's end appears (a symlink socat keeps to the current /dev/pts/N). */
   path: string;
