@@ -2,18 +2,23 @@ import type { Bearer, BearerContext, BearerReason, OutboundFrame, SendResult } f
 import type { TimerHandle } from '../../lib/clock.ts';
 import { equalBytes } from '../shared/codec/bytes.ts';
 import { DeviceError } from '../device-error.ts';
-import { AtSession, type AtResult } from '../shared/at/command-queue.ts';
+import { AtSession, describeAtResult, type AtResult } from '../shared/at/command-queue.ts';
 import { parseInfo } from '../shared/codec/at.ts';
 import { clearTimers, DriverLifecycle, SupervisedBearer } from '../shared/links/driver-lifecycle.ts';
 import type { Link } from '../shared/links/link.ts';
 import { CreditLedger, type CreditCheck } from './credits.ts';
+import { readIdentity, type ModemIdentity } from './identity.ts';
 import { mtFrame } from './inbound.ts';
 import {
   MT_STATUS, SBD_MAX_MO_BYTES, SBDWB_STATUS, holdsForMinutes, moStatus, msstmTime, parseMsstm, parseSbdix, parseSignal, rockblockPrefix, sbdWriteData,
   sessionCredits,
   type SbdixResult,
 } from './sbd.ts';
+import { moPayload } from './outbound.ts';
 import { IridiumSettings } from './settings.ts';
+import { DEFAULT_IRIDIUM_TIMING, type IridiumDriverOptions, type IridiumTiming } from './timing.ts';
+
+export { DEFAULT_IRIDIUM_TIMING, type IridiumDriverOptions, type IridiumTiming } from './timing.ts';
 
 // The Iridium SBD bearer (interface kind `iridium`; docs/iridium.md, wire facts
 // docs/protocols/iridium-sbd.md section 3). The device supervisor keeps the serial link; on
@@ -33,32 +38,6 @@ import { IridiumSettings } from './settings.ts';
 
 export type IridiumPhase = 'closed' | 'opening' | 'initialising' | 'online' | 'waiting' | 'backoff';
 
-export interface IridiumTiming {
-  commandTimeoutMs: number;
-  /** AT+SBDWB: longer than the modem's own 60 s, so its status `1` arrives instead of our next
-   *  command being taken for message bytes (iridium-sbd.md 3.2). */
-  writeTimeoutMs: number;
-  backoffInitialMs: number;
-  backoffMaxMs: number;
-  /** A session that failed with "no network service" (32, 36) holds at least this long (3.7). */
-  noServiceHoldMs: number;
-  /** While idle, AT+CSQF this often: the signal in health stays fresh, and a modem that
-   *  stopped answering is noticed before the next message needs it. */
-  healthPollMs: number;
-  /** AT+SBDIX's limit; default: the session_timeout_s setting (tests shorten it). */
-  sessionTimeoutMs?: number;
-}
-
-export const DEFAULT_IRIDIUM_TIMING: IridiumTiming = {
-  commandTimeoutMs: 5_000, writeTimeoutMs: 65_000, backoffInitialMs: 1_000, backoffMaxMs: 60_000, noServiceHoldMs: 180_000, healthPollMs: 60_000,
-};
-
-export interface IridiumDriverOptions {
-  openLink: (device: string) => Promise<Link>;
-  timing?: Partial<IridiumTiming>;
-}
-
-/** Why no session may start now; `phase`: shown as the interface's state, with `cause`. */
 type Wait = { reason: string; untilMs: number; phase: boolean; cause?: BearerReason };
 type Session = { ok: true; result: SbdixResult } | { ok: false; error: string; ambiguous: boolean };
 type FetchReason = 'ring' | 'queued' | 'periodic';
@@ -76,7 +55,7 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
   readonly #sessionTimeoutMs: number;
   protected readonly lifecycle: DriverLifecycle<IridiumPhase>;
   #at: AtSession | null = null;
-  #identity = { imei: null as string | null, firmware: null as string | null, model: null as string | null };
+  #identity: ModemIdentity = { imei: null, firmware: null, model: null };
   #signal: number | null = null;
   #lock: Promise<unknown> = Promise.resolve();
   /** What the modem's MO buffer holds, as far as this driver wrote it. */
@@ -123,7 +102,7 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
   }
 
   async send(frame: OutboundFrame): Promise<SendResult> {
-    const built = this.#moPayload(frame);
+    const built = moPayload(frame);
     if (!built.ok) return this.#failed({ ok: false, retryable: false, error: built.error });
     const cost = sessionCredits(built.payload.length);
     if (!this.#credits.everFits(cost)) {
@@ -153,26 +132,6 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
   }
 
   // ---- sending ----------------------------------------------------------------------------
-
-  /** The MO bytes for `to`: `gateway` sends the payload as it is (the provider delivers it
-   *  where its account says); `RB` and a serial sends it to that RockBLOCK (iridium-sbd.md 3.6). */
-  #moPayload(frame: OutboundFrame): { ok: true; payload: Uint8Array } | { ok: false; error: string } {
-    const to = frame.to.trim();
-    let payload = frame.payload;
-    if (to !== 'gateway') {
-      const prefix = rockblockPrefix(to);
-      if (!prefix) return { ok: false, error: `ERR_IRIDIUM_ADDRESS: ${JSON.stringify(frame.to)} is no Iridium destination: use "gateway" (the provider delivers it) or "RB" and a RockBLOCK serial number, e.g. RB0001234` };
-      payload = new Uint8Array(prefix.length + frame.payload.length);
-      payload.set(prefix);
-      payload.set(frame.payload, prefix.length);
-    }
-    if (frame.payload.length === 0) return { ok: false, error: 'ERR_IRIDIUM_EMPTY: an SBD message carries 1 to 340 bytes; this one is empty' };
-    if (payload.length > SBD_MAX_MO_BYTES) {
-      const room = SBD_MAX_MO_BYTES - (payload.length - frame.payload.length);
-      return { ok: false, error: `ERR_IRIDIUM_TOO_LONG: ${frame.payload.length} bytes, but one SBD message carries at most ${room} (add a split transform with max_bytes ${room} to send it in parts)` };
-    }
-    return { ok: true, payload };
-  }
 
   async #sendNow(frame: OutboundFrame, payload: Uint8Array, cost: number): Promise<SendResult> {
     const at = this.#at;
@@ -211,11 +170,11 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
     }
     this.#mo = null;
     const clear = await at.run('AT+SBDD0');
-    if (!clear.ok) return `ERR_IRIDIUM_MODEM: the modem did not clear its MO buffer (AT+SBDD0: ${describe(clear)})`;
+    if (!clear.ok) return `ERR_IRIDIUM_MODEM: the modem did not clear its MO buffer (AT+SBDD0: ${describeAtResult(clear)})`;
     const r = await at.run(`AT+SBDWB=${payload.length}`, { promptData: sbdWriteData(payload), endOn: (line) => line === '1', timeoutMs: this.#timing.writeTimeoutMs });
     const status = r.info.at(-1) ?? null;
     if (!r.ok || status !== '0') {
-      const why = status !== null && status in SBDWB_STATUS ? `status ${status}: ${SBDWB_STATUS[status]}` : describe(r);
+      const why = status !== null && status in SBDWB_STATUS ? `status ${status}: ${SBDWB_STATUS[status]}` : describeAtResult(r);
       return `ERR_IRIDIUM_WRITE: the modem did not take the message (AT+SBDWB ${why})`;
     }
     this.#mo = { deliveryId, payload: payload.slice() };
@@ -265,7 +224,7 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
     const parsed = r.ok ? parseSbdix(r.info.find((l) => l.startsWith('+SBDIX')) ?? '') : null;
     if (!parsed || !parsed.ok) {
       this.#sessionFailed(now, null);
-      const error = parsed ? `ERR_IRIDIUM_SESSION: unreadable session result (${parsed.error})` : `ERR_IRIDIUM_SESSION: ${command} ${describe(r)} (it may have been sent)`;
+      const error = parsed ? `ERR_IRIDIUM_SESSION: unreadable session result (${parsed.error})` : `ERR_IRIDIUM_SESSION: ${command} ${describeAtResult(r)} (it may have been sent)`;
       if (r.error === 'TIMEOUT') this.lifecycle.fail(`the session did not end within ${this.#sessionTimeoutMs / 1000} s; reopening the modem`);
       return { ok: false, error, ambiguous: true };
     }
@@ -464,12 +423,7 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
     if (!alive.ok) throw new DeviceError('ERR_IRIDIUM_MODEM', 'the modem does not answer AT', { retryable: true, facts: { command: 'AT', answer: alive.final ?? alive.error ?? undefined } });
     await this.#must(at, 'ATE0');
     await this.#must(at, 'AT&K0'); // three-wire links: no RTS/CTS (iridium-sbd.md 3.1)
-    const imei = await at.run('AT+CGSN');
-    this.#identity.imei = imei.ok ? (imei.info.find((l) => /^[0-9]{15}$/.test(l.trim()))?.trim() ?? null) : null;
-    const firmware = await at.run('AT+CGMR');
-    this.#identity.firmware = firmware.ok && firmware.info.length > 0 ? firmware.info.join('; ') : null;
-    const model = await at.run('AT+CGMM');
-    this.#identity.model = model.ok ? (model.info[0] ?? null) : null;
+    this.#identity = await readIdentity(at);
     await this.#must(at, `AT+SBDMTA=${this.settings.ring_alerts ? 1 : 0}`);
     await this.#leftovers(at);
   }
@@ -495,7 +449,6 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
     if (this.settings.ring_alerts) void this.#exclusive(() => this.#register());
     if (this.#ringPending || this.#mtQueued > 0) this.#scheduleFetch(this.#ringPending ? 'ring' : 'queued');
   }
-
 
   #goOffline(reason: string): void {
     this.#at?.close(reason);
@@ -526,7 +479,7 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
 
   async #must(at: AtSession, command: string): Promise<AtResult> {
     const r = await at.run(command);
-    if (!r.ok) throw new DeviceError('ERR_IRIDIUM_MODEM', `the modem refused ${command} (${describe(r)})`, { retryable: true, facts: { command, answer: r.final ?? r.error ?? undefined, modemError: r.code ?? undefined } });
+    if (!r.ok) throw new DeviceError('ERR_IRIDIUM_MODEM', `the modem refused ${command} (${describeAtResult(r)})`, { retryable: true, facts: { command, answer: r.final ?? r.error ?? undefined, modemError: r.code ?? undefined } });
     return r;
   }
 
@@ -535,12 +488,6 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
     return result;
   }
 
-}
-
-function describe(r: AtResult): string {
-  if (r.error === 'TIMEOUT') return 'got no answer in time';
-  if (r.error === 'CLOSED' || r.error === 'WRITE') return 'the link went away';
-  return `answered ${r.final ?? r.error}${r.code !== null ? ` ${r.code}` : ''}`;
 }
 
 export function createIridiumBearer(ctx: BearerContext, options: IridiumDriverOptions): Bearer {

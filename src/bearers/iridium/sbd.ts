@@ -1,4 +1,4 @@
-import { parseInfo, sbdChecksum } from '../shared/codec/at.ts';
+import { parseInfo } from '../shared/codec/at.ts';
 
 // Short Burst Data facts a host needs beyond the AT line codec (bearers/shared/codec/at.ts reads the
 // lines and AT+SBDRB's binary answer): the bytes written after AT+SBDWB's READY, the six fields
@@ -143,6 +143,13 @@ export const IRIDIUM_ERAS: readonly IridiumEra[] = [
 /** One tick of the Iridium system time: an L-band frame. */
 export const MSSTM_TICK_MS = 90;
 
+/** The -MSSTM count the network broadcasts at `ms`: ticks since the epoch of the era in force
+ *  then (the first era before any began). What the simulator answers. */
+export function msstmCount(ms: number, eras: readonly IridiumEra[] = IRIDIUM_ERAS): number {
+  const era = eras.findLast((e) => ms >= e.fromMs) ?? eras[0];
+  return Math.floor((ms - era.epochMs) / MSSTM_TICK_MS);
+}
+
 /** `-MSSTM: <hex>` (1 to 8 hex digits: the count of 90 ms frames since the era's epoch; the
  *  references differ on leading zeros) -> the count; `-MSSTM: no network service` -> null
  *  (the modem has not had the time from the network yet). Anything else is an error. */
@@ -198,4 +205,12 @@ export function splitRockblockSender(payload: Uint8Array): { from: string; body:
 
 function show(s: string): string {
   return JSON.stringify(s.length > 60 ? s.slice(0, 57) + '...' : s);
+}
+
+/** SBD checksum: the low 16 bits of the sum of the bytes (docs/protocols/iridium-sbd.md
+ *  3.2, 3.4); sent and received MSB first. */
+export function sbdChecksum(payload: Uint8Array): number {
+  let sum = 0;
+  for (const b of payload) sum += b;
+  return sum & 0xffff;
 }

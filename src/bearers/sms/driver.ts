@@ -7,7 +7,7 @@ import { parseInfo } from '../shared/codec/at.ts';
 import { clearTimers, DriverLifecycle, SupervisedBearer } from '../shared/links/driver-lifecycle.ts';
 import type { Link } from '../shared/links/link.ts';
 import { DailyBudget } from './budget.ts';
-import { decodePdu, encodeSubmit, normalizeNumber, planData, planMessage, type SmsStatusReport, type SmsTimestamp } from './codec/index.ts';
+import { decodePdu, encodeSubmit, pduSubmitBody, normalizeNumber, planData, planMessage, type SmsStatusReport, type SmsTimestamp } from './codec/index.ts';
 import { cmsFailure } from './errors.ts';
 import { Inbox, type ReadyMessage } from './inbox.ts';
 import { ReportBook } from './reports.ts';
@@ -152,7 +152,7 @@ export class SmsBearer extends SupervisedBearer<SmsPhase> implements Bearer {
     const report = this.settings.delivery_reports ? this.#reports.open(to.number, this.settings.report_timeout_s * 1000) : null;
     for (const part of parts) {
       const pdu = encodeSubmit(part, { destination: to.number, smsc: this.settings.smsc, statusReport: this.settings.delivery_reports });
-      const r = await at.run(`AT+CMGS=${pdu.tpduLength}`, { promptData: new TextEncoder().encode(`${pdu.hex}\x1a`), timeoutMs: this.#timing.sendTimeoutMs });
+      const r = await at.run(`AT+CMGS=${pdu.tpduLength}`, { promptData: pduSubmitBody(pdu.hex), timeoutMs: this.#timing.sendTimeoutMs });
       if (!r.ok) {
         const sentNow = references.length - (resume?.sent ?? 0);
         const unsent = parts.length - sentNow - (r.dataWritten ? 1 : 0);

@@ -1,9 +1,10 @@
 import { EventEmitter } from 'node:events';
 import { systemClock, type Clock, type TimerHandle } from '../../../lib/clock.ts';
-import { sbdChecksum } from '../../shared/codec/at.ts';
+import { msstmCount, sbdChecksum } from '../sbd.ts';
 import { COMMANDS, ERROR, info, ok, parseCommand, status, type Reply } from './commands.ts';
 import { IridiumGateway, MAX_MO_BYTES, sessionSucceeded, type IridiumSubscriber, type MoRecord } from './gateway.ts';
 import type { HostedDevice } from '../../shared/simulators/pty.ts';
+import type { IridiumModemFaults, IridiumModemIdentity, IridiumModemOptions, IridiumSettings, SessionReport } from './modem-types.ts';
 
 // An Iridium SBD modem (9602, 9603, RockBLOCK) as the host sees it: the modem side of the SBD
 // AT commands (docs/protocols/iridium-sbd.md), without a radio. Transport-free: a transport
@@ -27,78 +28,12 @@ import type { HostedDevice } from '../../shared/simulators/pty.ts';
 //    message queued (until the next successful session) and, with AT+SBDMTA=1, says SBDRING.
 //    <msg waiting> is the MT queued count of the last successful session or registration.
 
-export interface IridiumModemIdentity {
-  manufacturer: string;
-  model: string;
-  /** What AT+CGMR answers, one line each. */
-  revision: string[];
-  /** 15 digits. */
-  imei: string;
-  /** The RockBLOCK serial number, 7 digits (iridium-sbd.md 3.6). */
-  serial: string;
-}
-
-export interface IridiumModemFaults {
-  /** Every final answer comes this late. */
-  answerDelayMs: number;
-  /** The modem neither echoes nor answers; the gateway keeps queueing. */
-  unresponsive: boolean;
-  /** The next AT+SBDRB answer carries a wrong checksum. */
-  corruptNextMtChecksum: boolean;
-}
-
-/** Settings a power cycle, ATZ or AT&F forget. */
-export interface IridiumSettings {
-  echo: boolean;
-  /** AT+SBDMTA: 1 = say SBDRING. */
-  mta: number;
-  /** AT&K: 0 none, 3 RTS/CTS (recorded only). */
-  flowControl: number;
-  /** AT&D (recorded only). */
-  dtr: number;
-}
-
-export interface IridiumModemOptions {
-  name?: string;
-  clock?: Clock;
-  /** Where sessions go; a private one when none is given. */
-  gateway?: IridiumGateway;
-  imei?: string;
-  serial?: string;
-  /** The MOMSN of the next session (default 0). */
-  momsn?: number;
-  /** How long AT+SBDIX / AT+SBDREG take (default 0; a scripted outcome may say otherwise). */
-  sessionMs?: number;
-  /** How long AT+CSQ waits for a fresh reading (default 0). */
-  csqDelayMs?: number;
-  /** AT+SBDWB gives up on missing bytes after this long (default 60 s, iridium-sbd.md 3.2). */
-  writeTimeoutMs?: number;
-  faults?: Partial<IridiumModemFaults>;
-}
-
-export interface SessionReport {
-  command: 'SBDIX' | 'SBDIXA';
-  mo: number;
-  momsn: number;
-  mt: number;
-  mtmsn: number;
-  mtLength: number;
-  mtQueued: number;
-  /** Bytes in the MO buffer when it went; null for a mailbox check. */
-  moLength: number | null;
-}
+export type { IridiumModemFaults, IridiumModemIdentity, IridiumModemOptions, IridiumSettings, SessionReport } from './modem-types.ts';
 
 const CR = 0x0d;
 const LF = 0x0a;
 /** Longer command lines answer ERROR. */
 const MAX_LINE = 512;
-/** -MSSTM counts 90 ms ticks from the current Iridium era's epoch (ISU -MSSTM;
- *  iridium-sbd.md 3.8). ERA2's count, from 2014-05-11T14:23:55Z, was broadcast until the
- *  network re-epoched to ERA3 (epoch 2025-02-14T18:14:17Z) on 2026-01-14 around 18:08 UTC;
- *  ERA2's 32 bits would have run out on 2026-08-10. The modem answers the era its clock is in. */
-const ERA2_EPOCH = Date.UTC(2014, 4, 11, 14, 23, 55);
-const ERA3_EPOCH = Date.UTC(2025, 1, 14, 18, 14, 17);
-const ERA3_FROM = Date.UTC(2026, 0, 14, 18, 8, 0);
 
 export class IridiumModem extends EventEmitter implements HostedDevice, IridiumSubscriber {
   readonly name: string;
@@ -435,14 +370,12 @@ export class IridiumModem extends EventEmitter implements HostedDevice, IridiumS
     return [this.mo ? 1 : 0, this.momsn, this.mt ? 1 : 0, this.mt ? this.mtmsn : -1, this.ringAlertFlag ? 1 : 0, this.msgWaiting];
   }
 
-  /** -MSSTM: 90 ms ticks of the Iridium era, 8 hex digits, from this modem's clock (the
-   *  network's time); "no network service" while the sky has no signal, as a modem that has
-   *  not heard the network since power-up answers. */
+  /** -MSSTM: 90 ms ticks of the era in force on this modem's clock (the network's time), 8
+   *  hex digits; "no network service" while the sky has no signal, as a modem that has not
+   *  heard the network since power-up answers. */
   systemTime(): string {
     if (this.gateway.bars === 0) return 'no network service';
-    const now = this.clock.now();
-    const epoch = now >= ERA3_FROM ? ERA3_EPOCH : ERA2_EPOCH;
-    return Math.floor((now - epoch) / 90).toString(16).padStart(8, '0');
+    return msstmCount(this.clock.now()).toString(16).padStart(8, '0');
   }
 
   /** AT+SBDIX / AT+SBDIXA: the outcome is decided now, the answer comes when it ends. */

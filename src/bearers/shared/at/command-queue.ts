@@ -82,6 +82,14 @@ export interface AtResult {
   escaped: boolean;
 }
 
+/** What a command that failed did, for an error message: "got no answer in time", "the link
+ *  went away", or "answered ERROR 4". */
+export function describeAtResult(r: AtResult): string {
+  if (r.error === 'TIMEOUT') return 'got no answer in time';
+  if (r.error === 'CLOSED' || r.error === 'WRITE') return 'the link went away';
+  return `answered ${r.final ?? r.error}${r.code !== null ? ` ${r.code}` : ''}`;
+}
+
 export interface AtRunOptions {
   /** Default: the session's defaultTimeoutMs (5 s). Counted from the write of the command. */
   timeoutMs?: number;

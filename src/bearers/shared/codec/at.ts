@@ -487,23 +487,3 @@ export function atCommand(text: string): Uint8Array {
   out[bytes.length] = CR;
   return out;
 }
-
-/** The body written after the `> ` prompt of AT+CMGS=<len> in PDU mode: the PDU in hex, then
- *  Ctrl-Z (docs/protocols/sms.md 4.2). The driver may write the last byte on its own. */
-export function pduSubmitBody(hex: string): Uint8Array {
-  if (!/^(?:[0-9A-Fa-f]{2})+$/.test(hex)) {
-    throw new RangeError(`PDU must be an even number of hex digits, got ${JSON.stringify(hex.length > 40 ? hex.slice(0, 40) + '...' : hex)}`);
-  }
-  const out = new Uint8Array(hex.length + 1);
-  for (let i = 0; i < hex.length; i++) out[i] = hex.charCodeAt(i);
-  out[hex.length] = CTRL_Z;
-  return out;
-}
-
-/** SBD checksum: the low 16 bits of the sum of the bytes (docs/protocols/iridium-sbd.md
- *  3.2, 3.4); sent and received MSB first. */
-export function sbdChecksum(payload: Uint8Array): number {
-  let sum = 0;
-  for (const b of payload) sum += b;
-  return sum & 0xffff;
-}

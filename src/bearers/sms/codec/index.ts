@@ -13,7 +13,7 @@ export { decodePdu, type SmsPdu } from './pdu.ts';
 export { packSeptets, septetsToText, textToUcs2, ucs2ToText, unpackSeptets } from './septets.ts';
 export { planData, planMessage, type MessagePlan, type PlanOptions, type PlanResult, type SmsEncoding, type SmsPart } from './split.ts';
 export { decodeStatusReport, encodeStatusReport, type SmsStatusReport, type StatusReportOptions } from './status-report.ts';
-export { decodeSubmit, encodeSubmit, relativeValidity, relativeValidityMinutes, type SmsSubmit, type SubmitOptions, type SubmitPdu, type Validity } from './submit.ts';
+export { decodeSubmit, encodeSubmit, pduSubmitBody, relativeValidity, relativeValidityMinutes, type SmsSubmit, type SubmitOptions, type SubmitPdu, type Validity } from './submit.ts';
 export { encodeTimestamp, type SmsTimestamp } from './timestamp.ts';
 export { encodeConcatUdh, udhSeptets, type Concatenation, type UserDataHeader } from './udh.ts';
 export type { UserData } from './user-data.ts';

@@ -1,6 +1,7 @@
 // SMS-SUBMIT (3GPP TS 23.040 9.2.2.2): what AT+CMGS=<length> takes in PDU mode, and what
 // +CMGR gives for a stored outgoing message (docs/protocols/sms.md 4.2, 4.8). Pure.
 
+import { CTRL_Z } from '../../shared/codec/at.ts';
 import { encodeAddress, encodeSmsc, readAddress, type SmsAddress } from './address.ts';
 import { FIRST_OCTET, TP_MTI, VP_RELATIVE_24H } from './constants.ts';
 import { decodeDcs, type DataCoding } from './dcs.ts';
@@ -138,4 +139,16 @@ export function decodeSubmit(hex: string, options?: PduOptions): Decoded<SmsSubm
       userData,
     };
   });
+}
+
+/** The body written after the `> ` prompt of AT+CMGS=<len> in PDU mode: the PDU in hex, then
+ *  Ctrl-Z (docs/protocols/sms.md 4.2). The driver may write the last byte on its own. */
+export function pduSubmitBody(hex: string): Uint8Array {
+  if (!/^(?:[0-9A-Fa-f]{2})+$/.test(hex)) {
+    throw new RangeError(`PDU must be an even number of hex digits, got ${JSON.stringify(hex.length > 40 ? hex.slice(0, 40) + '...' : hex)}`);
+  }
+  const out = new Uint8Array(hex.length + 1);
+  for (let i = 0; i < hex.length; i++) out[i] = hex.charCodeAt(i);
+  out[hex.length] = CTRL_Z;
+  return out;
 }

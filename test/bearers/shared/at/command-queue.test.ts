@@ -1,7 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FakeClock } from '../../../../src/lib/clock.ts';
-import { pduSubmitBody, sbdChecksum } from '../../../../src/bearers/shared/codec/at.ts';
+import { sbdChecksum } from '../../../../src/bearers/iridium/sbd.ts';
+import { pduSubmitBody } from '../../../../src/bearers/sms/codec/submit.ts';
 import { AtSession, type AtResult, type AtSessionOptions, type AtUrc } from '../../../../src/bearers/shared/at/command-queue.ts';
 import { FakeModem, settle, wire } from './fake-modem.ts';
 

@@ -6,11 +6,11 @@ import {
   AtDecoder,
   atCommand,
   parseInfo,
-  pduSubmitBody,
-  sbdChecksum,
   type AtEvent,
   type AtExpectation,
 } from '../../../../src/bearers/shared/codec/at.ts';
+import { sbdChecksum } from '../../../../src/bearers/iridium/sbd.ts';
+import { pduSubmitBody } from '../../../../src/bearers/sms/codec/submit.ts';
 
 // Wire bytes are written literally; a string is read as Latin-1, one character per byte.
 const wire = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));
