@@ -5,7 +5,7 @@ import { StartupError } from './lib/errors.ts';
 // argv -> subcommand. Each command parses its own flags strictly: an unknown flag is a usage
 // error (exit 2), never silently ignored.
 //
-// A command loads only what it needs (issue 22 item 3: small boards): this file imports nothing
+// A command loads only what it needs (small boards): this file imports nothing
 // but the argument parser and the error class, and each command imports its code when it runs.
 // `fieldbridge version` loads no bridge, the bridge no hub, the hub no bearers
 // (test/build/lazy-modules.test.ts checks it). The `sim` command's usage and options come from

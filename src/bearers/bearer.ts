@@ -97,7 +97,7 @@ export interface BearerEvents {
    *  driver that can keep the frame on its device (an SMS on the SIM) keeps it and offers it
    *  again; true (or nothing, from test contexts) once it is stored or was a duplicate. The
    *  answer may be a promise-like: the bridge commits frames that come quickly together
-   *  (issue 22) and answers once the frame is on disk. A driver that acts on the answer
+   *  and answers once the frame is on disk. A driver that acts on the answer
    *  (deletes from the SIM, proves receipt) awaits it; one that does not ignores it, which
    *  does not hold up the commit (it never rejects). `watchOnly`: the driver looks at the
    *  answer only to log a loss (the device has let go of the frame already); the commit is not

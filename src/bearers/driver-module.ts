@@ -106,7 +106,7 @@ export interface DriverModule<K extends string = string> {
   keepsUnstoredFrames?: boolean;
   /** The sender of a heard frame will not send it again: the radio acknowledged it over the air
    *  (or no one is told of a loss) before the bridge had it. Each such frame is committed as soon
-   *  as it is stored, never left in an open group for a window (router/held-frames.ts; issue 30). */
+   *  as it is stored, never left in an open group for a window (router/held-frames.ts). */
   framesNotRepeated?: boolean;
   /** The driver tells the time its device holds (BearerEvents.time): what that time is, for the
    *  operator choosing `bridge.clock.radio_time` (docs/clock.md). */
@@ -137,11 +137,11 @@ export function defineDriver<const K extends string>(module: DriverModule<K>): D
   return module;
 }
 
-/** How deeply the settings of a kind without a schema of its own may nest (issue 14). */
+/** How deeply the settings of a kind without a schema of its own may nest. */
 export const MAX_UNSPECIFIED_SETTINGS_DEPTH = 8;
 
-/** Settings of a kind whose driver is not in this release yet: stored as given, but bounded
- *  (issue 14): a JSON object nesting at most MAX_UNSPECIFIED_SETTINGS_DEPTH levels, so no
+/** Settings of a kind whose driver is not in this release yet: stored as given, but bounded:
+ *  a JSON object nesting at most MAX_UNSPECIFIED_SETTINGS_DEPTH levels, so no
  *  stored value can make the export, the diff or JSON.stringify walk without end. Every kind
  *  this release lists has a strict schema of its own; this serves modules written for tests. */
 export const unspecifiedSettings = z

@@ -88,7 +88,7 @@ export interface BridgeOptions {
   db?: OpenOptions;
   /** Group commit window of ingests (benchmarks compare); default INGEST_GROUP_MS, 0: off. */
   ingestGroupMs?: number;
-  /** How ingests group (the benchmark measures the rule before issue 30 beside it); default
+  /** How ingests group (the benchmark measures the older rule beside it); default
    *  'writers' (db/transaction.ts). */
   groupPolicy?: GroupPolicy;
 }
@@ -101,7 +101,7 @@ export interface BridgeOptions {
 export const BRIDGE_DB: OpenOptions = { pageSize: 1024, walAutocheckpoint: 1000, tempStore: 'memory' };
 
 /**
- * The longest an ingest waits for a group (group commit, db/transaction.ts; issues 22 and 30):
+ * The longest an ingest waits for a group (group commit, db/transaction.ts):
  * frames from senders that repeat, coming within this long of the last commit, share the next
  * one, at most one commit per window; ingests with other writes announced (API calls in flight)
  * share one as soon as all of them wait. Chosen by measurement with scripts/bench-writes.ts
@@ -219,7 +219,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const log = options.log;
   const { db, fresh } = openMigrated(options.dbPath, log, options.db);
   // Every time the bridge reads comes from the guard's clock, which a system clock step does
-  // not move (clock/guard.ts, issue 30).
+  // not move (clock/guard.ts).
   let guard: ClockGuard;
   try {
     guard = new ClockGuard(db, options.clock ?? systemClock, log);
@@ -310,7 +310,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   auditRetention.start();
   services.uplink.start();
   // From now on SQLite waits at most a slice for another process's lock; whoever meets it waits
-  // on a timer instead, so the event loop keeps serving (db/busy.ts, issue 14 item 7). Start-up
+  // on a timer instead, so the event loop keeps serving (db/busy.ts). Start-up
   // (recovery, the uplink's session) kept SQLite's full wait: nothing else runs yet.
   db.exec(`PRAGMA busy_timeout = ${BUSY_SLICE_MS}`);
   // No group while another process asks for the lock (`fieldbridge keys create`: db/write-wanted.ts).

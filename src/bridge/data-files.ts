@@ -3,7 +3,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { AppError } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
 
-// The files the bridge owns beside its database (issue 14, items 4 and 5): the database, its
+// The files the bridge owns beside its database: the database, its
 // SQLite companions and the first owner key. They hold the hub password and key hashes, so
 // they are private to the bridge's user (0600), and nothing else may write over them: a
 // `fieldbridge backup <the live -wal> --force` used to replace the live WAL and lose data.
@@ -62,8 +62,8 @@ export function refuseOwnedBackupTarget(dbPath: string, target: string): void {
 /**
  * Before the database is opened: creates its folder (0700) and the file itself (0600) when
  * missing, so SQLite, which gives the -wal and -shm files the database file's mode, creates
- * those 0600 too. An existing database or companion readable by group or others (a bridge
- * before issue 14 created them 0644) is narrowed to the owner's bits, once, with a log line.
+ * those 0600 too. An existing database or companion readable by group or others (older
+ * bridges created them 0644) is narrowed to the owner's bits, once, with a log line.
  */
 export function prepareDatabaseFiles(dbPath: string, log?: Logger): void {
   if (dbPath === ':memory:' || dbPath === '') return;

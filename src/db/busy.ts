@@ -2,8 +2,8 @@ import type { DatabaseSync } from 'node:sqlite';
 import type { Logger } from '../lib/log.ts';
 import { BUSY_TIMEOUT_MS, commitCount, isLockHeldError, transaction, withoutBusyWait } from './sqlite.ts';
 
-// Waiting for another process's write lock without stopping the bridge (issue 14, item 7;
-// docs/decisions.md "Issue 14: waiting for a lock off the event loop"). node:sqlite is
+// Waiting for another process's write lock without stopping the bridge
+// (docs/decisions.md "Issue 14: waiting for a lock off the event loop"). node:sqlite is
 // synchronous: SQLite's own busy wait spins inside the call and nothing else runs meanwhile, not
 // the HTTP server, not a radio's keep-alive. The running bridge therefore waits at most
 // BUSY_SLICE_MS inside SQLite; whoever met the lock then waits on a timer, checking the lock

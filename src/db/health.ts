@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { BUSY_TIMEOUT_MS, isBusyError, isIoError, isReadOnlyError, isStorageFullError, lastWriteTrouble, withoutBusyWait } from './sqlite.ts';
 
-// What GET /api/health says of the database (docs/api.md 4.10; issue 14). The check never waits
+// What GET /api/health says of the database (docs/api.md 4.10). The check never waits
 // for a lock: SQLite's busy wait blocks the whole event loop (node:sqlite is synchronous), so a
 // health check that waited on another process's lock froze the bridge for up to 5 s and then
 // answered late. It runs at most once a second; in between the last answer is repeated.

@@ -65,7 +65,7 @@ export function leaveRide(db: DatabaseSync, rider: CommitRider): void {
   riders.get(db)?.delete(rider);
 }
 
-/** Work for after the current transaction commits (in-memory counters, issue 17 review): a
+/** Work for after the current transaction commits (in-memory counters): a
  *  /metrics counter bumped inside a transaction that then rolls back, and is replayed, would
  *  count twice. Outside a transaction it runs at once; while a group is open, after the group's
  *  COMMIT. Dropped when the transaction, or the savepoint it was queued in (a rider, a nested
@@ -139,7 +139,7 @@ export function commitCount(db: DatabaseSync): number {
 //   in the other process (it looks every 100 ms) failed 9 times in 15.
 // - only commits that carry an ingest start a window: a background commit (the write-behind's
 //   or the audit's own flush) does not make the next frame wait for a group.
-// - the 'window' policy is the rule before issue 30, for the benchmark to measure beside: every
+// - the 'window' policy is the older rule (docs/decisions.md), for the benchmark to measure beside: every
 //   ingest within the window of the last ingest COMMIT opens a group that waits for its timer
 //   or MAX_WAITING acknowledgements; outside it, it commits at once.
 
@@ -154,7 +154,7 @@ export interface CommittedOptions {
 }
 
 /** How a connection groups: 'writers' waits only while writes are known to be coming (the
- *  bridge's); 'window', the rule before issue 30 (above), for the benchmark. */
+ *  bridge's); 'window', the older rule (above), for the benchmark. */
 export type GroupPolicy = 'writers' | 'window';
 
 interface Group {

@@ -12,7 +12,7 @@ let lastMs = -1;
 let lastRandom: number[] = [];
 
 // Randomness drawn 4 KiB at a time: one call into OpenSSL per 256 ids instead of one per id
-// (a message and its deliveries take several ids; issue 22, CPU per message).
+// (a message and its deliveries take several ids, CPU per message).
 const pool = Buffer.alloc(4096);
 let poolAt = pool.length;
 
@@ -28,7 +28,7 @@ function random16(): number[] {
 }
 
 /** A new id at `nowMs`, the injected clock's time (never Date.now(): a test's fake clock and the
- *  real one must not mix, and ids never go back in time within a process, issue 30). */
+ *  real one must not mix, and ids never go back in time within a process). */
 export function newId(prefix: IdPrefix, nowMs: number): string {
   let random: number[];
   if (nowMs <= lastMs) {

@@ -23,7 +23,7 @@ export interface Logger {
 const RANK: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
 // syslog(3) priorities, which journald reads from the "<N>" prefix.
 const SYSLOG_PRIORITY: Record<LogLevel, number> = { error: 3, warn: 4, info: 6, debug: 7 };
-// pin and puk: a SIM's codes (an sms interface's `pin`, a `sim_pin`; issue 14).
+// pin and puk: a SIM's codes (an sms interface's `pin`, a `sim_pin`).
 const SECRET_FIELD = /(^|_)(key|secret|password|passwd|token|authorization|psk|pin|puk)$/i;
 const REDACTED = '[redacted]';
 

@@ -1,6 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 
-// V8 settings of the bridge process (issue 22 item 3: memory on a 512 MB board). Measured, with
+// V8 settings of the bridge process (memory on a 512 MB board). Measured, with
 // what each cost and what was rejected: docs/performance.md, "Memory and start-up".
 //
 // They are set at run time, first thing in `fieldbridge bridge`, because only flags V8 reads

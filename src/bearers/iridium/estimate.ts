@@ -4,7 +4,7 @@ import { CreditLedger } from './credits.ts';
 import { rockblockPrefix, SBD_MAX_MO_BYTES, sessionCredits } from './sbd.ts';
 import { IridiumSettings } from './settings.ts';
 
-// What sending would take on an iridium interface, without sending (a preview, issue 17): the
+// What sending would take on an iridium interface, without sending (a preview): the
 // same MO payload (a RockBLOCK destination's 9-byte prefix), the same credits per started
 // 50 bytes (sbd.ts sessionCredits) and the same credit ledger check (credits.ts allows) the
 // driver makes before a session.

@@ -25,7 +25,7 @@ export const iridiumDriver = defineDriver({
   },
   create: (ctx) => createIridiumBearer(ctx, { openLink: ctx.openLink }),
   baudRate: (settings) => (typeof settings.baud === 'number' ? settings.baud : 19200),
-  // The simulators load when used (issue 22 item 3): bearers/shared/simulators/lazy.ts.
+  // The simulators load when used: bearers/shared/simulators/lazy.ts.
   openSim: lazyOpenSim(async () => (await import('./simulator/link.ts')).openIridiumSimLink),
   simulator: lazySimulator({ usage: IRIDIUM_SIM_USAGE, options: IRIDIUM_SIM_OPTIONS }, async () => (await import('./simulator/cli.ts')).iridiumSimulator),
   stats: iridiumStats,

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import type { InboundFrame, NodeReport } from '../bearer.ts';
 import { type Contact, hex, OUT_PATH_UNKNOWN, PUB_KEY_PREFIX_SIZE, type RadioMessage, utf8 } from './codec/index.ts';
 
-// What the bridge stores of a received MeshCore message and of a contact (issue 21 items 3
-// and 5; docs/protocols/meshcore.md 6.6). A contact's address is the hex of the first six
+// What the bridge stores of a received MeshCore message and of a contact
+// (docs/protocols/meshcore.md 6.6). A contact's address is the hex of the first six
 // bytes of its public key: the prefix messages name their sender by.
 
 /** The address of a node: 12 lower-case hex digits. */

@@ -27,7 +27,7 @@ export const meshcoreDriver = defineDriver({
   tcpPort: TCP_PORT,
   baudRate: SERIAL_BAUD,
   create: (ctx) => createMeshCoreBearer(ctx, { openLink: ctx.openLink }),
-  // The simulators load when used (issue 22 item 3): bearers/shared/simulators/lazy.ts.
+  // The simulators load when used: bearers/shared/simulators/lazy.ts.
   openSim: lazyOpenSim(async () => (await import('./simulator/link.ts')).openMeshCoreSimLink),
   simulator: lazySimulator({ usage: MESHCORE_SIM_USAGE, options: MESHCORE_SIM_OPTIONS }, async () => (await import('./simulator/cli.ts')).meshcoreSimulator),
   stats: meshcoreStats,

@@ -28,7 +28,7 @@ export const meshtasticDriver = defineDriver({
   baudRate: SERIAL_BAUD,
   create: (ctx) => createMeshtasticBearer(ctx, { openLink: ctx.openLink }),
   probe: meshtasticProbe,
-  // The simulators load when used (issue 22 item 3): bearers/shared/simulators/lazy.ts.
+  // The simulators load when used: bearers/shared/simulators/lazy.ts.
   openSim: lazyOpenSim(async () => (await import('./simulator/link.ts')).openMeshtasticSimLink),
   simulator: lazySimulator({ usage: MESHTASTIC_SIM_USAGE, options: MESHTASTIC_SIM_OPTIONS }, async () => (await import('./simulator/cli.ts')).meshtasticSimulator),
   stats: meshtasticStats,

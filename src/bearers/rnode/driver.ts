@@ -281,7 +281,7 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
   }
 
   /** The callsign goes out every beacon_interval_s, only if the interface transmitted since
-   *  the last one (station identification; issue 6 item 2). */
+   *  the last one (station identification). */
   #armBeacon(): void {
     const { callsign, beacon_interval_s: interval } = this.settings;
     if (!callsign || !interval) return;

@@ -26,7 +26,7 @@ export const rnodeDriver = defineDriver({
   contact: { field: 'rnode', schema: z.string().trim().min(1).max(200), description: 'Address on the RNode link' },
   create: (ctx) => createRNodeBearer(ctx, { openLink: ctx.openLink }),
   probe: rnodeProbe,
-  // The simulators load when used (issue 22 item 3): bearers/shared/simulators/lazy.ts.
+  // The simulators load when used: bearers/shared/simulators/lazy.ts.
   openSim: lazyOpenSim(async () => (await import('./simulator/link.ts')).openRNodeSimLink),
   simulator: lazySimulator({ usage: RNODE_SIM_USAGE, options: RNODE_SIM_OPTIONS }, async () => (await import('./simulator/cli.ts')).rnodeSimulator),
   stats: rnodeStats,

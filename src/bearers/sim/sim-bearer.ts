@@ -6,7 +6,7 @@ import { type SimChannels, type SimListener, simChannels } from './channels.ts';
 
 export { resetSimChannels, SimChannels, simChannels } from './channels.ts';
 
-// The built-in `sim` bearer (issue 4, docs/design.md section 6): no hardware, so every routing
+// The built-in `sim` bearer (docs/design.md section 6): no hardware, so every routing
 // path can be tested and demonstrated without a radio. Interfaces bound to the same
 // `sim://<channel>` hear each other's frames, like radios on one channel, never their own.
 // The behaviour setting makes a bearer deliver, always fail, or fail a few times first, so

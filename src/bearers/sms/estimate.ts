@@ -3,7 +3,7 @@ import type { DeliveryEstimate, EstimateSources, UsageUnit } from '../estimate.t
 import { LIMITS, normalizeNumber, planData, planMessage } from './codec/index.ts';
 import { SmsSettings } from './settings.ts';
 
-// What sending would take on an sms interface, without sending (a preview, issue 17): the
+// What sending would take on an sms interface, without sending (a preview): the
 // same address normalisation, encoding choice and part splitting the driver uses
 // (driver.ts send(), codec/split.ts), and the driver's daily part budget.
 

@@ -20,7 +20,7 @@ export const smsDriver = defineDriver({
   secretSettings: SMS_SECRET_SETTINGS,
   contact: { field: 'sms', schema: z.string().regex(/^\+?[0-9]{3,20}$/, 'must be a phone number: digits, optionally starting with +') },
   create: (ctx) => createSmsBearer(ctx, { openLink: ctx.openLink }),
-  // The simulators load when used (issue 22 item 3): bearers/shared/simulators/lazy.ts.
+  // The simulators load when used: bearers/shared/simulators/lazy.ts.
   openSim: lazyOpenSim(async () => (await import('./simulator/link.ts')).openSmsSimLink),
   simulator: lazySimulator({ usage: SMS_SIM_USAGE, options: SMS_SIM_OPTIONS }, async () => (await import('./simulator/cli.ts')).smsSimulator),
   stats: smsStats,

@@ -28,7 +28,7 @@ export const DEFAULT_AUDIT_LIMITS: AuditLimits = { retention_days: 90, max_rows:
 /** Most entries kept in memory waiting to be written: about 1 MB. */
 export const MAX_QUEUED_AUDIT_ENTRIES = 10_000;
 
-/** Longest path an entry keeps, marker included (issue 14: a URL may be ~15 KB). */
+/** Longest path an entry keeps, marker included (a URL may be ~15 KB). */
 export const AUDIT_PATH_MAX = 512;
 
 /** The path as stored: at most AUDIT_PATH_MAX characters; a longer one is cut and ends with

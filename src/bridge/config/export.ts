@@ -13,7 +13,7 @@ import { ConfigSections, SECTION_NAMES, type ConfigValues } from './sections.ts'
 import { MAX_JSON_DEPTH } from '../../http/body.ts';
 import type { InterfaceRow } from '../engine/rows.ts';
 
-// The configuration file (docs/api.md 2.6, 4.4 GET /api/config/export; issue 5): one readable,
+// The configuration file (docs/api.md 2.6, 4.4 GET /api/config/export): one readable,
 // hand-editable JSON document with every section, the interfaces, the access rules in
 // evaluation order, the object groups and the contacts. It carries intent, not history, and
 // no ids: interfaces, groups and contacts are named, so the file is a template for another
@@ -27,7 +27,7 @@ import type { InterfaceRow } from '../engine/rows.ts';
 //   fills defaults a hand-written file left out). Settings of a kind without a field list (a
 //   kind whose driver is not in this release), or stored settings their kind's schema no
 //   longer takes, have their keys sorted at every level, iteratively and to a bounded depth
-//   (sortKeysDeep; issue 14).
+//   (sortKeysDeep).
 // - Interfaces, groups and contacts are sorted by name; access rules keep evaluation order,
 //   which is their meaning.
 // - 2-space indentation and a final newline.

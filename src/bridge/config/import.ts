@@ -31,7 +31,7 @@ import { REDACTION_MARKER, redactSections, SECRET_FIELDS } from './secrets.ts';
 import { SECTION_NAMES, type ChangeTarget } from './sections.ts';
 import type { ConfigService } from './service.ts';
 
-// POST /api/config/import and /api/config/diff (docs/api.md 4.4; issue 5). Both check the whole
+// POST /api/config/import and /api/config/diff (docs/api.md 4.4). Both check the whole
 // file first and list every error with its JSON path; import then replaces the configuration
 // in one transaction, diff only compares. Decisions (docs/config.md, "Import"):
 // - Every top-level key is required (a section may be {} for its defaults, a list [] for

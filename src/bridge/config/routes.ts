@@ -154,7 +154,7 @@ export function configRoutes(config: ConfigService): Route[] {
   ];
 }
 
-// Export, import and diff of the whole configuration file (docs/api.md 4.4; issue 5; docs/config.md).
+// Export, import and diff of the whole configuration file (docs/api.md 4.4; docs/config.md).
 // Export: any key (viewers read everything else too), secrets only for an owner who asks.
 // Import and diff: owner or admin. Diff changes nothing, but viewers make GET calls only
 // (docs/design.md section 5), and the two take the same body and limits.

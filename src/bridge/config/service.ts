@@ -103,7 +103,7 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
       const merged = mergePatch(current, patch);
       const restored = restoreSecrets(target, merged, current);
       if (target === 'hub') {
-        // The stored password stays only while the broker does (hub-password.ts, issue 15).
+        // The stored password stays only while the broker does (hub-password.ts).
         const bound = bindPasswordToBroker(restored.value, current, patch);
         restored.value = bound.value;
         passwordCleared = bound.cleared;

@@ -28,7 +28,7 @@ const FallbackView = z.object({
   trace: z.array(z.object({ at: z.iso.datetime(), member: z.number().int(), interface: z.string(), event: z.string(), detail: z.string().optional() })),
   outcome: z.string().nullable(),
 });
-// A bulk action on the dead letter queue (issue 14): which dead letters it takes. No filter: all.
+// A bulk action on the dead letter queue: which dead letters it takes. No filter: all.
 const DeadLetterSelection = z.strictObject({
   interface: z.string({ error: 'interface must be an interface id or name' }).min(1, { error: 'interface must be an interface id or name' }).optional()
     .describe('Interface id or name; the id of a deleted interface is accepted, so that its dead letters can be cleared'),
@@ -66,7 +66,7 @@ export function deliveryRoutes(deps: {
     };
     return (d: DeliveryRow) => deliveryApiView(d, reason);
   };
-  // A delivery whose interface was deleted would wait forever: it is not retried (issue 14).
+  // A delivery whose interface was deleted would wait forever: it is not retried.
   const gone = (interfaceId: string) => (interfaces.find(interfaceId) ? null : `its interface ${interfaceId} was deleted, so it would wait forever; cancel it instead`);
   const deadFilter = (body: z.infer<typeof DeadLetterSelection>): DeadLetterFilter => {
     let interface_id: string | undefined;

@@ -26,7 +26,7 @@ export const DeliveryView = z.object({
   finished_at: z.iso.datetime().nullable(),
 });
 
-/** The API's delivery: the shared view and what it waits for (issue 14). */
+/** The API's delivery: the shared view and what it waits for. */
 export const DeliveryApiView = DeliveryView.extend({
   waiting_for: z.string().nullable().describe('Why a waiting delivery (pending, held, retrying) cannot go out now, read from its interface when this answer was made: '
     + 'disabled, unbound, offline with the reason, out of budget, no driver, deleted; or the node it waits to hear (until_heard). null when nothing stops it, and once finished'),

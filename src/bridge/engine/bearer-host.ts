@@ -39,7 +39,7 @@ export interface FrameSink {
    *  is locked and `deviceKeeps`: the driver offers it again), a WaitingFrame when it waits in
    *  memory (engine/held-frames.ts). Throws when storing failed. */
   receive(interfaceId: string, frame: InboundFrame, deviceKeeps: boolean, notRepeated: boolean): unknown;
-  /** True when what receive() stored waits for a group's commit (issue 22)... */
+  /** True when what receive() stored waits for a group's commit... */
   pending?(): boolean;
   /** ...and how to wait for it: the function settles with it (rejected: the COMMIT failed and
    *  the frame is gone, also when asked after the failure). */
@@ -190,7 +190,7 @@ export class BearerHost {
           // Waits in memory (another process holds the lock): "stored" once it is on disk.
           if (isWaitingFrame(taken)) return answerOnCommit(() => taken.stored);
           if (taken === 'duplicate') rt.counters.duplicates++;
-          // Stored in a group that commits shortly (issue 22): "stored" once it is on disk, "not
+          // Stored in a group that commits shortly: "stored" once it is on disk, "not
           // stored" if the commit fails.
           const sink = this.#d.sink;
           if (sink.pending?.() && sink.whenCommitted) {

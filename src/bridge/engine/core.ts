@@ -82,8 +82,8 @@ export class RoutingCore {
       db, clock, log, events, messages: this.messages, deliveries: this.deliveries, seen: this.seen, fallbacks: this.fallbacks,
       interfaces: d.interfaceStore, rules: d.rules, books: d.books, senders: d.senders,
     });
-    // What bearers hand over must not wait for another process's lock on the event loop
-    // (issue 14, item 7): frames wait in order in memory, node reports and driver state in a
+    // What bearers hand over must not wait for another process's lock on the event loop:
+    // frames wait in order in memory, node reports and driver state in a
     // queue of writes, until the lock is free.
     this.held = new HeldFrames({ db, pipeline: this.pipeline, log });
     this.deferred = new DeferredWrites(db, log, 'deferred_writes');

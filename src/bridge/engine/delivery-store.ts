@@ -432,7 +432,7 @@ export class DeliveryStore {
   /**
    * Deliveries by state. Every state but delivered is counted through its partial index; the
    * delivered ones are the total less those (count(*) reads the narrowest index, not the rows),
-   * so no index has to move with every delivery (issue 22).
+   * so no index has to move with every delivery.
    */
   countByState(): Record<string, number> {
     this.flush();

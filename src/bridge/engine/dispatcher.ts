@@ -273,7 +273,7 @@ export class Dispatcher {
         await this.#placeOnAir(interfaceId, onAir);
         continue;
       }
-      // Delivery states cannot be written now (write-behind.ts, backlogged; issue 14): a send
+      // Delivery states cannot be written now (write-behind.ts, backlogged): a send
       // could not be recorded. Look again in a second.
       if (this.#d.writeBehind.backlogged) {
         clock.setTimeout(() => this.kick(interfaceId), 1000);

@@ -313,8 +313,8 @@ export class FallbackService {
     this.#arm();
   }
 
-  /** Which members plan() would start now, read only (the senders policy charges only those,
-   *  issue 17 review): `all` every usable one; the others the first that can take it now, else
+  /** Which members plan() would start now, read only (the senders policy charges only
+   *  those): `all` every usable one; the others the first that can take it now, else
    *  the first usable one (held), as #startNext does. Queue caps are not asked here. */
   wouldStart(strategy: PlannedList['strategy'], members: readonly FallbackMemberRow[]): number[] {
     const usable = (m: FallbackMemberRow) => !m.unusable && m.to !== null && this.#d.interfaces.find(m.interface_id) !== undefined;

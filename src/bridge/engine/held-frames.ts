@@ -5,8 +5,8 @@ import { commitMark, committed, isLockHeldError, pendingCommit, transaction, wit
 import type { Logger } from '../../lib/log.ts';
 import type { Pipeline } from './pipeline.ts';
 
-// Frames heard while another process holds the database's write lock (issue 14, item 7;
-// docs/decisions.md "Issue 14: body depth, secrets, disk full, busy database"). Storing a frame
+// Frames heard while another process holds the database's write lock
+// (docs/decisions.md "Issue 14: body depth, secrets, disk full, busy database"). Storing a frame
 // would wait for the lock inside SQLite, and the whole bridge with it. Instead each frame is
 // stored in one transaction taken without waiting: every part an inbound transform cut it into,
 // or none. A frame that finds the lock taken waits here, in memory and in the order heard, and
@@ -95,7 +95,7 @@ export class HeldFrames {
    * answers the driver then. A duplicate too: the copy it repeats may be in that group.
    * `notRepeated`: the sender will not send the frame again (a radio acknowledged it over the
    * air before the bridge had it, DriverModule.framesNotRepeated): it is committed as soon as it
-   * is stored, with whatever group is open, never left waiting for a window (issue 30).
+   * is stored, with whatever group is open, never left waiting for a window.
    */
   receive(interfaceId: string, frame: InboundFrame, deviceKeeps = false, notRepeated = false): unknown {
     if (this.#closed) return false;

@@ -36,7 +36,7 @@ export function routerMetrics(metrics: MetricsRegistry, events: EventStream<Rout
   });
 }
 
-/** What waits for another process's database lock (issue 14, item 7; engine/held-frames.ts,
+/** What waits for another process's database lock (engine/held-frames.ts,
  *  db/busy.ts DeferredWrites): 0 unless the lock is held. */
 export function lockWaitMetrics(metrics: MetricsRegistry, core: { held: { waiting: number; counters: { held: number; overflow: number } }; deferred: { waiting: number; droppedTotal: number } }): void {
   metrics.gauge('fieldbridge_lock_waiting', 'Heard frames and writes (node reports, driver state) waiting in memory for another process\'s database lock.', () => [

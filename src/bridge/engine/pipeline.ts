@@ -167,7 +167,7 @@ export class Pipeline {
 
   /**
    * What ingest() would decide for this message at `atMs`, without storing, sending or
-   * counting anything (POST /api/messages/preview, issue 17): the same inbound transforms and
+   * counting anything (POST /api/messages/preview): the same inbound transforms and
    * the same #plan as a real message, with the rules asked through evaluate() (no fired count)
    * and a trace of every rule. Nodes waiting to be heard are not released.
    */
@@ -206,7 +206,7 @@ export class Pipeline {
   }
 
   /**
-   * The decision code (issue 17: one function, two callers): the message row, the decision and
+   * The decision code (one function, two callers): the message row, the decision and
    * the deliveries it asks for, with every address resolved. Writes nothing itself (`decide`
    * may: the real caller's records the rule's fired count); ingest() stores the plan, preview()
    * describes it.
@@ -252,7 +252,7 @@ export class Pipeline {
     const message: MessageRow = {
       // The id always carries the clock's time: a preview's `at` (perhaps years ahead) is for
       // rules, schedules and buckets only. newId() never goes back in time, so an id minted at
-      // `at` would stamp every later message with it (issue 17 review).
+      // `at` would stamp every later message with it.
       id: newId('msg', this.#d.clock.now()),
       direction: m.direction,
       interface_id: m.interfaceId,

@@ -5,11 +5,11 @@ import { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';
 
 const FLUSH_RETRY_MS = 1000;
-/** Most writes kept waiting before the dispatcher stops starting sends (issue 14). */
+/** Most writes kept waiting before the dispatcher stops starting sends. */
 export const MAX_DEFERRED_WRITES = 10_000;
 /**
  * Longest a delivery's new state (and an audit entry) waits for a commit that happens anyway
- * before it is committed on its own (group commit, issue 22; docs/decisions.md). A crash loses
+ * before it is committed on its own (group commit; docs/decisions.md). A crash loses
  * at most this much: deliveries sent in it are sent again after the restart (at least once).
  */
 export const GROUP_COMMIT_MS = 1000;
@@ -35,7 +35,7 @@ const NONE: ReadonlySet<string> = new Set();
 
 /**
  * The dispatcher's delivery writes (sending, delivered, retrying, dead), written behind and
- * committed in groups (issue 22): they go with the next transaction on the connection (the
+ * committed in groups: they go with the next transaction on the connection (the
  * next message stored, an API write), or on their own GROUP_COMMIT_MS after the first of them,
  * whichever comes first; a write that puts a delivery back in its queue (a retry) is committed
  * at the next turn of the event loop, so its queue looks again at once. At a steady flow of
@@ -137,7 +137,7 @@ export class WriteBehind {
 
   /**
    * True while the last flush failed (a full disk, a lock held past 5 s) or MAX_DEFERRED_WRITES
-   * wait: the dispatcher starts no send then (issue 14). A send whose outcome cannot be
+   * wait: the dispatcher starts no send then. A send whose outcome cannot be
    * written would go out again after a restart, and every send adds writes to keep in
    * memory; holding sends bounds them by what is on the air. Clears with the next commit.
    */
@@ -174,7 +174,7 @@ export class WriteBehind {
    * with it (the rider's savepoint keeps them apart), and the scheduled flush commits them
    * otherwise. The flushes this class schedules itself pass wait: false: a lock another
    * process holds fails them at once, to be retried in a second, instead of freezing the
-   * event loop up to 5 s (issue 14, item 7). A caller that needs the writes committed before
+   * event loop up to 5 s. A caller that needs the writes committed before
    * it goes on (DeliveryStore, before its reads and writes) waits.
    */
   flush(options: { wait?: boolean } = {}): void {
@@ -221,7 +221,7 @@ export class WriteBehind {
     this.#cancelSchedule();
     // Another process holds the lock: nothing waits for it inside SQLite (a read of the
     // delivery store would stall the event loop a slice each time); reads go on from what is
-    // committed, and the writes wait for the lock on this timer (issue 14, item 7).
+    // committed, and the writes wait for the lock on this timer.
     // The same wait for any other refusal of the lock (a file system remounted read-only, an
     // I/O error): thrown from the timer it would end the process with the writes in memory.
     const refused = writeLockRefusal(this.#db);

@@ -75,7 +75,7 @@ const READ_ONLY: Record<string, ReadOnlyField> = {
   warnings: { schema: z.unknown(), volatile: true },
 };
 
-// The body GET answers is accepted (issue 14): the writable fields, and the read-only ones equal
+// The body GET answers is accepted: the writable fields, and the read-only ones equal
 // to the stored values.
 const ReplaceInterface = z.strictObject({ ...WRITABLE, ...readOnlyShape(READ_ONLY) });
 

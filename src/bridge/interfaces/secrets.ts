@@ -9,7 +9,7 @@ import { REDACTION_MARKER, redactFields, restoreFields } from '../config/secrets
 // is stored is refused rather than stored as the secret.
 
 // Stored settings may hold fields their kind's schema does not know: an sms interface created
-// while the kind had no schema took any field, a `sim_pin` too (issue 14). Such a field cannot
+// while the kind had no schema took any field, a `sim_pin` too. Such a field cannot
 // be told from a secret, so it is shown and exported as the marker, like one; the schema
 // refuses it on the next write, so the operator removes it there.
 

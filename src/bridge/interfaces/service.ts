@@ -143,7 +143,7 @@ export class InterfaceService {
   }
 
   /**
-   * Import (issue 5): makes the stored interfaces exactly `entries` (settings already checked
+   * Import: makes the stored interfaces exactly `entries` (settings already checked
    * against their kind), inside the caller's transaction. A same-named interface of the same
    * kind keeps its id, so deliveries in flight stay attached; one whose name is gone or whose
    * kind changed is removed and what waits for it is cancelled (a delivery addressed for one

@@ -7,8 +7,8 @@ import {
 } from '../engine/decisions.ts';
 import { isScheduleActive, type Schedule } from './schedule.ts';
 
-// Access rule filters, actions and first-match evaluation (docs/api.md 4.5, docs/design.md section 6,
-// issue 4). Pure: the caller hands in the rules, the message, the time and a resolver for
+// Access rule filters, actions and first-match evaluation (docs/api.md 4.5, docs/design.md section 6).
+// Pure: the caller hands in the rules, the message, the time and a resolver for
 // @group / @contact names, and gets back a decision with a reason an operator can read.
 //
 // Decisions (docs/routing.md says the same for operators):
@@ -231,10 +231,10 @@ export type DefaultAction = 'store' | 'drop';
 /**
  * First enabled rule, in priority order, whose every filter matches and whose schedule is
  * active decides (docs/api.md 4.5). Destinations naming the interface the message came from are
- * removed (issue 4: a rule may not forward back to its source), except answers to the sender
+ * removed (a rule may not forward back to its source), except answers to the sender
  * ("{from}"); none left means store.
  *
- * `trace` (a preview, issue 17): filled with one entry per rule in evaluation order. The
+ * `trace` (a preview): filled with one entry per rule in evaluation order. The
  * decision is the same with or without it: the loop below is the one that decides, and only
  * looks further (for the entries) once it has decided.
  */

@@ -30,8 +30,8 @@ export class SenderService implements SenderScreen {
   readonly #clock: Clock;
   readonly #books: SenderBooks;
   #policy: SenderPolicy | undefined;
-  /** @name -> its addresses, for the policy's names (issue 17 review: was 1-2 SELECTs per
-   *  entry per heard message). Cleared when the policy or any contact or group changes. */
+  /** @name -> its addresses, for the policy's names (kept, so a heard message costs no
+   *  SELECT per entry). Cleared when the policy or any contact or group changes. */
   readonly #expansions = new Map<string, string[] | null>();
   #expansionsVersion = -1;
   readonly #expand: Expand;

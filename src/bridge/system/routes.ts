@@ -48,7 +48,7 @@ const ClockHealth = z.object({
 }).describe('The bridge\'s clock (docs/decisions.md, "Issue 30: a clock a Raspberry Pi cannot trust")');
 
 export function systemRoutes(deps: SystemDeps): Route[] {
-  // Never waits on a lock, at most one check a second (db/health.ts; issue 14).
+  // Never waits on a lock, at most one check a second (db/health.ts).
   const health = new DbHealth(deps.db);
   return sharedSystemRoutes({
     ...deps,

@@ -116,8 +116,8 @@ export class HubIngest {
     this.#o = options;
     this.#stored = options.metrics.counter('fieldbridge_hub_ingest_total', 'MQTT messages taken in, by kind and result (stored; duplicate: event already stored; ignored: status older than the one held; cleared: empty retained message).');
     this.#rejected = options.metrics.counter('fieldbridge_hub_ingest_rejected_total', 'MQTT messages dropped, by reason.');
-    this.#acksSent = options.metrics.counter('fieldbridge_hub_acks_total', 'Acknowledgements published to bridges (issue 15), by whether they asked for missing sequence numbers.');
-    this.#enrolled = options.metrics.counter('fieldbridge_hub_enrollments_total', 'Enrollment exchanges answered (issue 15), by outcome: exchanged, unknown_token, revoked, token_used, bad_request.');
+    this.#acksSent = options.metrics.counter('fieldbridge_hub_acks_total', 'Acknowledgements published to bridges, by whether they asked for missing sequence numbers.');
+    this.#enrolled = options.metrics.counter('fieldbridge_hub_enrollments_total', 'Enrollment exchanges answered, by outcome: exchanged, unknown_token, revoked, token_used, bad_request.');
     this.#batcher = new IngestBatcher({
       store: options.store,
       clock: options.clock,

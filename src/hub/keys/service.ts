@@ -9,8 +9,7 @@ import type { HubRole, HubStore } from '../store/store.ts';
 
 // Hub API keys (docs/api.md sections 2.1, 4.1, 5): "fbh_" keys stored only as SHA-256 hashes, each
 // belonging to one tenant; the secret is returned once, at creation. A key of a tenant marked
-// for deletion stops working at once, except for an owner key calling the restore route
-// (issue 7: "with the owner key kept valid for that one call").
+// for deletion stops working at once, except for an owner key calling the restore route.
 
 export const HUB_KEY_PREFIX = 'fbh_';
 export const DEFAULT_TENANT = 'default';

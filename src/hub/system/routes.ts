@@ -29,7 +29,7 @@ export function hubSystemRoutes(deps: HubSystemDeps): Route[] {
     checkDb: () => deps.store.ping(),
     extra: { shape: { mqtt: z.enum(['connected', 'disconnected', 'off']) }, values: () => ({ mqtt: deps.mqttState() }) },
   });
-  // Issue 15 item 5: the hub's metrics are the process's (every tenant's ingest, HTTP requests
+  // The hub's metrics are the process's (every tenant's ingest, HTTP requests
   // and refusals together), so a customer's key must not read them: /metrics needs an owner
   // key of the operator's tenant (docs/hub.md, "Keys and roles").
   return routes.map((r) => (r.path === '/metrics' ? operatorOnly(r) : r));

@@ -7,8 +7,8 @@ import { errorText } from '../../device-error.ts';
 // Keeps one interface's device link up (docs/design.md section 7): open, hand the link to the
 // driver's session, and when the link goes away or the session fails, report
 // `connected: false` with the reason and try again after an exponential backoff. A missing,
-// unplugged or garbage-speaking device is a state, never an exception out of here
-// (issue 6 item 3). stop() ends the retries and closes the link.
+// unplugged or garbage-speaking device is a state, never an exception out of here.
+// stop() ends the retries and closes the link.
 
 export const BACKOFF_INITIAL_MS = 1_000;
 export const BACKOFF_MAX_MS = 60_000;

@@ -16,7 +16,7 @@ import { classifyPort, type SerialPortInfo } from './usb-ids.ts';
 // usb_serial:<sn> and auto look at the ports as they are now, after any re-enumeration.
 // DeviceSupervisor (device-supervisor.ts) keeps one interface's link up with it.
 //
-// Each link kind's code is imported when a link of that kind is first opened (issue 22 item 3):
+// Each link kind's code is imported when a link of that kind is first opened:
 // a bridge without serial devices never loads serialport and its addon, one without ble://
 // never loads the D-Bus client, one without usb_serial: or auto never lists ports. Opening a
 // link is not the message path; frames never wait for an import. TCP needs only node:net,

@@ -3,7 +3,7 @@ import { StartupError } from '../../../lib/errors.ts';
 
 // `fieldbridge ports --check PATH [--peer PATH2]`: opens serial paths through the real
 // serialport native binding and passes a probe line, to prove the addon inside the shipped
-// executable loads and works (issue 3 smoke test) and, on a gateway, that an adapter passes
+// executable loads and works and, on a gateway, that an adapter passes
 // bytes. Without --peer the probe must come back on PATH itself (a TX-RX loopback jumper);
 // with --peer it travels PATH -> PEER and then PEER -> PATH (a null-modem cable, or a socat
 // pty pair in the smoke test). It writes to the device: not for a port a radio is using.

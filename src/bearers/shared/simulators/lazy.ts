@@ -1,7 +1,7 @@
 import type { SimulatorCommand } from '../../driver-module.ts';
 import type { Link } from '../links/link.ts';
 
-// A driver module names its simulators without loading them (issue 22 item 3): the bridge and
+// A driver module names its simulators without loading them: the bridge and
 // the hub never run a byte-level simulator unless an interface is bound to sim:// or someone
 // runs `fieldbridge sim <kind>`, so each kind's index.ts imports them from here, through a
 // dynamic import() made when the device is opened or the command runs. Opening a device is
