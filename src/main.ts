@@ -185,10 +185,10 @@ export async function usage(): Promise<string> {
 async function runBridge(env: NodeJS.ProcessEnv): Promise<number> {
   // First, before the bridge's modules load (src/lib/v8-flags.ts: memory on small boards).
   (await import('./lib/v8-flags.ts')).applyBridgeV8Flags(process.execArgv, env.NODE_OPTIONS ?? '');
-  const [{ startBridge }, { checkRNodeSeed }, { uplinkEnv }, { envInt, envListen, envLogLevel, envString }, { createLogger, pickLogFormat }, { serveUntilSignal, systemdNotifier }] =
+  const [{ startBridge }, { checkSeeds }, { uplinkEnv }, { envInt, envListen, envLogLevel, envString }, { createLogger, pickLogFormat }, { serveUntilSignal, systemdNotifier }] =
     await Promise.all([
       import('./bridge/app.ts'),
-      import('./bridge/interfaces/seed-rnode.ts'),
+      import('./bridge/interfaces/seed.ts'),
       import('./bridge/uplink/service.ts'),
       import('./lib/env.ts'),
       import('./lib/log.ts'),
@@ -198,10 +198,10 @@ async function runBridge(env: NodeJS.ProcessEnv): Promise<number> {
   const listenAt = envListen(env, 'SERVICE_LISTEN', '127.0.0.1:8080');
   const dbPath = envString(env, 'SERVICE_DB_PATH', DEFAULT_DB_PATH);
   const retentionDays = envInt(env, 'SERVICE_RETENTION_DAYS', 30, 0, 36500);
-  const rnodeSeed = checkRNodeSeed(env);
+  const seeds = checkSeeds(env);
   const hubOverrides = uplinkEnv(env);
   const notifier = systemdNotifier(env, log);
-  const bridge = await startBridge({ dbPath, host: listenAt.host, port: listenAt.port, log, retentionDays, rnodeSeed, uplinkEnv: hubOverrides }).catch((e) => {
+  const bridge = await startBridge({ dbPath, host: listenAt.host, port: listenAt.port, log, retentionDays, seeds, uplinkEnv: hubOverrides }).catch((e) => {
     throw listenError(e, 'SERVICE_LISTEN', `${listenAt.host}:${listenAt.port}`);
   });
   notifier.ready();

@@ -128,8 +128,21 @@ export interface DriverModule<K extends string = string> {
   /** The mesh whose nodes this kind reports (NodeReport.network), if it keeps a node table:
    *  the node database's `network` and the nodes API's filter list these. */
   nodeNetwork?: string;
+  /** An interface the first start of a fresh database creates from environment variables
+   *  (bridge/interfaces/seed.ts): null when the variables ask for none, an error line (naming
+   *  the variable) that stops the start. */
+  seed?(env: NodeJS.ProcessEnv): InterfaceSeed | { error: string } | null;
   /** Extra routes the kind serves (the RNode's routes (docs/api.md 4.8)). */
   routes?(api: DriverApi): Route[];
+}
+
+/** What DriverModule.seed asks the first start to create. */
+export interface InterfaceSeed {
+  name: string;
+  device: string;
+  settings: Record<string, unknown>;
+  /** The variables it came from, for the log line of a later start that ignores them. */
+  variables: string;
 }
 
 /** Keeps the kind's literal type, so the kind list is a union of literals. */

@@ -34,7 +34,7 @@ import type { BearerHost } from './engine/bearer-host.ts';
 import { driverApi } from './interfaces/driver-api.ts';
 import { interfaceMetrics } from './interfaces/metrics.ts';
 import { interfaceRoutes } from './interfaces/routes.ts';
-import { type RNodeSeed, seedRNode } from './interfaces/seed-rnode.ts';
+import { type SeedRequest, seedInterfaces } from './interfaces/seed.ts';
 import { InterfaceService } from './interfaces/service.ts';
 import { InterfaceStore } from './engine/interface-store.ts';
 import { keyRoutes } from './keys/routes.ts';
@@ -79,8 +79,8 @@ export interface BridgeOptions {
   retentionDays?: number;
   /** SERVICE_HUB_MQTT_URL / SERVICE_HUB_TENANT overrides of the hub section. */
   uplinkEnv?: UplinkEnv;
-  /** SERVICE_RNODE_PORT / SERVICE_RNODE_PRESET, applied on a fresh database only. */
-  rnodeSeed?: RNodeSeed;
+  /** Interfaces the environment asks a fresh database to start with (interfaces/seed.ts). */
+  seeds?: readonly SeedRequest[];
   /** Random source for retry jitter (tests make it deterministic). */
   random?: () => number;
   /** What benchmarks compare (page size, checkpoints): over BRIDGE_DB. The sync level is the
@@ -287,7 +287,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     throw error;
   }
   try {
-    await seedRNode(options.rnodeSeed ?? {}, fresh, services.interfaces, log);
+    await seedInterfaces(options.seeds ?? [], fresh, services.interfaces, log);
   } catch (error) {
     await server.close(0);
     db.close();

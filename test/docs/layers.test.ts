@@ -97,8 +97,6 @@ const KIND_MENTIONS_LEFT: Record<string, string> = {
   'bearers/shared/links/port-value.ts: sim': 'the sim:// port scheme',
   // Node reports without a network are Meshtastic's (the column's default since migration 10).
   'bridge/engine/node-store.ts: meshtastic': 'default network of a node report',
-  // SERVICE_RNODE_PORT seeds an RNode interface on first start (docs/raspberry-pi.md).
-  'bridge/interfaces/seed-rnode.ts: rnode': 'the first-start RNode seed',
   // Migrations are history: append-only, checksummed.
   'bridge/migrations.ts: meshtastic': 'migration history',
   // A sender's phone number is normalised as the SMS kind does; policy examples are served text.

@@ -6,6 +6,7 @@ import { createRNodeBearer } from './driver.ts';
 import { rnodeProbe } from './probe.ts';
 import { crossFieldErrors, rnodeSettingsSchema } from './radio.ts';
 import { rnodeRoutes, rnodeStats } from './routes.ts';
+import { rnodeSeed } from './seed.ts';
 
 // The RNode (LoRa, KISS framing; docs/protocols/rnode.md) as a driver module.
 
@@ -31,4 +32,5 @@ export const rnodeDriver = defineDriver({
   simulator: lazySimulator({ usage: RNODE_SIM_USAGE, options: RNODE_SIM_OPTIONS }, async () => (await import('./simulator/cli.ts')).rnodeSimulator),
   stats: rnodeStats,
   routes: rnodeRoutes,
+  seed: rnodeSeed,
 });

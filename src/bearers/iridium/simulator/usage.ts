@@ -1,5 +1,5 @@
 import type { SimulatorCommand } from '../../driver-module.ts';
-import { SIM_DEVICE_OPTIONS } from '../../shared/simulators/options.ts';
+import { SIM_DEVICE_OPTIONS } from '../../shared/simulators/usage.ts';
 
 // The usage and options of `fieldbridge sim iridium`, apart from the simulator (cli.ts): the
 // argument parser and the usage text need them whenever the command table is read, the
