@@ -34,6 +34,10 @@ import type { BearerHost } from './engine/bearer-host.ts';
 import { driverApi } from './interfaces/driver-api.ts';
 import { interfaceMetrics } from './interfaces/metrics.ts';
 import { interfaceRoutes } from './interfaces/routes.ts';
+import { EventFeed } from './events/feed.ts';
+import { eventRoutes } from './events/routes.ts';
+import { followSources } from './events/sources.ts';
+import { EventLogStore } from './events/store.ts';
 import { type SeedRequest, seedInterfaces } from './interfaces/seed.ts';
 import { InterfaceService } from './interfaces/service.ts';
 import { InterfaceStore } from './engine/interface-store.ts';
@@ -138,6 +142,8 @@ export interface BridgeServices {
   /** What was sent per interface and day (GET /api/messages/stats `usage`). */
   usage: UsageStore;
   uplink: UplinkService;
+  /** GET /api/events: the event log and its live followers (events/feed.ts). */
+  eventFeed: EventFeed;
   clock: Clock;
 }
 
@@ -174,6 +180,7 @@ export function bridgeRoutes(services: BridgeServices, extra: { startedAt: numbe
     ...deliveryRoutes({ store: services.deliveries, dispatcher: services.dispatcher, interfaces: services.interfaces, clock: services.clock, fallbacks: services.fallbacks, messages: services.messages }),
     ...nodeRoutes(services.nodes, services.interfaces),
     ...auditRoutes(services.audit),
+    ...eventRoutes({ feed: services.eventFeed, clock: services.clock, interfaceId: (ref) => services.interfaces.get(ref).id }),
     ...configRoutes(services.config),
     ...configExportRoutes(services.configFiles),
     ...DRIVERS.flatMap((d) => d.routes?.(driverApi(d, services.interfaces, services.host)) ?? []),
@@ -327,6 +334,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
         // Only unref'd timers may be left once the server closes; this keeps the process alive
         // until the database is closed.
         const keepAlive = setInterval(() => {}, 1000);
+        services.eventFeed.closeStreams('the bridge is stopping');
         await server.close(graceMs);
         retention.stop();
         auditRetention.stop();
@@ -380,9 +388,11 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   lockWaitMetrics(metrics, core);
   interfaceMetrics(metrics, interfaces);
   const audit = new AuditStore(db, log, () => config.section('bridge').audit);
+  const eventFeed = new EventFeed({ db, store: new EventLogStore(db), clock, log, limits: () => config.section('bridge').events });
+  followSources(eventFeed, { router: events, interfaceName: (id) => interfaceStore.find(id)?.name ?? null, runtime: (id) => host.runtime(id), config });
   const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, deliveries, clock, log, senderPolicyNames: () => senders.names() });
   return {
-    db, keys, metrics, interfaces, core, host, nodes: core.nodes, rules, contacts, groups, messages, deliveries, writeBehind, dispatcher, pipeline, fallbacks: core.fallbacks, audit, config, configFiles, clock, uplink,
+    db, keys, metrics, interfaces, core, host, nodes: core.nodes, rules, contacts, groups, messages, deliveries, writeBehind, dispatcher, pipeline, fallbacks: core.fallbacks, audit, config, configFiles, clock, uplink, eventFeed,
     sendLimiter: new SendRateLimiter(clock, () => config.section('routing').rate_limit),
     preview: new PreviewService({ pipeline, interfaces, host, clock }),
     senders,

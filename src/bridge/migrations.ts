@@ -468,4 +468,21 @@ export const bridgeMigrations: Migration[] = [
       CREATE INDEX deliveries_held ON deliveries (until_heard COLLATE NOCASE, interface_id) WHERE state = 'held';
     `,
   },
+  {
+    version: 16,
+    name: 'event_log',
+    sql: `
+      -- What GET /api/events replays to a client that reconnects (docs/events.md): bounded by
+      -- bridge.events, its ids the events' ids (AUTOINCREMENT: an id is never used twice, also
+      -- after the log was pruned empty). No index but the id: replay reads a range.
+      CREATE TABLE event_log (
+        id            INTEGER PRIMARY KEY AUTOINCREMENT,
+        at            TEXT NOT NULL,
+        type          TEXT NOT NULL,
+        interface_id  TEXT,
+        kind          TEXT,
+        data          TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -47,6 +47,19 @@ export const BridgeSettings = z.strictObject({
     sync: z.enum(['normal', 'full']).default('full')
       .describe('full (default): every commit waits for the disk (an fsync each; a group of messages is one commit), so a power cut or a card turning read-only loses nothing acknowledged; normal: a power cut may lose the last commits (never an application crash, never the file)'),
   }).prefault({}),
+  // GET /api/events (docs/events.md): the replay log and the live streams are bounded.
+  events: z.strictObject({
+    log_max_events: z.number().int().min(0).max(1_000_000).default(10_000)
+      .describe('Most events kept for clients that reconnect with Last-Event-ID, the oldest going first; 0 = no replay (live events only, nothing written)'),
+    log_max_hours: z.number().int().min(1).max(8_760).default(168)
+      .describe('Events older than this many hours are not kept for replay'),
+    max_streams: z.number().int().min(1).max(10_000).default(256)
+      .describe('Most clients following /api/events at once; one more is answered 503'),
+    max_buffered_kib: z.number().int().min(16).max(65_536).default(1_024)
+      .describe('A client that leaves this many KiB unread is told why and cut off, so a slow reader cannot cost the bridge memory'),
+    heartbeat_s: z.number().int().min(1).max(300).default(15)
+      .describe('An idle stream gets a comment line this often, so proxies keep it open'),
+  }).prefault({}),
   // A gateway whose only time source is its radios (docs/decisions.md, "a clock a
   // Raspberry Pi cannot trust").
   clock: z.strictObject({
