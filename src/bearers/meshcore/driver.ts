@@ -3,7 +3,7 @@ import { DriverLifecycle, SupervisedBearer } from '../shared/links/driver-lifecy
 import type { Link } from '../shared/links/link.ts';
 import {
   type Contact, decodeRadioMessage, ERR_CODE, FrameDecoder, hex, isPush, MAX_TEXT_LEN, OUT_PATH_UNKNOWN, type RadioMessage,
-  TXT_TYPE, utf8,
+  type ScopeChoice, TXT_TYPE, utf8,
 } from './codec/index.ts';
 import { AckBook } from './acks.ts';
 import { CommandChannel, CommandTimeout } from './commands.ts';
@@ -11,7 +11,6 @@ import { addressOf, contactReport, inboundMessage, isAddress } from './inbound.t
 import { ackHex, describe, errName, only, refused, textOf } from './answers.ts';
 import { FloodScopes, scopeSetting, splitAddress } from './scope.ts';
 import { MeshCoreSettings } from './settings.ts';
-import type { ScopeChoice } from './codec/index.ts';
 
 // The MeshCore bearer (interface kind `meshcore`; docs/protocols/meshcore.md). The device
 // supervisor opens the link and owns the opening/online/backoff cycle; on every fresh link

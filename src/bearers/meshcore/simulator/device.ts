@@ -19,7 +19,8 @@ import { cutText, estimateAirtimeMs, floodTimeoutMs, directTimeoutMs, PUBLIC_CHA
 // MSG_WAITING push when a host is attached; the message format is chosen when the message is
 // queued, from the version of the last DEVICE_QUERY, which outlives the connection; direct
 // texts are answered with SENT and confirmed by SEND_CONFIRMED when the destination's ack
-// matches the 8-entry expected-ack table.
+// matches the 8-entry expected-ack table. Its flood scope (scope.ts) is kept as the firmware
+// version it plays (`firmwareVerCode`) keeps it, and its floods carry it (docs 6.12).
 
 /** MyMesh.h: EXPECTED_ACK_TABLE_SIZE and OFFLINE_QUEUE_SIZE. */
 const EXPECTED_ACK_TABLE_SIZE = 8;
