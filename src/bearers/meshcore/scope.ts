@@ -46,6 +46,8 @@ const sameScope = (a: FloodScope | null, b: FloodScope | null) =>
   a === null || b === null ? a === b : a.name === b.name && sameBytes(a.key, b.key);
 const sameOverride = (a: Override, b: Override) =>
   a instanceof Uint8Array && b instanceof Uint8Array ? sameBytes(a, b) : a === b;
+const isProblem = (w: Override | { problem: string }): w is { problem: string } =>
+  w !== null && typeof w === 'object' && !(w instanceof Uint8Array);
 const label = (s: FloodScope | null) => (s ? `"${s.name}"` : 'none');
 
 export class FloodScopes {
@@ -109,7 +111,7 @@ export class FloodScopes {
    *  and the command in one turn. A string says why that scope cannot be had. */
   async run(commands: CommandChannel, choice: ScopeChoice | null, c: Command): Promise<RadioMessage[] | string> {
     const wanted = this.#wanted(choice);
-    if (typeof wanted === 'object' && wanted !== null && !(wanted instanceof Uint8Array)) return wanted.problem;
+    if (isProblem(wanted)) return wanted.problem;
     return commands.exclusive(async (run) => {
       if (!sameOverride(this.#override, wanted)) {
         const set: Command = wanted === 'unscoped'
