@@ -20,6 +20,9 @@ const ANSWERS: Partial<Record<Command['type'], readonly RadioMessageType[]>> = {
   RESET_PATH: ['OK'],
   SEND_SELF_ADVERT: ['OK'],
   SEND_CHANNEL_DATA: ['OK'],
+  SET_FLOOD_SCOPE_KEY: ['OK'],
+  SET_DEFAULT_FLOOD_SCOPE: ['OK'],
+  GET_DEFAULT_FLOOD_SCOPE: ['DEFAULT_FLOOD_SCOPE'],
 };
 
 /** Every non-push answer ends SYNC_NEXT_MESSAGE (a message of any kind, or NO_MORE_MESSAGES). */
@@ -56,6 +59,14 @@ export class CommandChannel {
    *  answer that ended it (ERR included); rejects with CommandTimeout, or when closed. */
   run(c: Command): Promise<RadioMessage[]> {
     const turn = this.#tail.then(() => this.#send(c));
+    this.#tail = turn.catch(() => {});
+    return turn;
+  }
+
+  /** Runs `body` in one turn: the commands it runs go out back to back, none of the queue's
+   *  between them (a flood scope and the send it is for). */
+  exclusive<T>(body: (run: (c: Command) => Promise<RadioMessage[]>) => Promise<T>): Promise<T> {
+    const turn = this.#tail.then(() => body((c) => this.#send(c)));
     this.#tail = turn.catch(() => {});
     return turn;
   }

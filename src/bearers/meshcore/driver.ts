@@ -1,14 +1,15 @@
 import type { Bearer, BearerContext, OutboundFrame, SendResult } from '../bearer.ts';
-import { DeviceError } from '../device-error.ts';
 import { DriverLifecycle, SupervisedBearer } from '../shared/links/driver-lifecycle.ts';
 import type { Link } from '../shared/links/link.ts';
 import {
-  type Contact, decodeRadioMessage, ERR_CODE, ERR_NAMES, FrameDecoder, hex, isPush, MAX_TEXT_LEN, OUT_PATH_UNKNOWN, type RadioMessage,
-  TXT_TYPE, utf8,
+  type Contact, decodeRadioMessage, ERR_CODE, FrameDecoder, hex, isPush, MAX_TEXT_LEN, OUT_PATH_UNKNOWN, type RadioMessage,
+  type ScopeChoice, TXT_TYPE, utf8,
 } from './codec/index.ts';
 import { AckBook } from './acks.ts';
 import { CommandChannel, CommandTimeout } from './commands.ts';
 import { addressOf, contactReport, inboundMessage, isAddress } from './inbound.ts';
+import { ackHex, describe, errName, only, refused, textOf } from './answers.ts';
+import { FloodScopes, scopeSetting, splitAddress } from './scope.ts';
 import { MeshCoreSettings } from './settings.ts';
 
 // The MeshCore bearer (interface kind `meshcore`; docs/protocols/meshcore.md). The device
@@ -18,7 +19,8 @@ import { MeshCoreSettings } from './settings.ts';
 // waited on the radio (verifying), and only then is online. One command is in flight at a
 // time (commands.ts); a command the radio does not answer in time drops the link. A direct
 // message is delivered only when SEND_CONFIRMED carries the tag its SENT announced (6.5);
-// a channel message when the radio takes it (no ack exists for those).
+// a channel message when the radio takes it (no ack exists for those). The interface's flood
+// scope is put on the radio while configuring; a delivery may name another (scope.ts).
 
 export type MeshCorePhase = 'closed' | 'opening' | 'detecting' | 'configuring' | 'verifying' | 'online' | 'backoff';
 
@@ -63,6 +65,7 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
   #channels: Extract<RadioMessage, { type: 'CHANNEL_INFO' }>[] = [];
   #contactsSince = 0;
   readonly #acks: AckBook;
+  readonly #scopes: FloodScopes;
   readonly #attempts = new Map<string, { attempt: number; timestamp: number }>();
   #draining: Promise<void> | null = null;
   #drainAgain = false;
@@ -84,6 +87,7 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
     this.#timing = { ...DEFAULT_MESHCORE_TIMING, ...options.timing };
     this.settings = MeshCoreSettings.parse(ctx.settings ?? {});
     this.#acks = new AckBook(ctx.clock);
+    this.#scopes = new FloodScopes(scopeSetting(this.settings), ctx.log);
     // A send waits for its turn among the commands, its SENT, then the ack.
     this.maxSendMs = this.settings.ack_timeout_max_s * 1000 + 4 * this.settings.command_timeout_s * 1000 + 10_000;
     this.lifecycle = new DriverLifecycle(ctx, {
@@ -109,10 +113,12 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
   }
 
   async send(frame: OutboundFrame): Promise<SendResult> {
+    const address = splitAddress(frame.to);
+    if ('problem' in address) return this.#failed({ ok: false, retryable: false, error: `ERR_MESHCORE_SCOPE: ${address.problem}` });
     if (frame.payload.length > MAX_TEXT_LEN) {
       return this.#failed({ ok: false, retryable: false, error: `ERR_MESHCORE_TOO_LARGE: ${frame.payload.length} bytes is more than the ${MAX_TEXT_LEN} bytes one MeshCore text carries (add a split transform)` });
     }
-    const to = frame.to.trim().toLowerCase();
+    const to = address.to.trim().toLowerCase();
     const broadcast = to === 'broadcast' || to === '';
     // Text goes as a text message; other bytes only as a channel datagram (6.6): the firmware
     // ends a text at its first NUL, and direct messages carry text only.
@@ -131,9 +137,10 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
       return { ok: false, retryable: true, error: `ERR_MESHCORE_OFFLINE: the radio is not online (${this.lifecycle.phase}${this.lifecycle.state.lastError ? `: ${this.lifecycle.state.lastError}` : ''})` };
     }
     const channel = frame.channel ?? this.settings.channel;
-    if (text === null) return this.#sendData(commands, channel, frame.payload);
-    if (broadcast) return this.#sendChannel(commands, channel, text);
-    return this.#sendDirect(commands, frame, to, text);
+    const scope = address.scope;
+    if (text === null) return this.#sendData(commands, channel, frame.payload, scope);
+    if (broadcast) return this.#sendChannel(commands, channel, text, scope);
+    return this.#sendDirect(commands, frame, to, text, scope);
   }
 
   stats(): Record<string, unknown> {
@@ -160,6 +167,7 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
       contacts: this.#contacts.size,
       channels: this.#channels.filter((c) => c.name !== '').map((c) => ({ index: c.index, name: c.name })),
       awaiting_ack: this.#acks.size,
+      ...this.#scopes.stats(),
       ...this.#counters,
       unmatched_acks: this.#acks.unmatched,
       unexpected_answers: this.#commands?.unexpected ?? 0,
@@ -188,11 +196,12 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
     const info = await commands.run({ type: 'DEVICE_QUERY', appTargetVersion: APP_TARGET_VERSION });
     this.#info = info.at(-1)?.type === 'DEVICE_INFO' ? (info.at(-1) as Extract<RadioMessage, { type: 'DEVICE_INFO' }>) : null;
 
-    this.lifecycle.enter('configuring', 'setting the radio\'s clock');
+    this.lifecycle.enter('configuring', 'setting the radio\'s clock and flood scope');
     const now = Math.floor(this.#ctx.clock.now() / 1000);
     const time = (await commands.run({ type: 'SET_DEVICE_TIME', time: now })).at(-1);
     // ERR_CODE_ILLEGAL_ARG: the radio's clock is ahead of ours and never goes back (6.3).
     if (time?.type === 'ERR') this.#ctx.log.warn('meshcore.clock_ahead', { our_time: now, error: errName(time.code) });
+    await this.#scopes.configure(commands, this.#info?.firmwareVersion ?? 0);
 
     this.lifecycle.enter('verifying', 'reading contacts and channels, then messages that waited on the radio');
     await this.#readContacts(commands, 0);
@@ -327,14 +336,14 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
 
   // ---- sending ------------------------------------------------------------------------------
 
-  async #sendChannel(commands: CommandChannel, index: number, text: string): Promise<SendResult> {
+  async #sendChannel(commands: CommandChannel, index: number, text: string, scope: ScopeChoice | null): Promise<SendResult> {
     // sendGroupMessage sends "<name>: <text>" and cuts it at MAX_TEXT_LEN (6.5): refuse
     // rather than let the radio cut.
     const total = utf8(`${this.#self?.name ?? ''}: ${text}`).length;
     if (total > MAX_TEXT_LEN) {
       return this.#failed({ ok: false, retryable: false, error: `ERR_MESHCORE_TOO_LARGE: with the sender name in front, a channel text of ${total} bytes is more than ${MAX_TEXT_LEN} bytes (add a split transform)` });
     }
-    const answer = await this.#run(commands, { type: 'SEND_CHANNEL_TXT_MSG', txtType: TXT_TYPE.PLAIN, channelIndex: index, timestamp: this.#now(), text });
+    const answer = await this.#run(commands, { type: 'SEND_CHANNEL_TXT_MSG', txtType: TXT_TYPE.PLAIN, channelIndex: index, timestamp: this.#now(), text }, scope);
     if (!Array.isArray(answer)) return answer;
     const last = answer.at(-1)!;
     if (last.type === 'ERR') {
@@ -343,13 +352,13 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
     }
     this.#counters.sent_channel++;
     // No ack exists for channel messages: delivered means the radio took it (6.5).
-    return { ok: true, meta: { channel: index, acknowledged: false } };
+    return { ok: true, meta: { channel: index, acknowledged: false, ...this.#scopes.meta(scope) } };
   }
 
-  async #sendData(commands: CommandChannel, index: number, payload: Uint8Array): Promise<SendResult> {
+  async #sendData(commands: CommandChannel, index: number, payload: Uint8Array, scope: ScopeChoice | null): Promise<SendResult> {
     const answer = await this.#run(commands, {
       type: 'SEND_CHANNEL_DATA', channelIndex: index, pathLen: OUT_PATH_UNKNOWN, path: new Uint8Array(0), dataType: this.settings.data_type, payload,
-    });
+    }, scope);
     if (!Array.isArray(answer)) return answer;
     const last = answer.at(-1)!;
     if (last.type === 'ERR') {
@@ -358,10 +367,10 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
       return this.#failed(this.#radioError(last.code, 'CMD_SEND_CHANNEL_DATA'));
     }
     this.#counters.sent_channel++;
-    return { ok: true, meta: { channel: index, acknowledged: false, data_type: this.settings.data_type } };
+    return { ok: true, meta: { channel: index, acknowledged: false, data_type: this.settings.data_type, ...this.#scopes.meta(scope) } };
   }
 
-  async #sendDirect(commands: CommandChannel, frame: OutboundFrame, to: string, text: string): Promise<SendResult> {
+  async #sendDirect(commands: CommandChannel, frame: OutboundFrame, to: string, text: string, scope: ScopeChoice | null): Promise<SendResult> {
     const contact = [...this.#contacts.values()].find((c) => hex(c.publicKey).startsWith(to));
     if (!contact) {
       return this.#failed({ ok: false, retryable: true, error: `ERR_MESHCORE_UNKNOWN_CONTACT: the radio knows no contact ${to} (it becomes one when its advert is heard)` });
@@ -382,13 +391,13 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
     // Reserved from now (sends wait their turn for the radio) until the ack or its timeout.
     this.#awaitingAck.add(ackKey(timestamp));
     try {
-      return await this.#sendText(commands, contact, to, text, attempt, timestamp);
+      return await this.#sendText(commands, contact, to, text, attempt, timestamp, scope);
     } finally {
       this.#awaitingAck.delete(ackKey(timestamp));
     }
   }
 
-  async #sendText(commands: CommandChannel, contact: Contact, to: string, text: string, attempt: number, timestamp: number): Promise<SendResult> {
+  async #sendText(commands: CommandChannel, contact: Contact, to: string, text: string, attempt: number, timestamp: number, scope: ScopeChoice | null): Promise<SendResult> {
     // After the second failed attempt, flood the last one (the reference clients do, 6.5).
     if (attempt >= 2 && (attempt === 2 || contact.outPathLen !== OUT_PATH_UNKNOWN)) {
       const reset = await this.#run(commands, { type: 'RESET_PATH', publicKey: contact.publicKey });
@@ -404,7 +413,7 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
     }
     const answer = await this.#run(commands, {
       type: 'SEND_TXT_MSG', txtType: TXT_TYPE.PLAIN, attempt: Math.min(attempt, 3), timestamp, pubKeyPrefix: contact.publicKey.subarray(0, 6), text,
-    });
+    }, scope);
     if (!Array.isArray(answer)) return answer;
     const sent = answer.at(-1)!;
     if (sent.type === 'ERR') {
@@ -422,13 +431,15 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
     }
     this.#counters.acked++;
     // The attempt count stays: a retry of a split delivery sends this part again, with its timestamp.
-    return { ok: true, meta: { ack: ackHex(sent.expectedAck), round_trip_ms: roundTrip, route, attempt: attempt + 1 } };
+    return { ok: true, meta: { ack: ackHex(sent.expectedAck), round_trip_ms: roundTrip, route, attempt: attempt + 1, ...(sent.flood ? this.#scopes.meta(scope) : {}) } };
   }
 
-  /** Runs a command for a send: its answers, or the failure to return. */
-  async #run(commands: CommandChannel, c: Parameters<CommandChannel['run']>[0]): Promise<RadioMessage[] | Failure> {
+  /** Runs a command for a send (a send's own in its flood scope): its answers, or the failure
+   *  to return. */
+  async #run(commands: CommandChannel, c: Parameters<CommandChannel['run']>[0], scope?: ScopeChoice | null): Promise<RadioMessage[] | Failure> {
     try {
-      return await commands.run(c);
+      const answer = scope === undefined ? await commands.run(c) : await this.#scopes.run(commands, scope, c);
+      return typeof answer === 'string' ? this.#failed({ ok: false, retryable: false, error: answer }) : answer;
     } catch (error) {
       this.#commandFailed(error as Error);
       return this.#failed({ ok: false, retryable: true, error: `ERR_MESHCORE_OFFLINE: ${(error as Error).message}` });
@@ -461,41 +472,6 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
     return result;
   }
 
-}
-
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
-function textOf(payload: Uint8Array): string | null {
-  if (payload.includes(0)) return null;
-  try {
-    return strictUtf8.decode(payload);
-  } catch {
-    return null;
-  }
-}
-
-const errName = (code: number | undefined) => (code === undefined ? 'an error without a code' : `ERR_CODE_${ERR_NAMES.get(code) ?? code}`);
-const ackHex = (code: number) => code.toString(16).padStart(8, '0');
-
-function describe(m: RadioMessage | undefined): string {
-  if (!m) return 'nothing';
-  if (m.type === 'ERR') return errName(m.code);
-  if (m.type === 'unknown' || m.type === 'malformed') return `${m.type} code ${m.code}`;
-  return m.type;
-}
-
-/** The radio answered a session command with something else: the answer (and its error code,
- *  for an ERR) as facts. */
-function refused(code: string, command: string, answer: RadioMessage | undefined): DeviceError {
-  return new DeviceError(code, `the radio answered ${command} with ${describe(answer)}`, {
-    retryable: true, facts: { command, answer: answer?.type ?? 'nothing', ...(answer?.type === 'ERR' && answer.code !== undefined ? { radioError: answer.code } : {}) },
-  });
-}
-
-function only<T extends RadioMessage['type']>(answer: RadioMessage[], type: T, command: string): Extract<RadioMessage, { type: T }> {
-  const last = answer.at(-1);
-  if (last?.type !== type) throw refused('ERR_MESHCORE_START', command, last);
-  return last as Extract<RadioMessage, { type: T }>;
 }
 
 export function createMeshCoreBearer(ctx: BearerContext, options: MeshCoreDriverOptions): Bearer {

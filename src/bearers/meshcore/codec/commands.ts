@@ -1,5 +1,7 @@
 import { fromUtf8, Reader, utf8, Writer } from './bytes.ts';
-import { CMD, CMD_NAMES, OUT_PATH_UNKNOWN, PUB_KEY_PREFIX_SIZE, PUB_KEY_SIZE } from './constants.ts';
+import {
+  CMD, CMD_NAMES, FLOOD_SCOPE_VARIANT, OUT_PATH_UNKNOWN, PUB_KEY_PREFIX_SIZE, PUB_KEY_SIZE, SCOPE_NAME_FIELD_SIZE, TRANSPORT_KEY_SIZE,
+} from './constants.ts';
 
 // Host-to-radio frame bodies (commands) the bearer and the simulator use: encoders and a
 // decoder (docs/protocols/meshcore.md 6.3-6.6). Minimum lengths are the firmware's
@@ -33,10 +35,28 @@ export type Command =
   | { type: 'SEND_CHANNEL_DATA'; channelIndex: number; pathLen: number; path: Uint8Array; dataType: number; payload: Uint8Array }
   /** CMD_SEND_SELF_ADVERT: 1 = flood, 0 = zero hop (the firmware's default when absent). */
   | { type: 'SEND_SELF_ADVERT'; flood?: boolean }
+  /** CMD_SET_FLOOD_SCOPE_KEY (6.12): variant 0 with a 16-byte key sets the scope floods go
+   *  out in until the radio restarts, without one clears it (the default scope applies
+   *  again); variant 1 sends unscoped (v12+). The firmware reads a key only from a frame of
+   *  18 bytes or more, and only its first 16 bytes. */
+  | { type: 'SET_FLOOD_SCOPE_KEY'; variant: number; key?: Uint8Array }
+  /** CMD_SET_DEFAULT_FLOOD_SCOPE (6.12): the region name (a 31-byte field) and its key,
+   *  kept in the radio's preferences; `null` (a frame shorter than 48 bytes) clears it. */
+  | { type: 'SET_DEFAULT_FLOOD_SCOPE'; scope: FloodScope | null }
+  | { type: 'GET_DEFAULT_FLOOD_SCOPE' }
   | { type: 'unknown'; code: number; body: Uint8Array }
   | { type: 'malformed'; code: number; reason: string };
 
 export type CommandType = Command['type'];
+
+/** A flood scope as the firmware keeps it: a region name and its 16-byte transport key. */
+export interface FloodScope {
+  name: string;
+  key: Uint8Array;
+}
+
+/** Bytes of CMD_SET_DEFAULT_FLOOD_SCOPE (and of RESP_CODE_DEFAULT_FLOOD_SCOPE) with a scope. */
+export const DEFAULT_SCOPE_FRAME_BYTES = 1 + SCOPE_NAME_FIELD_SIZE + TRANSPORT_KEY_SIZE;
 
 /** The frame body of a command. Fields are cut to their width; `unknown` sends its body. */
 export function encodeCommand(c: Command): Uint8Array {
@@ -72,6 +92,16 @@ export function encodeCommand(c: Command): Uint8Array {
       w.u8(CMD.SEND_SELF_ADVERT);
       if (c.flood !== undefined) w.u8(c.flood ? 1 : 0);
       return w.done();
+    case 'SET_FLOOD_SCOPE_KEY':
+      w.u8(CMD.SET_FLOOD_SCOPE_KEY).u8(c.variant);
+      if (c.key !== undefined) w.fixed(c.key, TRANSPORT_KEY_SIZE);
+      return w.done();
+    case 'SET_DEFAULT_FLOOD_SCOPE':
+      w.u8(CMD.SET_DEFAULT_FLOOD_SCOPE);
+      if (c.scope) w.cstring(c.scope.name, SCOPE_NAME_FIELD_SIZE).fixed(c.scope.key, TRANSPORT_KEY_SIZE);
+      return w.done();
+    case 'GET_DEFAULT_FLOOD_SCOPE':
+      return w.u8(CMD.GET_DEFAULT_FLOOD_SCOPE).done();
     case 'unknown':
       return c.body.slice();
     case 'malformed':
@@ -90,6 +120,7 @@ const MIN_LENGTH: Partial<Record<number, number>> = {
   [CMD.SEND_CHANNEL_TXT_MSG]: 7,
   [CMD.RESET_PATH]: 1 + PUB_KEY_SIZE,
   [CMD.SEND_CHANNEL_DATA]: 4,
+  [CMD.SET_FLOOD_SCOPE_KEY]: 2,
 };
 
 /** Bytes of a path whose encoded length is `pathLen` (Packet::writePath; docs 6.6). */
@@ -139,5 +170,17 @@ export function decodeCommand(body: Uint8Array): Command {
     }
     case 'SEND_SELF_ADVERT':
       return body.length >= 2 ? { type: 'SEND_SELF_ADVERT', flood: r.u8() === 1 } : { type: 'SEND_SELF_ADVERT' };
+    case 'SET_FLOOD_SCOPE_KEY': {
+      const variant = r.u8();
+      return variant === FLOOD_SCOPE_VARIANT.KEY && body.length >= 2 + TRANSPORT_KEY_SIZE
+        ? { type: 'SET_FLOOD_SCOPE_KEY', variant, key: r.bytesOf(TRANSPORT_KEY_SIZE) }
+        : { type: 'SET_FLOOD_SCOPE_KEY', variant };
+    }
+    case 'SET_DEFAULT_FLOOD_SCOPE':
+      return body.length >= DEFAULT_SCOPE_FRAME_BYTES
+        ? { type: 'SET_DEFAULT_FLOOD_SCOPE', scope: { name: r.cstring(SCOPE_NAME_FIELD_SIZE), key: r.bytesOf(TRANSPORT_KEY_SIZE) } }
+        : { type: 'SET_DEFAULT_FLOOD_SCOPE', scope: null };
+    case 'GET_DEFAULT_FLOOD_SCOPE':
+      return { type: 'GET_DEFAULT_FLOOD_SCOPE' };
   }
 }

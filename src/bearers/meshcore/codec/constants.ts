@@ -53,7 +53,12 @@ export const CMD = {
   RESET_PATH: 13,
   DEVICE_QUERY: 22,
   GET_CHANNEL: 31,
+  /** v8+ (companion 1.10.0); `CMD_SET_FLOOD_SCOPE` until 1.15.0 (docs 6.12). */
+  SET_FLOOD_SCOPE_KEY: 54,
   SEND_CHANNEL_DATA: 62,
+  /** v11+ (companion 1.15.0; docs 6.12). */
+  SET_DEFAULT_FLOOD_SCOPE: 63,
+  GET_DEFAULT_FLOOD_SCOPE: 64,
 } as const;
 
 export const RESP_CODE = {
@@ -74,6 +79,8 @@ export const RESP_CODE = {
   CHANNEL_MSG_RECV_V3: 17,
   CHANNEL_INFO: 18,
   CHANNEL_DATA_RECV: 27,
+  /** The answer to CMD_GET_DEFAULT_FLOOD_SCOPE (docs 6.12). */
+  DEFAULT_FLOOD_SCOPE: 28,
 } as const;
 
 export const PUSH_CODE = {
@@ -114,6 +121,17 @@ export const DATA_TYPE = {
  *  (between the two the radio answers ERR_CODE_TABLE_FULL; docs 6.6). */
 export const MAX_GROUP_DATA_LENGTH = 165;
 export const MAX_CHANNEL_DATA_LENGTH = MAX_FRAME_SIZE - 9;
+
+/** Flood scopes (docs 6.12): a transport key is 16 bytes (TransportKeyStore.h TransportKey);
+ *  the default scope's name is a 31-byte field (NodePrefs.h default_scope_name), so at most
+ *  30 bytes of name (MyMesh.cpp CMD_SET_DEFAULT_FLOOD_SCOPE: 0 < strlen < 31). */
+export const TRANSPORT_KEY_SIZE = 16;
+export const SCOPE_NAME_FIELD_SIZE = 31;
+/** CMD_SET_FLOOD_SCOPE_KEY's second byte: 0 sets (with a key) or clears (without) the
+ *  session's scope; 1 sends unscoped (v12+). */
+export const FLOOD_SCOPE_VARIANT = { KEY: 0, UNSCOPED: 1 } as const;
+/** FIRMWARE_VER_CODE from which each flood-scope command exists (docs 6.12). */
+export const FLOOD_SCOPE_FROM_VERSION = { SESSION_KEY: 8, DEFAULT_SCOPE: 11, UNSCOPED: 12 } as const;
 
 /** ADV_TYPE_*: what kind of node an advert (and a contact) is. */
 export const ADV_TYPE = {

@@ -1,6 +1,7 @@
 import { cutUtf8, fromUtf8, Reader, utf8, Writer } from './bytes.ts';
+import { DEFAULT_SCOPE_FRAME_BYTES, type FloodScope } from './commands.ts';
 import {
-  CHANNEL_SECRET_SIZE, MAX_PATH_SIZE, NAME_FIELD_SIZE, PUB_KEY_PREFIX_SIZE, PUB_KEY_SIZE, PUSH_CODE, PUSH_NAMES, RESP_CODE, RESP_NAMES,
+  CHANNEL_SECRET_SIZE, MAX_PATH_SIZE, SCOPE_NAME_FIELD_SIZE, TRANSPORT_KEY_SIZE, NAME_FIELD_SIZE, PUB_KEY_PREFIX_SIZE, PUB_KEY_SIZE, PUSH_CODE, PUSH_NAMES, RESP_CODE, RESP_NAMES,
   TXT_TYPE,
 } from './constants.ts';
 
@@ -86,6 +87,8 @@ export type RadioMessage =
   /** RESP_CODE_CHANNEL_DATA_RECV: a channel datagram (MyMesh.cpp onChannelDataRecv). The
    *  path length is FF when it came by a direct route (inverted from the send side, 6.6). */
   | { type: 'CHANNEL_DATA_RECV'; snr: number; channelIndex: number; pathLen: number; dataType: number; payload: Uint8Array }
+  /** RESP_CODE_DEFAULT_FLOOD_SCOPE: the radio's default scope, or null (a 1-byte frame). */
+  | { type: 'DEFAULT_FLOOD_SCOPE'; scope: FloodScope | null }
   /** PUSH_CODE_ADVERT: a known contact's advert was heard (or a new one auto-added). */
   | { type: 'ADVERT'; publicKey: Uint8Array }
   | { type: 'PATH_UPDATED'; publicKey: Uint8Array }
@@ -194,6 +197,10 @@ export function encodeRadioMessage(m: RadioMessage): Uint8Array {
     case 'CHANNEL_DATA_RECV':
       return w.u8(RESP_CODE.CHANNEL_DATA_RECV).i8(snrByte(m.snr)).u8(0).u8(0).u8(m.channelIndex).u8(m.pathLen).u16(m.dataType)
         .u8(m.payload.length).bytes(m.payload).done();
+    case 'DEFAULT_FLOOD_SCOPE':
+      w.u8(RESP_CODE.DEFAULT_FLOOD_SCOPE);
+      if (m.scope) w.cstring(m.scope.name, SCOPE_NAME_FIELD_SIZE).fixed(m.scope.key, TRANSPORT_KEY_SIZE);
+      return w.done();
     case 'ADVERT':
       return w.u8(PUSH_CODE.ADVERT).fixed(m.publicKey, PUB_KEY_SIZE).done();
     case 'PATH_UPDATED':
@@ -293,6 +300,11 @@ export function decodeRadioMessage(body: Uint8Array): RadioMessage {
       m.payload = r.bytesOf(length);
       return m;
     }
+    case 'DEFAULT_FLOOD_SCOPE':
+      // The firmware writes 1 byte (no default) or 48 (name field and key), nothing between.
+      if (body.length === 1) return { type: 'DEFAULT_FLOOD_SCOPE', scope: null };
+      if (body.length < DEFAULT_SCOPE_FRAME_BYTES) return { type: 'malformed', code, reason: `DEFAULT_FLOOD_SCOPE needs 1 or ${DEFAULT_SCOPE_FRAME_BYTES} bytes, got ${body.length}` };
+      return { type: 'DEFAULT_FLOOD_SCOPE', scope: { name: r.cstring(SCOPE_NAME_FIELD_SIZE), key: r.bytesOf(TRANSPORT_KEY_SIZE) } };
     case 'ADVERT':
       return { type: 'ADVERT', publicKey: r.bytesOf(PUB_KEY_SIZE) };
     case 'PATH_UPDATED':

@@ -1,8 +1,9 @@
 import type { SimRunOptions, SimValues, SimulatorCommand } from '../../driver-module.ts';
-import { type Command, hex, NAME_FIELD_SIZE, utf8 } from '../codec/index.ts';
+import { type Command, hex, NAME_FIELD_SIZE, parseScope, type FloodScope, utf8 } from '../codec/index.ts';
 import { optionList, parseTargets, runSimulator, SimUsageError } from '../../shared/simulators/run.ts';
 import { MeshCoreDevice } from './device.ts';
 import { MeshCoreMesh } from './mesh.ts';
+import { SimRepeater } from './repeater.ts';
 import { serveMeshCorePty, serveMeshCoreTcp } from './serve.ts';
 import { MESHCORE_SIM_OPTIONS as OPTIONS, MESHCORE_SIM_USAGE as USAGE } from './usage.ts';
 
@@ -11,16 +12,21 @@ import { MESHCORE_SIM_OPTIONS as OPTIONS, MESHCORE_SIM_USAGE as USAGE } from './
 // radio. Each --tcp or --pty is one node; all share one simulated mesh and are each other's
 // contacts, so two of them make a link. Runs until SIGINT/SIGTERM (or the abort signal);
 // SIGUSR1 drops every node's link, SIGUSR2 sends garbage. --tcp, --pty and --verbose mean
-// what they mean for the other simulators.
+// what they mean for the other simulators. --scoped-repeater REGION puts the first node on one
+// side of a simulated repeater that forwards floods only in REGION and drops unscoped ones
+// (`region denyf *`), the others on the other side; --flood-scope REGION gives every node that
+// default scope (docs/protocols/meshcore.md 6.12).
 
 /** Returns the exit code: 0 after a clean stop, 2 for a usage error (message written). */
 const run = (values: SimValues, options: SimRunOptions = {}): Promise<number> =>
   runSimulator(values, options, USAGE, parsePlan, (plan, write) => {
     const mesh = new MeshCoreMesh();
+    if (plan.repeaterRegion) mesh.addRepeater(new SimRepeater({ name: 'repeater', sites: ['near', 'far'], allow: [plan.repeaterRegion], denyUnscoped: true }));
     return {
       make: (i) => {
         const name = plan.nodeName === undefined ? `meshcore${i + 1}` : plan.targets.length === 1 ? plan.nodeName : `${plan.nodeName} ${i + 1}`;
-        return new MeshCoreDevice({ name, mesh, faults: { lostAcks: plan.loseAcks } });
+        const site = plan.repeaterRegion ? (i === 0 ? 'near' : 'far') : undefined;
+        return new MeshCoreDevice({ name, mesh, site, defaultFloodScope: plan.floodScope, faults: { lostAcks: plan.loseAcks } });
       },
       serve: (device, t) => (t.kind === 'tcp' ? serveMeshCoreTcp(device, { host: t.host, port: t.port }) : serveMeshCorePty(device, { path: t.path })),
       announce: ({ device, transport }) => {
@@ -60,7 +66,16 @@ function parsePlan(values: SimValues) {
     loseAcks = Number(lose[0]);
     if (!/^\d{1,6}$/.test(lose[0])) throw new SimUsageError(`--lose-acks ${JSON.stringify(lose[0])}: expected a count, for example 2`);
   }
-  return { targets, nodeName, loseAcks, verbose: values.verbose === true };
+  const region = (option: string): FloodScope | undefined => {
+    const v = optionList(values[option])[0];
+    if (v === undefined) return undefined;
+    const scope = parseScope(v);
+    if (scope.type !== 'region') throw new SimUsageError(`--${option} ${JSON.stringify(v)}: expected a region name, for example de-by${scope.type === 'invalid' ? ` (${scope.problem})` : ''}`);
+    return scope.scope;
+  };
+  const repeaterRegion = region('scoped-repeater')?.name;
+  const floodScope = region('flood-scope');
+  return { targets, nodeName, loseAcks, verbose: values.verbose === true, repeaterRegion, floodScope };
 }
 
 export const meshcoreSimulator: SimulatorCommand = { usage: USAGE, options: OPTIONS, run };

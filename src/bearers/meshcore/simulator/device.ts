@@ -4,9 +4,10 @@ import { systemClock, type Clock } from '../../../lib/clock.ts';
 import {
   ADV_TYPE, type CmdName, type Command, type Contact, decodeCommand, encodeFrame, encodeRadioMessage, ERR_CODE, FIRMWARE_VER_CODE,
   FrameDecoder, hex, MAX_FRAME_SIZE, NAME_FIELD_SIZE, MAX_PATH_SIZE, MAX_TEXT_LEN, OUT_PATH_UNKNOWN, PUB_KEY_PREFIX_SIZE, type RadioMessage, sameBytes,
-  TXT_TYPE, utf8, V3_MESSAGES_FROM_VERSION, DATA_TYPE, MAX_CHANNEL_DATA_LENGTH, MAX_GROUP_DATA_LENGTH, pathBytes,
+  TXT_TYPE, utf8, V3_MESSAGES_FROM_VERSION, DATA_TYPE, MAX_CHANNEL_DATA_LENGTH, MAX_GROUP_DATA_LENGTH, pathBytes, type FloodScope,
 } from '../codec/index.ts';
-import { type Advert, type ChannelData, type ChannelText, type DirectText, type MeshCoreMember, MeshCoreMesh } from './mesh.ts';
+import { SimFloodScope } from './scope.ts';
+import { type Advert, type ChannelData, type ChannelText, DEFAULT_SITE, type DirectText, type MeshCoreMember, MeshCoreMesh } from './mesh.ts';
 import { cutText, estimateAirtimeMs, floodTimeoutMs, directTimeoutMs, PUBLIC_CHANNEL, type SimChannel } from './state.ts';
 
 // A MeshCore companion radio as its host sees it: the firmware side of the companion protocol
@@ -18,7 +19,8 @@ import { cutText, estimateAirtimeMs, floodTimeoutMs, directTimeoutMs, PUBLIC_CHA
 // MSG_WAITING push when a host is attached; the message format is chosen when the message is
 // queued, from the version of the last DEVICE_QUERY, which outlives the connection; direct
 // texts are answered with SENT and confirmed by SEND_CONFIRMED when the destination's ack
-// matches the 8-entry expected-ack table.
+// matches the 8-entry expected-ack table. Its flood scope (scope.ts) is kept as the firmware
+// version it plays (`firmwareVerCode`) keeps it, and its floods carry it (docs 6.12).
 
 /** MyMesh.h: EXPECTED_ACK_TABLE_SIZE and OFFLINE_QUEUE_SIZE. */
 const EXPECTED_ACK_TABLE_SIZE = 8;
@@ -43,6 +45,14 @@ export interface MeshCoreDeviceOptions {
   /** The radio's clock at start, seconds (default the clock's time). */
   rtcTime?: number;
   firmwareVersion?: string;
+  /** FIRMWARE_VER_CODE it reports and behaves as (default 13): which flood-scope commands it
+   *  has (docs 6.12). */
+  firmwareVerCode?: number;
+  /** The default flood scope in its preferences at start (v11+; the firmware's
+   *  DEFAULT_FLOOD_SCOPE_NAME build flag, or one set before). */
+  defaultFloodScope?: FloodScope;
+  /** Its site on the simulated mesh (mesh.ts); default DEFAULT_SITE. */
+  site?: string;
   model?: string;
   maxContacts?: number;
   /** MAX_GROUP_CHANNELS: 1, 8 or 40 depending on the board (docs 6.3). */
@@ -97,6 +107,9 @@ export class MeshCoreDevice extends EventEmitter implements MeshCoreMember {
     directReceived: 0, channelReceived: 0, droppedUnknownSender: 0, queueDropped: 0, confirmed: 0, acksLost: 0, unmatchedAcks: 0,
   };
   readonly channels: SimChannel[];
+  readonly site: string;
+  /** Its flood scope (simulator/scope.ts): the default, this run's scope, unscoped. */
+  readonly scope: SimFloodScope;
   readonly #clock: Clock;
   readonly #options: { firmwareVersion: string; model: string; maxContacts: number; maxChannels: number; manualAddContacts: boolean };
   readonly #decoder = new FrameDecoder('to-radio');
@@ -129,6 +142,8 @@ export class MeshCoreDevice extends EventEmitter implements MeshCoreMember {
       const c = options.channels ? options.channels[i] : i === 0 ? PUBLIC_CHANNEL : undefined;
       return c ? { name: c.name, secret: c.secret.slice() } : { name: '', secret: new Uint8Array(16) };
     });
+    this.site = options.site ?? DEFAULT_SITE;
+    this.scope = new SimFloodScope(options.firmwareVerCode ?? FIRMWARE_VER_CODE, options.defaultFloodScope);
     this.#rtcOffset = options.rtcTime === undefined ? 0 : options.rtcTime - Math.floor(this.#clock.now() / 1000);
     this.powerOn();
   }
@@ -223,6 +238,10 @@ export class MeshCoreDevice extends EventEmitter implements MeshCoreMember {
 
   // ---- MeshCoreMember -----------------------------------------------------------------------
 
+  floodScope(): Uint8Array | null {
+    return this.scope.key;
+  }
+
   advert(): Advert {
     return { publicKey: this.publicKey, name: this.name, type: ADV_TYPE.CHAT, timestamp: this.time, latitude: 0, longitude: 0 };
   }
@@ -241,7 +260,7 @@ export class MeshCoreDevice extends EventEmitter implements MeshCoreMember {
     this.#send({ type: 'ADVERT', publicKey: a.publicKey });
   }
 
-  hearDirect(t: DirectText, snr: number): number | null {
+  hearDirect(t: DirectText, snr: number, hops = 0): number | null {
     const from = this.#contacts.get(hex(t.from));
     if (!from) {
       this.counters.droppedUnknownSender++; // no shared secret: the firmware cannot decrypt it
@@ -249,7 +268,7 @@ export class MeshCoreDevice extends EventEmitter implements MeshCoreMember {
     }
     this.counters.directReceived++;
     from.lastmod = this.time;
-    const fields = { pubKeyPrefix: t.from.slice(0, PUB_KEY_PREFIX_SIZE), pathLen: t.flood ? 0 : 0xff, txtType: t.txtType, timestamp: t.timestamp };
+    const fields = { pubKeyPrefix: t.from.slice(0, PUB_KEY_PREFIX_SIZE), pathLen: t.flood ? hops : 0xff, txtType: t.txtType, timestamp: t.timestamp };
     const room = MAX_FRAME_SIZE - (this.#v3 ? 16 : 13);
     const text = cutText(t.text, room);
     this.#enqueue(this.#v3 ? { type: 'CONTACT_MSG_RECV_V3', snr, ...fields, text } : { type: 'CONTACT_MSG_RECV', ...fields, text });
@@ -258,22 +277,22 @@ export class MeshCoreDevice extends EventEmitter implements MeshCoreMember {
     return ackCode(t.timestamp, (t.txtType << 2) | (t.attempt & 3), utf8(t.text), t.from);
   }
 
-  hearChannel(t: ChannelText, snr: number): void {
+  hearChannel(t: ChannelText, snr: number, hops = 0): void {
     const index = this.channels.findIndex((c) => !isEmpty(c) && sameBytes(c.secret, t.secret));
     if (index < 0) return;
     this.counters.channelReceived++;
-    const fields = { channelIndex: index, pathLen: 0, txtType: TXT_TYPE.PLAIN, timestamp: t.timestamp };
+    const fields = { channelIndex: index, pathLen: hops, txtType: TXT_TYPE.PLAIN, timestamp: t.timestamp };
     const text = cutText(t.text, MAX_FRAME_SIZE - (this.#v3 ? 11 : 8));
     this.#enqueue(this.#v3 ? { type: 'CHANNEL_MSG_RECV_V3', snr, ...fields, text } : { type: 'CHANNEL_MSG_RECV', ...fields, text });
     this.emit('received-channel', { channel: index, text: t.text });
   }
 
-  hearChannelData(d: ChannelData, snr: number): void {
+  hearChannelData(d: ChannelData, snr: number, hops = 0): void {
     const index = this.channels.findIndex((c) => !isEmpty(c) && sameBytes(c.secret, d.secret));
     if (index < 0) return;
     this.counters.channelReceived++;
     // MyMesh.cpp onChannelDataRecv: path length FF when it came by a direct route.
-    this.#enqueue({ type: 'CHANNEL_DATA_RECV', snr, channelIndex: index, pathLen: d.flood ? 0 : 0xff, dataType: d.dataType, payload: d.payload.slice() });
+    this.#enqueue({ type: 'CHANNEL_DATA_RECV', snr, channelIndex: index, pathLen: d.flood ? hops : 0xff, dataType: d.dataType, payload: d.payload.slice() });
     this.emit('received-channel-data', { channel: index, bytes: d.payload.length });
   }
 
@@ -344,6 +363,11 @@ export class MeshCoreDevice extends EventEmitter implements MeshCoreMember {
       this.counters.unanswered++;
       return;
     }
+    const scoped = this.scope.command(c);
+    if (scoped) {
+      if (scoped.type === 'OK') this.emit('flood-scope', { default: this.scope.default, session: this.scope.session, unscoped: this.scope.unscoped });
+      return this.#send(scoped);
+    }
     switch (c.type) {
       case 'APP_START':
         return this.#send({
@@ -354,7 +378,7 @@ export class MeshCoreDevice extends EventEmitter implements MeshCoreMember {
       case 'DEVICE_QUERY':
         this.#appTargetVersion = c.appTargetVersion;
         return this.#send({
-          type: 'DEVICE_INFO', firmwareVersion: FIRMWARE_VER_CODE, maxContacts: this.#options.maxContacts, maxChannels: this.#options.maxChannels,
+          type: 'DEVICE_INFO', firmwareVersion: this.scope.version, maxContacts: this.#options.maxContacts, maxChannels: this.#options.maxChannels,
           blePin: 0, buildDate: '24 Nov 2026', model: this.#options.model, version: this.#options.firmwareVersion, clientRepeat: 0, pathHashMode: 0,
         });
       case 'GET_DEVICE_TIME':
@@ -425,7 +449,7 @@ export class MeshCoreDevice extends EventEmitter implements MeshCoreMember {
     this.counters.directSent++;
     this.#send({ type: 'SENT', flood, expectedAck, suggestedTimeoutMs });
     this.emit('sent', { to: contact.name, text: c.text, expectedAck, flood });
-    this.mesh.sendDirect(this, contact.publicKey, { from: this.publicKey, timestamp: c.timestamp, attempt: c.attempt, txtType: c.txtType, text: c.text, flood }, () => {
+    this.mesh.sendDirect(this, contact.publicKey, { from: this.publicKey, timestamp: c.timestamp, attempt: c.attempt, txtType: c.txtType, text: c.text, flood, scope: this.floodScope() }, () => {
       if (this.faults.lostAcks <= 0) return false;
       this.faults.lostAcks--;
       this.counters.acksLost++;
@@ -440,7 +464,7 @@ export class MeshCoreDevice extends EventEmitter implements MeshCoreMember {
     // sendGroupMessage puts "<name>: " before the text and cuts the whole to MAX_TEXT_LEN.
     const text = cutText(`${this.name}: ${c.text}`, MAX_TEXT_LEN);
     this.counters.channelSent++;
-    this.mesh.sendChannel(this, { from: this.publicKey, secret: channel.secret, timestamp: c.timestamp, text });
+    this.mesh.sendChannel(this, { from: this.publicKey, secret: channel.secret, timestamp: c.timestamp, text, scope: this.floodScope() });
     this.emit('sent-channel', { channel: c.channelIndex, text: c.text });
     this.#send({ type: 'OK' });
   }
@@ -455,7 +479,7 @@ export class MeshCoreDevice extends EventEmitter implements MeshCoreMember {
     if (c.dataType === DATA_TYPE.RESERVED || c.payload.length > MAX_CHANNEL_DATA_LENGTH) return this.#send({ type: 'ERR', code: ERR_CODE.ILLEGAL_ARG });
     if (c.payload.length > MAX_GROUP_DATA_LENGTH) return this.#send({ type: 'ERR', code: ERR_CODE.TABLE_FULL });
     this.counters.channelSent++;
-    this.mesh.sendChannelData(this, { secret: channel.secret, dataType: c.dataType, payload: c.payload.slice(), flood: c.pathLen === OUT_PATH_UNKNOWN });
+    this.mesh.sendChannelData(this, { secret: channel.secret, dataType: c.dataType, payload: c.payload.slice(), flood: c.pathLen === OUT_PATH_UNKNOWN, scope: this.floodScope() });
     this.emit('sent-channel-data', { channel: c.channelIndex, bytes: c.payload.length });
     this.#send({ type: 'OK' });
   }

@@ -3,7 +3,7 @@ import { SIM_DEVICE_OPTIONS } from '../../shared/simulators/usage.ts';
 
 // The usage and options of `fieldbridge sim sms`, apart from the simulator (cli.ts): the
 // argument parser and the usage text need them whenever the command table is read, the
-// simulator's code only when it runs ( bearers/sms/index.ts imports cli.ts
+// simulator's code only when it runs (bearers/sms/index.ts imports cli.ts
 // when `sim sms` runs).
 
 export const SMS_SIM_OPTIONS: SimulatorCommand['options'] = {

@@ -21,6 +21,11 @@ declare module '@liamcottle/meshcore.js' {
     getWaitingMessages(): Promise<any[]>;
     resetPath(publicKey: Uint8Array): Promise<void>;
     sendFloodAdvert(): Promise<void>;
+    setFloodScope(transportKey: Uint8Array | number[]): Promise<void>;
+    clearFloodScope(): Promise<void>;
+  }
+  export class TransportKeyUtil {
+    static getHashtagRegionKey(regionName: string): Promise<Uint8Array>;
   }
   export class TCPConnection extends Connection {
     constructor(host: string, port: number);
