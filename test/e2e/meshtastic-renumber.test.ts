@@ -40,7 +40,7 @@ async function send(to: string, text: string): Promise<{ message: any; deliverie
 async function heardFromField(text: string): Promise<any> {
   field.sendText(BROADCAST, text);
   return waitUntil(`"${text}" stored`, async () => {
-    const r = await t.call('GET', '/api/messages', { query: { limit: 50 } });
+    const r = await t.call('GET', '/api/messages?limit=50');
     return r.body.items.find((m: any) => m.text === text);
   });
 }
