@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { crc32 } from 'node:zlib';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MeshDevice, Protobuf, Types } from '@meshtastic/core';
@@ -47,7 +48,7 @@ function withTimeout<T>(p: Promise<T>, what: string, ms = 5000): Promise<T> {
 // The parts of the client's messages this test reads. Its type declarations name packages
 // it bundles into its JavaScript (its protobufs, its event dispatcher), so they do not resolve
 // here and the handlers' parameters are typed by hand.
-interface ClientNode { num: number; user?: { id: string; longName: string; shortName: string } }
+interface ClientNode { num: number; user?: { id: string; longName: string; shortName: string; publicKey: Uint8Array } }
 interface ClientText { id: number; from: number; to: number; type: 'direct' | 'broadcast'; channel: number; rxTime: Date; data: string }
 
 /** What the client saw, by its own events. */
@@ -135,6 +136,14 @@ for (const firmware of FIRMWARES) {
       assert.ok(gate, `the bridge's board ${bridgeId} is in the client's node database: ${[...view.nodes.keys()].map(nodeId).join()}`);
       assert.is(gate.user?.longName, 'Field 2');
       assert.is(gate.user?.id, bridgeId);
+      if (firmware === '2.8') {
+        // Firmware 2.8 numbers a node by the CRC-32 of its public key (docs/protocols/meshtastic.md
+        // 2.10): checked on what the client decoded.
+        for (const n of [me, gate]) {
+          assert.is(n.user?.publicKey.length, 32, `the public key of ${nodeId(n.num)}`);
+          assert.is(crc32(n.user!.publicKey) >>> 0, n.num);
+        }
+      }
 
       // The client to the bridge: acknowledged (the promise resolves on the routing answer),
       // stored by the bridge as from the client's node.
