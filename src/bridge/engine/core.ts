@@ -81,7 +81,7 @@ export class RoutingCore {
     // Whether a member of a fallback list can take a message now asks the bearer host, made
     // below (it needs the pipeline as its sink): read at call time.
     const canTake = (interfaceId: string) => this.#canTake(d.interfaceStore, interfaceId);
-    this.fallbacks = new FallbackService({ db, store: new FallbackStore(db), deliveries: this.deliveries, messages: this.messages, interfaces: d.interfaceStore, events, clock, log, canTake });
+    this.fallbacks = new FallbackService({ db, store: new FallbackStore(db), deliveries: this.deliveries, messages: this.messages, interfaces: d.interfaceStore, events, clock, log, canTake, addresses: this.nodes.identity });
     this.pipeline = new Pipeline({
       db, clock, log, events, messages: this.messages, deliveries: this.deliveries, seen: this.seen, fallbacks: this.fallbacks,
       interfaces: d.interfaceStore, rules: d.rules, books: d.books, senders: d.senders, addresses: this.nodes.identity,
