@@ -4,6 +4,7 @@ import { BROADCAST, encodePosition, formatNodeId, PORT_NUM } from '../../src/bea
 import { keysFromSeed, nodeNumFromKey } from '../../src/bearers/meshtastic/simulator/identity.ts';
 import { meshtasticSimMesh } from '../../src/bearers/meshtastic/simulator/link.ts';
 import type { RemoteNode } from '../../src/bearers/meshtastic/simulator/mesh.ts';
+import { MeshtasticDevice } from '../../src/bearers/meshtastic/simulator/device.ts';
 import type { TestBridge } from '../helpers/bridge.ts';
 import { createMeshInterface, keepProcessAlive, startMeshBridge, waitDelivery, waitOnline, waitUntil } from '../helpers/meshtastic.ts';
 import { createRule } from '../helpers/routing.ts';
@@ -27,6 +28,13 @@ const keyB64 = Buffer.from(keys.publicKey).toString('base64');
 let t: TestBridge;
 let field: RemoteNode;
 let release: () => void;
+
+/** The simulated board the bridge's interface is bound to (the mesh member with that id). */
+function boardOf(nodeId: string): MeshtasticDevice {
+  const board = meshtasticSimMesh(meshName).member(parseInt(nodeId.slice(1), 16));
+  assert.ok(board instanceof MeshtasticDevice, `${nodeId} is a simulated board`);
+  return board;
+}
 
 const textsAt = (node: RemoteNode) => node.received.filter((p) => p.decoded?.portnum === PORT_NUM.TEXT_MESSAGE_APP).map((p) => new TextDecoder().decode(p.decoded!.payload));
 
@@ -144,6 +152,23 @@ test('the upgrade: a held delivery, the contact, a contact by key, a rule\'s fro
   assert.is(logged.deliveries_readdressed, 1);
   const metrics = await t.call('GET', '/metrics');
   assert.match(metrics.text, /fieldbridge_node_identity_changes_total\{[^}]*change="renumbered"[^}]*\} 1/);
+});
+
+test('the bridge\'s own board upgrades: the interface comes back online under the new number, and sends from it', async () => {
+  const before = (await waitOnline(t, 'mesh')).device.node_id as string;
+  const board = boardOf(before);
+  const num = board.upgrade();
+  assert.ok(formatNodeId(num) !== before);
+  const h = await waitUntil('online under the new number', async () => {
+    const r = await t.call('GET', '/api/interfaces/health');
+    const item = r.body.items.find((i: any) => i.name === 'mesh');
+    return item?.phase === 'online' && item.device.node_id === formatNodeId(num) && item;
+  }, 15_000);
+  assert.is(h.last_error, null);
+  const d = (await send('to-field', 'from the upgraded board')).deliveries[0];
+  await waitDelivery(t, d.id, 'delivered', (x) => x.state === 'delivered');
+  const got = field.received.find((p) => p.decoded?.portnum === PORT_NUM.TEXT_MESSAGE_APP && new TextDecoder().decode(p.decoded.payload) === 'from the upgraded board');
+  assert.is(got?.from, num);
 });
 
 test.run();

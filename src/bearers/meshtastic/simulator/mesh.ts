@@ -112,6 +112,11 @@ export class MeshtasticMesh extends EventEmitter {
     return this.#members.has(num);
   }
 
+  /** The node on the air under `num`, if any. */
+  member(num: number): MeshMember | undefined {
+    return this.#members.get(num);
+  }
+
   get size(): number {
     return this.#members.size;
   }
