@@ -91,7 +91,7 @@ test('two nodes claim one number: the first key keeps it, the second\'s report i
   assert.equal(change, { type: 'key_conflict', network: 'meshtastic', node_id: '!0badcafe', known_key: KEY_A, claimed_key: KEY_B, at: AT });
   const row = store.get('!0badcafe')!;
   assert.equal([row.long_name, row.public_key], ['First', KEY_A]);
-  // A report without a key (a text heard from the number) is stored as before.
+  // A report without a key (a text heard from the number) is stored.
   assert.is(store.upsert('ifc_1', report('!0badcafe', { snr_db: 3 }), AT), null);
   assert.is(store.get('!0badcafe')!.snr_db, 3);
 });

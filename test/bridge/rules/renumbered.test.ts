@@ -5,7 +5,7 @@ import { blockedBecause, EMPTY_POLICY, matchEntry } from '../../../src/bridge/se
 
 // Filters that name a renumbered node's former id, or its key, match the node at its new id
 // (engine/node-identity.ts gives `current`; here a fixed table stands in for it). Without a
-// `current`, or for addresses it gives back unchanged, matching is as before.
+// `current`, or for addresses it gives back unchanged, addresses compare as written.
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
 const moved: Record<string, string> = { '!0badcafe': '!7620f4a0', [KEY]: '!7620f4a0' };
@@ -25,7 +25,7 @@ test('rules: from naming the former id, a group holding it, or the key, match th
   // Without the identity: as written.
   const plain: AddressResolver = { expand: (r) => groups[r] ?? null };
   assert.not.ok(hit({ from: ['!0badcafe'] }, '!7620f4a0', plain));
-  assert.ok(hit({ from: ['!0BADCAFE'] }, '!0badcafe', plain), 'case ignored as before');
+  assert.ok(hit({ from: ['!0BADCAFE'] }, '!0badcafe', plain), 'case ignored');
 });
 
 test('senders policy: an entry naming the former id (any spelling) or the key applies to the node at its new id, and says so', () => {

@@ -39,7 +39,7 @@ test('numberFromKey: a 2.8 node is numbered by its key and tells its key in its 
   assert.is(hex(device.owner.public_key!), hex(device.keys.publicKey));
   assert.is(device.owner.id, formatNodeId(device.num));
   device.close();
-  // A 2.7 node keeps the number from its name and does not show a key (as before).
+  // A 2.7-mode node is numbered from its name and shows no key unless given one.
   const old = new MeshtasticDevice({ name: 'k' });
   assert.ok(old.num !== device.num);
   assert.is(old.owner.public_key, undefined);
