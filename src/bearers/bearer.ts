@@ -61,6 +61,9 @@ export interface NodeReport {
   snr_db?: number;
   hops_away?: number;
   via_mqtt?: boolean;
+  /** The node's public key, base64 (a Meshtastic node's X25519 key from its NodeInfo): the
+   *  bridge follows a node whose id changes by it. */
+  public_key?: string;
   /** ISO time the radio last heard the node. */
   last_heard_at?: string;
 }

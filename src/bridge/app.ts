@@ -52,6 +52,7 @@ import { followUsage, UsageStore } from './messages/usage.ts';
 import { bridgeMigrations } from './migrations.ts';
 import { nodeRoutes } from './nodes/routes.ts';
 import type { NodeStore } from './engine/node-store.ts';
+import { NodeIdentity } from './engine/node-identity.ts';
 import { RoutingCore } from './engine/core.ts';
 import type { FallbackService } from './engine/fallback.ts';
 import { lockWaitMetrics, routerMetrics } from './engine/metrics.ts';
@@ -59,7 +60,7 @@ import { PREVIEW_PATH, previewRoutes } from './preview/routes.ts';
 import { PreviewService } from './preview/service.ts';
 import { senderRoutes } from './senders/routes.ts';
 import { SenderService } from './senders/service.ts';
-import type { AddressBooks } from './engine/deciders.ts';
+import type { AddressBooks, NodeAddresses } from './engine/deciders.ts';
 import type { Pipeline } from './engine/pipeline.ts';
 import { ruleRoutes } from './rules/routes.ts';
 import { RuleService } from './rules/service.ts';
@@ -370,10 +371,13 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   const groups: BookService<string[]> = new BookService<string[]>(new BookStore(db, 'object_groups', 'members'), {
     what: 'object group', refKind: 'group', prefix: 'grp', expand: (v) => v as string[],
   }, clock, books(() => contacts));
-  const rules = new RuleService(ruleStore, { interfaces: interfaceStore, contacts, groups, clock, defaultAction: () => config.section('routing').default_action });
+  // Which node an address names now (a renumbered node at its new id): the rules, the senders
+  // policy and the pipeline all read addresses through it.
+  const identity = new NodeIdentity(db);
+  const rules = new RuleService(ruleStore, { interfaces: interfaceStore, contacts, groups, clock, defaultAction: () => config.section('routing').default_action, nodes: identity });
 
-  const senders = newSenderService(db, clock, contacts, groups);
-  const core = new RoutingCore({ db, clock, log, random, interfaceStore, rules, books: addressBooks(contacts, groups), senders, deviceConfig: deviceConfigSource(config) });
+  const senders = newSenderService(db, clock, contacts, groups, identity);
+  const core = new RoutingCore({ db, clock, log, random, interfaceStore, rules, books: addressBooks(contacts, groups), senders, deviceConfig: deviceConfigSource(config), identity });
   const { host, deliveries, messages, pipeline, dispatcher, writeBehind, events } = core;
   const interfaces = new InterfaceService(interfaceStore, host, { rules, deliveries, clock });
 
@@ -406,8 +410,9 @@ export function addressBooks(contacts: BookService<Record<string, string>>, grou
 }
 
 /** The senders policy, reading @references in both books (groups first). */
-export function newSenderService(db: DatabaseSync, clock: Clock, contacts: BookService<Record<string, string>>, groups: BookService<string[]>): SenderService {
+export function newSenderService(db: DatabaseSync, clock: Clock, contacts: BookService<Record<string, string>>, groups: BookService<string[]>, nodes?: NodeAddresses): SenderService {
   return new SenderService(db, clock, {
+    current: nodes && ((address) => nodes.current(address)),
     expand: (ref) => groups.expand(ref.slice(1)) ?? contacts.expand(ref.slice(1)),
     exists: (name) => groups.store.find(name) !== undefined || contacts.store.find(name) !== undefined,
     version: () => groups.store.version + contacts.store.version,

@@ -470,6 +470,29 @@ export const bridgeMigrations: Migration[] = [
   },
   {
     version: 16,
+    name: 'node_identity',
+    sql: `
+      -- A node is more than its number (docs/api.md, "Nodes"): a Meshtastic node's public key
+      -- (NodeInfo User.public_key, base64) and the ids it had before. Firmware 2.8 numbers a node
+      -- by the CRC-32 of its key, so an upgraded node reappears under a new number with the same
+      -- key; the old id then names the node at its new one (engine/node-identity.ts).
+      ALTER TABLE nodes ADD COLUMN public_key TEXT;
+      CREATE INDEX nodes_public_key ON nodes (public_key) WHERE public_key IS NOT NULL;
+      --   former_id    an id the node had (the key of every lookup)
+      --   node_id      the id it has now (chains are kept flat: always the newest)
+      --   changed_at   when the bridge saw it change
+      CREATE TABLE node_aliases (
+        former_id   TEXT PRIMARY KEY,
+        node_id     TEXT NOT NULL,
+        network     TEXT NOT NULL,
+        public_key  TEXT NOT NULL,
+        changed_at  TEXT NOT NULL
+      ) WITHOUT ROWID;
+      CREATE INDEX node_aliases_node ON node_aliases (node_id);
+    `,
+  },
+  {
+    version: 17,
     name: 'event_log',
     sql: `
       -- What GET /api/events replays to a client that reconnects (docs/events.md): bounded by

@@ -113,6 +113,9 @@ export function userOf(u: User): Partial<NodeReport> {
   if (u.short_name) out.short_name = u.short_name;
   if (u.hw_model !== undefined) out.hw_model = String(u.hw_model);
   out.role = nameOf(DEVICE_ROLE, u.role ?? 0);
+  // mesh.proto User.public_key (8): the node's X25519 key, 32 bytes; the bridge follows a node
+  // whose number changes by it (docs/protocols/meshtastic.md 2.10).
+  if (u.public_key?.length === 32) out.public_key = Buffer.from(u.public_key).toString('base64');
   return out;
 }
 

@@ -21,7 +21,7 @@ export const meshtasticDriver = defineDriver({
   bleFraming: MESHTASTIC_BLE,
   nodeNetwork: 'meshtastic',
   settings: MeshtasticSettings as unknown as z.ZodType<Record<string, unknown>>,
-  contact: { field: 'mesh', schema: z.string().trim().min(1).max(200), description: 'Meshtastic node id, e.g. !a1b2c3d4' },
+  contact: { field: 'mesh', schema: z.string().trim().min(1).max(200), description: 'Meshtastic node id, e.g. !a1b2c3d4, or the node\'s public key (32 bytes in base64, as the apps show it): sent to the node that has the key, whatever its number' },
   meshTraffic: true,
   deviceSections: ['radio', 'owner', 'modules'],
   tcpPort: TCP_PORT,

@@ -16,6 +16,7 @@ import type { AddressBooks, RuleDecider, SenderScreen } from './deciders.ts';
 import type { RouterEvent } from './events.ts';
 import { Pipeline } from './pipeline.ts';
 import { SeenFrameStore } from './seen-frames.ts';
+import { NodeIdentity } from './node-identity.ts';
 import { NodeStore } from './node-store.ts';
 import { DriverStateStore } from './driver-state.ts';
 import { DeferredWrites, writeLockFree } from '../../db/busy.ts';
@@ -50,6 +51,9 @@ export interface RoutingCoreDeps {
   /** How long delivery states wait for a commit to ride (write-behind.ts GROUP_COMMIT_MS);
    *  tests that step the dispatcher turn by turn pass 0. */
   groupCommitMs?: number;
+  /** Which node an address names now; app.ts makes it first, for the rules and the senders
+   *  policy too (default: one of the core's own). */
+  identity?: NodeIdentity;
 }
 
 export class RoutingCore {
@@ -73,14 +77,14 @@ export class RoutingCore {
     this.messages = new MessageStore(db);
     this.deliveries = new DeliveryStore(db, this.writeBehind, events);
     this.seen = new SeenFrameStore(db);
-    this.nodes = new NodeStore(db);
+    this.nodes = new NodeStore(db, d.identity ?? new NodeIdentity(db));
     // Whether a member of a fallback list can take a message now asks the bearer host, made
     // below (it needs the pipeline as its sink): read at call time.
     const canTake = (interfaceId: string) => this.#canTake(d.interfaceStore, interfaceId);
-    this.fallbacks = new FallbackService({ db, store: new FallbackStore(db), deliveries: this.deliveries, messages: this.messages, interfaces: d.interfaceStore, events, clock, log, canTake });
+    this.fallbacks = new FallbackService({ db, store: new FallbackStore(db), deliveries: this.deliveries, messages: this.messages, interfaces: d.interfaceStore, events, clock, log, canTake, addresses: this.nodes.identity });
     this.pipeline = new Pipeline({
       db, clock, log, events, messages: this.messages, deliveries: this.deliveries, seen: this.seen, fallbacks: this.fallbacks,
-      interfaces: d.interfaceStore, rules: d.rules, books: d.books, senders: d.senders,
+      interfaces: d.interfaceStore, rules: d.rules, books: d.books, senders: d.senders, addresses: this.nodes.identity,
     });
     // What bearers hand over must not wait for another process's lock on the event loop:
     // frames wait in order in memory, node reports and driver state in a
@@ -88,7 +92,7 @@ export class RoutingCore {
     this.held = new HeldFrames({ db, pipeline: this.pipeline, log });
     this.deferred = new DeferredWrites(db, log, 'deferred_writes');
     this.driverState = new DriverStateStore(db, this.deferred);
-    const nodes = { upsert: (interfaceId: string, report: NodeReport, nowIso: string) => this.deferred.run(() => this.nodes.upsert(interfaceId, report, nowIso)) };
+    const nodes = { upsert: (interfaceId: string, report: NodeReport, nowIso: string) => this.deferred.run(() => this.#nodeReport(interfaceId, report, nowIso, d)) };
     this.host = new BearerHost({ log, clock, events, sink: this.held, nodes, driverState: this.driverState, deviceConfig: d.deviceConfig, drivers: d.drivers, linkOptions: d.linkOptions });
     this.dispatcher = new Dispatcher({
       store: this.deliveries, writeBehind: this.writeBehind, host: this.host, events, interfaces: d.interfaceStore, clock, log, random: d.random,
@@ -104,6 +108,25 @@ export class RoutingCore {
       this.deliveries.generation++;
       log.error('group_commit_failed', { error: (error as Error)?.message, note: 'the messages of the last group were not stored; their senders were told so and send them again' });
     });
+  }
+
+  /** Stores a node report; a renumbered node takes what waits for its former id along. */
+  #nodeReport(interfaceId: string, report: NodeReport, nowIso: string, d: RoutingCoreDeps): void {
+    const change = this.nodes.upsert(interfaceId, report, nowIso);
+    if (!change) return;
+    if (change.type === 'renumbered') {
+      const moved = this.deliveries.readdress(change.former_id, change.node_id, d.clock.now());
+      d.log.warn('node_renumbered', {
+        interface_id: interfaceId, network: change.network, former_id: change.former_id, node_id: change.node_id, deliveries_readdressed: moved.length,
+        note: 'the same public key under a new number (a firmware upgrade or a number collision): the node keeps its history, and what named the former id reaches it at the new one',
+      });
+    } else {
+      d.log.warn('node_key_conflict', {
+        interface_id: interfaceId, network: change.network, node_id: change.node_id, known_key: change.known_key, claimed_key: change.claimed_key,
+        note: 'a second node claims this number with another public key; the report was not stored and the number stays with the key first seen under it',
+      });
+    }
+    this.events.emit({ type: 'node', interfaceId, change });
   }
 
   /** Why an interface cannot take a message now, or null (docs/routing.md, "Fallback lists"). */

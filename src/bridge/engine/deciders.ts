@@ -21,6 +21,15 @@ export interface AddressBooks {
   contact(name: string): Record<string, string> | undefined;
 }
 
+/** Which node an address names now (engine/node-identity.ts): the rules and the senders
+ *  policy compare addresses through it, the pipeline addresses deliveries through it. */
+export interface NodeAddresses {
+  /** The address the node is reached at now: a node's former id gives its current id, a public
+   *  key the id of the node that has it (null when no node has it); any other address comes
+   *  back as given. */
+  current(address: string): string | null;
+}
+
 /** An interface by id or name. */
 export type InterfaceLookup = { find(ref: string): InterfaceRow | undefined };
 

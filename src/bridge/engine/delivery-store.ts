@@ -320,6 +320,19 @@ export class DeliveryStore {
       ).all(nowMs, nowMs, iso(nowMs), nodeId),
     );
   }
+  /** A node's id changed (node-identity.ts): what waits for it under its former id, to send or
+   *  held until it is heard, goes to its new id. A send on the air went to the former id; if it
+   *  fails, its retries go to the new one. */
+  readdress(formerId: string, nodeId: string, nowMs: number): DeliveryRow[] {
+    this.flush();
+    return this.#returning(
+      this.#prepare(
+        `UPDATE deliveries SET to_addr = CASE WHEN lower(to_addr) = ? THEN ? ELSE to_addr END,
+           until_heard = CASE WHEN until_heard = ? COLLATE NOCASE THEN ? ELSE until_heard END, updated_at = ?
+         WHERE state IN ('pending', 'held', 'retrying', 'sending') AND (lower(to_addr) = ? OR until_heard = ? COLLATE NOCASE) RETURNING *`,
+      ).all(formerId, nodeId, formerId, nodeId, iso(nowMs), formerId, formerId),
+    );
+  }
   /** Whether any delivery is held for a node (the pipeline asks before releasing). */
   anyHeldFor(nodeId: string): boolean {
     return this.#prepare("SELECT 1 FROM deliveries WHERE state = 'held' AND until_heard = ? COLLATE NOCASE LIMIT 1").get(nodeId) !== undefined;

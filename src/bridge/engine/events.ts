@@ -1,3 +1,4 @@
+import type { NodeChange } from './node-store.ts';
 import type { DeliveryRow, MessageRow } from './rows.ts';
 
 // What the routing core tells the rest of the bridge (docs/architecture.md, "The message
@@ -17,4 +18,7 @@ export type RouterEvent =
   | { type: 'link'; interfaceId: string; connected: boolean }
   /** A device told the time it holds (a network's or a GPS's): the bridge's clock may take it
    *  (bridge/clock/guard.ts, bridge.clock.radio_time). */
-  | { type: 'time'; interfaceId: string; kind: string; atMs: number };
+  | { type: 'time'; interfaceId: string; kind: string; atMs: number }
+  /** A report changed a node's identity (inside the write that stores it): the node was
+   *  renumbered (its deliveries follow it), or a second node claimed its number. */
+  | { type: 'node'; interfaceId: string; change: NodeChange };

@@ -10,6 +10,7 @@ import { admit, newDelivery, type DeliveryTemplate } from './admission.ts';
 import type { FallbackStore } from './fallback-store.ts';
 import type { DeliveryStore } from './delivery-store.ts';
 import type { InterfaceRow, FallbackMemberRow, FallbackRow, FallbackStrategy, TraceEntry, DeliveryRow } from './rows.ts';
+import type { NodeAddresses } from './deciders.ts';
 
 // Fallback lists (docs/routing.md, "Fallback lists"): one message, several {interface, to}
 // members, and a strategy for getting it through by whichever works.
@@ -42,6 +43,8 @@ export interface FallbackDeps {
   log: Logger;
   /** Why an interface cannot take a message now (disabled, unbound, offline, budget spent); null when it can. */
   canTake(interfaceId: string): string | null;
+  /** Where a node is now: a member started after its node was renumbered goes to the new id. */
+  addresses?: NodeAddresses;
 }
 
 export interface PlannedList {
@@ -356,7 +359,7 @@ export class FallbackService {
       this.#trace(list, pos, 'skipped', m.unusable ?? 'the interface was deleted', t.nowMs);
       return null;
     }
-    const d = newDelivery(t, iface, m.to, { fallback_id: list.id, fallback_pos: pos });
+    const d = newDelivery(t, iface, this.#d.addresses?.current(m.to) ?? m.to, { fallback_id: list.id, fallback_pos: pos });
     const refused = admit(this.#d.deliveries, d, iface, t.nowMs);
     if (refused) {
       this.#trace(list, pos, 'skipped', refused, t.nowMs);

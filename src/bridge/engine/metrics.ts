@@ -34,6 +34,11 @@ export function routerMetrics(metrics: MetricsRegistry, events: EventStream<Rout
   events.subscribe((event) => {
     if (event.type === 'delivery' && event.delivery.state === 'dead' && event.delivery.last_error?.startsWith('evicted:')) evictions.inc(labelsOf(event.delivery.interface_id));
   });
+  // engine/node-identity.ts: a node seen under a new id with its key, or a number two keys claim.
+  const nodeChanges = metrics.counter('fieldbridge_node_identity_changes_total', 'Node identity changes, by interface and change: renumbered (a known public key under a new node id) or key_conflict (a second key claiming a node id).');
+  events.subscribe((event) => {
+    if (event.type === 'node') nodeChanges.inc({ ...labelsOf(event.interfaceId), change: event.change.type });
+  });
 }
 
 /** What waits for another process's database lock (engine/held-frames.ts,

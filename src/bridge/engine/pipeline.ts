@@ -11,7 +11,7 @@ import { DEFAULT_PRECEDENCE, precedenceName, precedenceRank, type Precedence } f
 import { nodeKey } from './node-key.ts';
 import { type DeliveryStore } from './delivery-store.ts';
 import { DEFAULT_ACK_WITHIN_S, isFallback, SENDER_ADDRESS, type Decision, type Destination, type FallbackDestination, type PlainDestination, type RoutableMessage, type RuleTraceEntry } from './decisions.ts';
-import type { AddressBooks, InterfaceLookup, PendingTakes, RuleDecider, SenderScreen, SenderVerdict } from './deciders.ts';
+import type { AddressBooks, InterfaceLookup, NodeAddresses, PendingTakes, RuleDecider, SenderScreen, SenderVerdict } from './deciders.ts';
 import { driverFor } from '../../bearers/drivers.ts';
 import { applyTransforms, type TransformStep } from './transforms.ts';
 import type { MessageStore } from './message-store.ts';
@@ -106,6 +106,8 @@ export interface PipelineDeps {
   books: AddressBooks;
   /** The senders policy, part of the decision (docs/senders.md). */
   senders: SenderScreen;
+  /** Which node an address names now: destinations reach a renumbered node at its new id. */
+  addresses?: NodeAddresses;
   seen: SeenFrameStore;
   fallbacks: FallbackService;
   /** Where the pipeline tells what it stored: 'message' inside the transaction that stores it
@@ -352,9 +354,22 @@ export class Pipeline {
     return out;
   }
 
-  /** Expands a destination address: "{to}", "{from}", "@group" (every member), "@contact" (its address for this kind). */
+  /** The addresses a destination stands for, each where its node is now (a node renumbered
+   *  since an address named it is reached at its new id; a public key, at its node's id). */
   #addressesFor(to: string, m: IngressMessage, kind: string, notes: string[]): string[] {
-    if (to === SAME_TO) return this.#addressesFor(m.to, m, kind, notes);
+    const expanded = this.#expand(to, m, kind, notes);
+    const identity = this.#d.addresses;
+    if (!identity) return expanded;
+    return expanded.flatMap((address) => {
+      const now = identity.current(address);
+      if (now === null) notes.push(`no node with the public key ${address} has been heard, so nothing was sent to it`);
+      return now === null ? [] : [now];
+    });
+  }
+
+  /** Expands a destination address: "{to}", "{from}", "@group" (every member), "@contact" (its address for this kind). */
+  #expand(to: string, m: IngressMessage, kind: string, notes: string[]): string[] {
+    if (to === SAME_TO) return this.#expand(m.to, m, kind, notes);
     if (to === SENDER_ADDRESS) {
       // A message sent through the API has no sender on any bearer to answer.
       if (m.interfaceId === null) {

@@ -94,6 +94,7 @@ export interface NodeRow {
   via_mqtt: boolean;
   last_heard_at: string | null;
   updated_at: string;
+  public_key: string | null;
 }
 
 export type FallbackStrategy = 'ordered' | 'first_available' | 'all';

@@ -34,11 +34,14 @@ export const NodeView = z.object({
   via_mqtt: z.boolean(),
   last_heard_at: z.string().nullable(),
   updated_at: z.string(),
+  public_key: z.string().nullable().describe('The node\'s public key in base64 (a Meshtastic node\'s X25519 key from its NodeInfo); the bridge follows the node by it when its id changes. A contact may name the node by it'),
+  former_ids: z.array(z.object({ id: z.string(), changed_at: z.string().describe('When the bridge saw the node come back under its next id') }))
+    .describe('Ids the node had before, oldest first (a Meshtastic node renumbered by a firmware upgrade: the same key under a new number). Messages to a former id reach the node at its id'),
 });
 
-export function nodeView(r: NodeRow): z.infer<typeof NodeView> {
+export function nodeView(r: NodeRow, store: NodeStore): z.infer<typeof NodeView> {
   const { node_id, ...rest } = r;
-  return { id: node_id, ...rest };
+  return { id: node_id, ...rest, former_ids: store.identity.formerIds(node_id) };
 }
 
 const ListQuery = z.strictObject({
@@ -66,16 +69,16 @@ export function nodeRoutes(store: NodeStore, interfaces: InterfaceService): Rout
         const q = ctx.query;
         const interface_id = interfaces.idForFilter(q.interface, 'query.interface');
         const rows = store.list({ interface_id, network: q.network, q: q.q, after_id: afterId(q.cursor) }, q.limit + 1);
-        return pageReply(ctx, rows.map(nodeView), q.limit);
+        return pageReply(ctx, rows.map((r) => nodeView(r, store)), q.limit);
       },
     }),
     route({
-      method: 'GET', path: '/api/nodes/{id}', summary: 'One mesh node by its id (!a1b2c3d4, or an LXMF address)', tags, roles: ANY_KEY,
+      method: 'GET', path: '/api/nodes/{id}', summary: 'One mesh node by its id (!a1b2c3d4, or an LXMF address), or by an id it had before', tags, roles: ANY_KEY,
       params: z.object({ id: NodeId }), response: NodeView, responseName: 'Node',
       handler: ({ params }) => {
         const row = store.get(params.id);
         if (!row) throw notFound('node', params.id);
-        return nodeView(row);
+        return nodeView(row, store);
       },
     }),
   ];

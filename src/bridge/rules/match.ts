@@ -222,6 +222,9 @@ export interface EvaluableRule {
 export interface AddressResolver {
   /** The addresses an @group or @contact stands for; null when no such name exists. */
   expand(address: string): string[] | null;
+  /** Where the node an address names is now (engine/node-identity.ts): a filter entry naming a
+   *  renumbered node's former id matches the node at its new one. */
+  current?(address: string): string | null;
 }
 
 
@@ -385,18 +388,23 @@ class AddressMatcher {
    *  @name only when `trusted`: an outbound message came through the authenticated API,
    *  while a frame heard on a radio could claim to be from "@ops" to borrow its rules. */
   find(entries: readonly string[], address: string, trusted = false): string | null {
-    const wanted = address.toLowerCase();
     const named = trusted && isReference(address);
+    const wanted = named ? address.toLowerCase() : this.#now(address);
     for (const entry of entries) {
-      if (isReference(entry) ? this.#members(entry).has(wanted) || (named && entry.toLowerCase() === wanted) : entry.toLowerCase() === wanted) return entry;
+      if (isReference(entry) ? this.#members(entry).has(wanted) || (named && entry.toLowerCase() === wanted) : this.#now(entry) === wanted) return entry;
     }
     return null;
+  }
+
+  /** An address as compared: where its node is now, in lower case. */
+  #now(address: string): string {
+    return (this.#resolve.current?.(address) ?? address).toLowerCase();
   }
 
   #members(reference: string): Set<string> {
     let members = this.#expanded.get(reference);
     if (!members) {
-      members = new Set((this.#resolve.expand(reference) ?? []).map((a) => a.toLowerCase()));
+      members = new Set((this.#resolve.expand(reference) ?? []).map((a) => this.#now(a)));
       this.#expanded.set(reference, members);
     }
     return members;

@@ -7,7 +7,7 @@ import type { Precedence } from '../engine/precedence.ts';
 import { type AddressResolver, type Decision, type DefaultAction, type Destination, evaluateRules, isFallback, isReference, mapDestinationInterfaces, type RoutableMessage, type RuleActionKind, type RuleMatch, type RuleTraceEntry } from './match.ts';
 import type { Schedule } from './schedule.ts';
 import type { RuleRef, RuleRow, RuleStore } from './store.ts';
-import type { InterfaceLookup, RuleDecider } from '../engine/deciders.ts';
+import type { InterfaceLookup, NodeAddresses, RuleDecider } from '../engine/deciders.ts';
 
 /** Finds an interface by id or name (the interface store). */
 
@@ -33,10 +33,15 @@ export class RuleService implements RuleDecider {
   readonly #clock: Clock;
   readonly #defaultAction: () => DefaultAction;
   #cache: RuleRow[] | undefined;
+  readonly #nodes: NodeAddresses | undefined;
 
   constructor(
     store: RuleStore,
-    deps: { interfaces: InterfaceLookup; contacts: BookService<Record<string, string>>; groups: BookService<string[]>; clock: Clock; defaultAction: () => DefaultAction },
+    deps: {
+      interfaces: InterfaceLookup; contacts: BookService<Record<string, string>>; groups: BookService<string[]>; clock: Clock; defaultAction: () => DefaultAction;
+      /** Where a node named by an address is now (a renumbered node; engine/node-identity.ts). */
+      nodes?: NodeAddresses;
+    },
   ) {
     this.#store = store;
     this.#interfaces = deps.interfaces;
@@ -44,6 +49,7 @@ export class RuleService implements RuleDecider {
     this.#groups = deps.groups;
     this.#clock = deps.clock;
     this.#defaultAction = deps.defaultAction;
+    this.#nodes = deps.nodes;
   }
 
   list(): RuleRow[] {
@@ -174,6 +180,7 @@ export class RuleService implements RuleDecider {
         const name = address.slice(1);
         return this.#groups.expand(name) ?? this.#contacts.expand(name);
       },
+      current: this.#nodes && ((address) => this.#nodes!.current(address)),
     };
     return evaluateRules(this.list(), msg, atMs, resolver, this.#defaultAction(), trace);
   }

@@ -46,11 +46,17 @@ export const EMPTY_POLICY: SenderPolicy = { limits: [], blocklist: [], allowlist
 
 /** Expands @group / @contact to addresses; null for an unknown name. */
 export type Expand = (reference: string) => string[] | null;
+/** Where the node an address names is now (engine/node-identity.ts); null for a public key no
+ *  node has. Without one, addresses are compared as written. */
+export type Current = (address: string) => string | null;
+const asWritten: Current = (a) => a;
 
-/** The entry of `entries` the address matches (a literal, or an @name standing for it), or null. */
-export function matchEntry(entries: readonly string[], address: string, expand: Expand): string | null {
-  const wanted = senderKey(address);
-  const is = (a: string) => senderKeys(a).includes(wanted);
+/** The entry of `entries` the address matches (a literal, or an @name standing for it), or null.
+ *  An entry naming a renumbered node's former id (or its public key) matches the node now. */
+export function matchEntry(entries: readonly string[], address: string, expand: Expand, current: Current = asWritten): string | null {
+  const now = (a: string) => current(a) ?? a;
+  const wanted = senderKey(now(address));
+  const is = (a: string) => senderKeys(now(a)).includes(wanted);
   for (const entry of entries) {
     if (entry.startsWith('@') ? (expand(entry) ?? []).some(is) : is(entry)) return entry;
   }
@@ -65,10 +71,10 @@ export function sameSender(entry: string, address: string): boolean {
 }
 
 /** Why the sender is blocked, or null. */
-export function blockedBecause(policy: SenderPolicy, address: string, expand: Expand): string | null {
-  const hit = matchEntry(policy.blocklist, address, expand);
-  if (hit !== null) return !hit.startsWith('@') ? `sender ${address} is on the blocklist` : `sender ${address} is on the blocklist (through ${hit})`;
-  if (policy.allowlist !== null && matchEntry(policy.allowlist, address, expand) === null) return `sender ${address} is not on the allowlist`;
+export function blockedBecause(policy: SenderPolicy, address: string, expand: Expand, current: Current = asWritten): string | null {
+  const hit = matchEntry(policy.blocklist, address, expand, current);
+  if (hit !== null) return !hit.startsWith('@') ? `sender ${address} is on the blocklist${(current(hit) ?? hit) === hit ? '' : ` (as ${hit}, the id it had before)`}` : `sender ${address} is on the blocklist (through ${hit})`;
+  if (policy.allowlist !== null && matchEntry(policy.allowlist, address, expand, current) === null) return `sender ${address} is not on the allowlist`;
   return null;
 }
 

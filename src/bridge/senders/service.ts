@@ -2,7 +2,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import type { Clock } from '../../lib/clock.ts';
 import { badRequest, conflict, type FieldError } from '../../lib/errors.ts';
 import { senderKey } from './address.ts';
-import { blockedBecause, sameSender, type Bucket, describeLimit, EMPTY_POLICY, type Expand, limitKey, matchEntry, type SenderPolicy, tokensNow } from './policy.ts';
+import { blockedBecause, sameSender, type Bucket, type Current, describeLimit, EMPTY_POLICY, type Expand, limitKey, matchEntry, type SenderPolicy, tokensNow } from './policy.ts';
 import { type SenderRow, SenderStore } from './store.ts';
 import type { PendingTakes, SenderScreen, SenderVerdict } from '../engine/deciders.ts';
 
@@ -23,6 +23,8 @@ export interface SenderBooks {
   exists(name: string): boolean;
   /** Moves whenever a contact or group changes: expansions are cached until it does. */
   version(): number;
+  /** Where the node an address names is now (a renumbered node; engine/node-identity.ts). */
+  current?: Current;
 }
 
 export class SenderService implements SenderScreen {
@@ -90,7 +92,7 @@ export class SenderService implements SenderScreen {
   blocked(address: string): string | null {
     const policy = this.policy();
     if (policy.blocklist.length === 0 && policy.allowlist === null) return null;
-    return blockedBecause(policy, address, this.#expand);
+    return blockedBecause(policy, address, this.#expand, this.#books.current);
   }
 
   /** After the rules chose interfaces of `kinds`: the limits that apply and whether the sender
@@ -135,9 +137,9 @@ export class SenderService implements SenderScreen {
   unblock(address: string): SenderPolicy {
     const policy = this.policy();
     const next = { ...policy, blocklist: policy.blocklist.filter((e) => !sameSender(e, address)) };
-    const still = blockedBecause(next, address, this.#expand);
+    const still = blockedBecause(next, address, this.#expand, this.#books.current);
     if (still !== null) {
-      const via = matchEntry(next.blocklist, address, this.#expand);
+      const via = matchEntry(next.blocklist, address, this.#expand, this.#books.current);
       throw conflict('ERR_SENDER_STILL_BLOCKED', `${still}: ${via ? `remove it from ${via} or remove ${via} from the blocklist` : 'add it to the allowlist'} (PUT /api/senders/policy)`);
     }
     return next.blocklist.length === policy.blocklist.length ? policy : this.setPolicy(next);

@@ -2,11 +2,12 @@ import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { systemClock, type Clock, type TimerHandle } from '../../../lib/clock.ts';
 import {
-  BROADCAST, CHANNEL_ROLE, DATA_PAYLOAD_LEN, decodeToRadio, type DeviceMetadata, encodeFrame, encodeFromRadio, type FromRadio,
+  BROADCAST, CHANNEL_ROLE, DATA_PAYLOAD_LEN, decodeToRadio, type DeviceMetadata, encodeFrame, encodeFromRadio, formatNodeId, type FromRadio,
   type LoRaConfig, type MeshPacket, type NodeInfo, PORT_NUM, PRIORITY, type QueueStatus, ROUTING_ERROR, StreamDecoder, type ToRadio,
   toRadioVariant, type ToRadioVariant,
 } from '../codec/messages.ts';
 import { type AdminHost, handleAdmin } from './admin.ts';
+import { keysFromSeed, type NodeKeys, nodeNumFromKey } from './identity.ts';
 import { DEFAULT_HOP_LIMIT, HOP_MAX, type MeshMember, MeshtasticMesh, type RoutingErrorName } from './mesh.ts';
 import {
   CHANNEL_SLOTS, type DeviceState, defaultState, HANDSHAKE_CONFIG_KEYS, HANDSHAKE_MODULE_KEYS, loraOf, nodeNumFromName,
@@ -46,8 +47,14 @@ export interface MeshtasticFaults {
 export interface MeshtasticDeviceOptions {
   /** For logs; also what the default node number is derived from. */
   name?: string;
-  /** Node number; default derived from the name (stable across runs). */
+  /** Node number; default derived from the name (stable across runs), or from the public key
+   *  with `numberFromKey`. */
   num?: number;
+  /** The node's X25519 keys; default made from the name. Its User carries the public key when
+   *  they are given, with `numberFromKey`, and after upgrade(). */
+  keys?: NodeKeys;
+  /** Number the node by the CRC-32 of its public key, as firmware 2.8 does (identity.ts). */
+  numberFromKey?: boolean;
   longName?: string;
   shortName?: string;
   /** The air it shares; default a mesh of its own. */
@@ -98,7 +105,8 @@ export interface MeshtasticDeviceCounters {
 
 export class MeshtasticDevice extends EventEmitter implements MeshMember {
   readonly name: string;
-  readonly num: number;
+  readonly keys: NodeKeys;
+  #num: number;
   readonly mesh: MeshtasticMesh;
   readonly faults: MeshtasticFaults;
   readonly counters: MeshtasticDeviceCounters = {
@@ -133,7 +141,8 @@ export class MeshtasticDevice extends EventEmitter implements MeshMember {
   constructor(options: MeshtasticDeviceOptions = {}) {
     super();
     this.name = options.name ?? 'meshtastic-sim';
-    this.num = options.num ?? nodeNumFromName(this.name);
+    this.keys = options.keys ?? keysFromSeed(this.name);
+    this.#num = options.num ?? (options.numberFromKey ? nodeNumFromKey(this.keys.publicKey) : nodeNumFromName(this.name));
     this.#clock = options.clock ?? options.mesh?.clock ?? systemClock;
     this.hasTime = options.hasTime ?? true;
     this.mesh = options.mesh ?? new MeshtasticMesh({ clock: this.#clock });
@@ -147,11 +156,31 @@ export class MeshtasticDevice extends EventEmitter implements MeshMember {
     };
     this.faults = { neverCompleteHandshake: false, refuseAcks: null, ackDelayMs: this.mesh.defaultAckDelayMs, silent: false, ...options.faults };
     this.#state = defaultState(this.num, { longName: options.longName, shortName: options.shortName, hwModel: this.#options.hwModel, lora: options.lora });
+    if (options.keys || options.numberFromKey) this.#state.owner.public_key = this.keys.publicKey;
     this.#bootedAt = this.#clock.now();
     this.powerOn();
   }
 
   // ---- what tests and transports see ----------------------------------------------------
+
+  get num(): number {
+    return this.#num;
+  }
+
+  /** A firmware upgrade to 2.8 on demand: the node comes back numbered by its key's CRC-32,
+   *  with its key, names and settings, after a reboot (the host sees `rebooted` and a new
+   *  my_node_num), and broadcasts its NodeInfo so the mesh learns the number. Returns it. */
+  upgrade(): number {
+    const num = nodeNumFromKey(this.keys.publicKey);
+    if (num === this.#num) return num;
+    this.mesh.renumber(this, () => {
+      this.#num = num;
+      this.#state.owner = { ...this.#state.owner, id: formatNodeId(num), public_key: this.keys.publicKey };
+    });
+    this.#reboot('firmware upgrade');
+    if (this.#onMesh) this.mesh.announce(this);
+    return num;
+  }
 
   get hostAttached(): boolean {
     return this.#host !== null;

@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { systemClock, type Clock } from '../../../lib/clock.ts';
+import { keysFromSeed, nodeNumFromKey } from './identity.ts';
 import {
-  BROADCAST, DEVICE_ROLE, encodeRouting, formatNodeId, type MeshPacket, type NodeInfo, PORT_NUM, PRIORITY, ROUTING_ERROR, type User,
+  BROADCAST, DEVICE_ROLE, encodeRouting, encodeUser, formatNodeId, type MeshPacket, type NodeInfo, PORT_NUM, PRIORITY, ROUTING_ERROR, type User,
 } from '../codec/messages.ts';
 
 // The simulated air that simulated Meshtastic nodes share, in-process. Every node hears every
@@ -111,6 +112,11 @@ export class MeshtasticMesh extends EventEmitter {
     return this.#members.has(num);
   }
 
+  /** The node on the air under `num`, if any. */
+  member(num: number): MeshMember | undefined {
+    return this.#members.get(num);
+  }
+
   get size(): number {
     return this.#members.size;
   }
@@ -196,6 +202,24 @@ export class MeshtasticMesh extends EventEmitter {
     return { ...p, hop_limit: DEFAULT_HOP_LIMIT, hop_start: DEFAULT_HOP_LIMIT, rx_snr: q.rx_snr, rx_rssi: q.rx_rssi };
   }
 
+  /** A node tells the mesh who it is: a NODEINFO_APP broadcast of its User, as the firmware
+   *  sends one after it boots (NodeInfoModule). */
+  announce(member: MeshMember): void {
+    const user = member.nodeInfo().user;
+    if (!user) return;
+    const decoded = { portnum: PORT_NUM.NODEINFO_APP, payload: encodeUser(user) };
+    this.transmit(member, { from: member.num, to: BROADCAST, id: this.nextPacketId(), channel: 0, decoded, hop_limit: DEFAULT_HOP_LIMIT, hop_start: DEFAULT_HOP_LIMIT });
+  }
+
+  /** A node on this mesh takes another number (a firmware upgrade): off the air under the old
+   *  one, on it under the new one. */
+  renumber(member: MeshMember, apply: () => void): void {
+    const on = this.#members.get(member.num) === member;
+    if (on) this.leave(member);
+    apply();
+    if (on) this.join(member);
+  }
+
   /** A node with no host: tests send "from the network" with it and read what it got. */
   addRemoteNode(options: RemoteNodeOptions): RemoteNode {
     const node = new RemoteNode(this, options);
@@ -205,7 +229,13 @@ export class MeshtasticMesh extends EventEmitter {
 }
 
 export interface RemoteNodeOptions {
-  num: number;
+  /** Default: the CRC-32 of its public key, as firmware 2.8 numbers a node. */
+  num?: number;
+  /** User.public_key (32 bytes); default made from `seed` or the number, and carried in its
+   *  User when given, when the number comes from it, or after upgrade(). */
+  public_key?: Uint8Array;
+  /** What the default key is made from (identity.ts keysFromSeed). */
+  seed?: string;
   long_name?: string;
   short_name?: string;
   /** mesh.proto HardwareModel; default 0 (UNSET). */
@@ -226,8 +256,9 @@ export interface RemoteSendOptions {
 /** A virtual node on the mesh. Events: 'received' (MeshPacket), 'ack' (MeshPacket: the
  *  ROUTING_APP answer to one of its want_ack packets). */
 export class RemoteNode extends EventEmitter implements MeshMember {
-  readonly num: number;
-  readonly user: User;
+  #num: number;
+  user: User;
+  readonly publicKey: Uint8Array;
   /** Packets to this node or to everyone, oldest first. */
   readonly received: MeshPacket[] = [];
   /** ROUTING_APP answers to its own want_ack packets. */
@@ -237,18 +268,39 @@ export class RemoteNode extends EventEmitter implements MeshMember {
 
   constructor(mesh: MeshtasticMesh, options: RemoteNodeOptions) {
     super();
-    if (!Number.isInteger(options.num) || options.num <= 0 || options.num >= BROADCAST) throw new RangeError(`a remote node number is 1..0xfffffffe, got ${options.num}`);
+    const publicKey = options.public_key ?? keysFromSeed(options.seed ?? `remote ${options.num ?? ''}`).publicKey;
+    const num = options.num ?? nodeNumFromKey(publicKey);
+    if (!Number.isInteger(num) || num <= 0 || num >= BROADCAST) throw new RangeError(`a remote node number is 1..0xfffffffe, got ${num}`);
     this.#mesh = mesh;
-    this.num = options.num;
-    const id = formatNodeId(options.num);
+    this.#num = num;
+    this.publicKey = publicKey;
+    const id = formatNodeId(num);
     this.user = {
       id,
       long_name: options.long_name ?? `Meshtastic ${id.slice(-4)}`,
       short_name: options.short_name ?? id.slice(-4),
       hw_model: options.hw_model ?? 0,
       role: DEVICE_ROLE.CLIENT,
+      ...(options.public_key || options.seed !== undefined || options.num === undefined ? { public_key: publicKey } : {}),
     };
     this.refuseAcks = options.refuseAcks ?? null;
+  }
+
+  get num(): number {
+    return this.#num;
+  }
+
+  /** A firmware upgrade to 2.8 on demand: the node takes the number its key's CRC-32 gives,
+   *  keeps its key and names, and announces itself. Returns the number. */
+  upgrade(): number {
+    const num = nodeNumFromKey(this.publicKey);
+    if (num === this.#num) return num;
+    this.#mesh.renumber(this, () => {
+      this.#num = num;
+      this.user = { ...this.user, id: formatNodeId(num), public_key: this.publicKey };
+    });
+    this.#mesh.announce(this);
+    return num;
   }
 
   nodeInfo(): NodeInfo {
