@@ -2,7 +2,7 @@ import type { NodeReport } from '../bearer.ts';
 import type { DeviceSettings, ModuleVariant } from './admin.ts';
 import { MODULE_VARIANTS } from './admin.ts';
 import {
-  type Channel, type DeviceMetadata, type FromRadio, fromRadioVariant, type MyNodeInfo, type NodeInfo,
+  type Channel, type DeviceMetadata, type FromRadio, fromRadioVariant, type LoRaRegionPresetMap, type MyNodeInfo, type NodeInfo,
 } from './codec/messages.ts';
 import { nodeInfoReport } from './inbound.ts';
 
@@ -28,6 +28,8 @@ export interface DeviceState extends DeviceSettings {
   /** Other nodes from the device's node database (not the own node). */
   nodes: NodeReport[];
   ownNode?: NodeInfo;
+  /** FromRadio.region_presets (2.8): which presets each region allows. */
+  regionPresets?: LoRaRegionPresetMap;
 }
 
 export class Handshake {
@@ -56,6 +58,9 @@ export class Handshake {
         break;
       case 'metadata':
         s.metadata = m.metadata;
+        break;
+      case 'region_presets':
+        s.regionPresets = m.region_presets;
         break;
       case 'channel':
         s.channels.push(m.channel!);
