@@ -26,6 +26,9 @@ export interface MeshtasticFaults {
   ackDelayMs: number;
   /** Stop answering: host frames are ignored, nothing is written, nothing is heard or acked. */
   silent: boolean;
+  /** Packets reach the host without the automation bit of Data.bitfield, as from a sender
+   *  that does not mark its automated packets. */
+  dropAutomationMark: boolean;
 }
 
 export interface MeshtasticDeviceOptions {

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { systemClock, type Clock, type TimerHandle } from '../../../lib/clock.ts';
 import {
-  BROADCAST, CHANNEL_ROLE, DATA_PAYLOAD_LEN, decodeToRadio, type DeviceMetadata, encodeFrame, encodeFromRadio, type FromRadio,
+  BITFIELD, BROADCAST, CHANNEL_ROLE, DATA_PAYLOAD_LEN, decodeToRadio, type DeviceMetadata, encodeFrame, encodeFromRadio, type FromRadio,
   type LoRaConfig, type MeshPacket, type NodeInfo, PORT_NUM, PRIORITY, type QueueStatus, ROUTING_ERROR, StreamDecoder, type ToRadio,
   toRadioVariant, type ToRadioVariant,
 } from '../codec/messages.ts';
@@ -84,7 +84,7 @@ export class MeshtasticDevice extends EventEmitter implements MeshMember {
       rebootDelayMs: options.rebootDelayMs ?? 500,
       toPhoneQueue: options.toPhoneQueue ?? 32,
     };
-    this.faults = { neverCompleteHandshake: false, refuseAcks: null, ackDelayMs: this.mesh.defaultAckDelayMs, silent: false, ...options.faults };
+    this.faults = { neverCompleteHandshake: false, refuseAcks: null, ackDelayMs: this.mesh.defaultAckDelayMs, silent: false, dropAutomationMark: false, ...options.faults };
     this.#state = defaultState(this.num, { longName: options.longName, shortName: options.shortName, hwModel: this.#options.hwModel, lora: options.lora });
     this.#bootedAt = this.#clock.now();
     this.powerOn();
@@ -234,6 +234,7 @@ export class MeshtasticDevice extends EventEmitter implements MeshMember {
     this.counters.received++;
     // The receiving board stamps the arrival with its own clock, or 0 without a valid time.
     const heard = { ...packet, rx_time: this.hasTime ? this.#now() : 0 };
+    if (this.faults.dropAutomationMark && heard.decoded) heard.decoded = { ...heard.decoded, bitfield: (heard.decoded.bitfield ?? 0) & ~BITFIELD.IS_AUTOMATION };
     this.#lastReceived = heard;
     this.nodeDb.heard(heard);
     this.emit('received', heard);
