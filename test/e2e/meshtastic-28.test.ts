@@ -185,6 +185,20 @@ test('a Range Test setting is refused naming the firmware; no admin message is s
   assert.is(stored.body.enabled, false, 'nothing was stored');
 });
 
+test('position and telemetry broadcast, opt-in on 2.8, are switched on through the channel and the telemetry module', async () => {
+  assert.is(board.state.channels[0].settings?.module_settings?.position_precision, 0, 'a 2.8 board starts with no position broadcast');
+  const pos = await t.call('POST', '/api/config/module', { body: { section: 'position', settings: { position_precision: 13 } } });
+  assert.is(pos.status, 200, pos.text);
+  await waitUntil('the primary channel to share positions', async () => board.state.channels[0].settings?.module_settings?.position_precision === 13);
+  assert.is(board.state.channels[0].settings?.psk?.length, 1, 'the rest of the channel is kept');
+  await waitOnline(t, 'mesh', 60_000);
+  const tel = await t.call('POST', '/api/config/module', { body: { section: 'telemetry', settings: { device_telemetry_enabled: true } } });
+  assert.is(tel.status, 200, tel.text);
+  await waitUntil('the telemetry module to broadcast', async () => (board.state.modules.get('telemetry')?.telemetry as { device_telemetry_enabled?: boolean })?.device_telemetry_enabled === true);
+  // The supervisor's backoff has grown over this file's reboots: give it time.
+  await waitOnline(t, 'mesh', 60_000);
+});
+
 test('an owner name stored while no board was bound is checked when the 2.8 board connects: a config problem, not pushed', async () => {
   const other = new MeshtasticDevice({ name: 'e2e-28-late', mesh: new MeshtasticMesh(), firmware: '2.8' });
   const otherTcp = await serveMeshtasticTcp(other, { port: 0 });

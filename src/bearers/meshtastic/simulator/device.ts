@@ -85,7 +85,9 @@ export class MeshtasticDevice extends EventEmitter implements MeshMember {
       toPhoneQueue: options.toPhoneQueue ?? 32,
     };
     this.faults = { neverCompleteHandshake: false, refuseAcks: null, ackDelayMs: this.mesh.defaultAckDelayMs, silent: false, dropAutomationMark: false, ...options.faults };
-    this.#state = defaultState(this.num, { longName: options.longName, shortName: options.shortName, hwModel: this.#options.hwModel, lora: options.lora });
+    this.#state = defaultState(this.num, {
+      longName: options.longName, shortName: options.shortName, hwModel: this.#options.hwModel, lora: options.lora, positionPrecision: this.firmware.positionPrecision,
+    });
     this.#bootedAt = this.#clock.now();
     this.powerOn();
   }

@@ -19,6 +19,9 @@ export interface FirmwareProfile {
   replaysNodeDb: boolean;
   /** FromRadio.region_presets follows the metadata in the handshake (PhoneAPI, 2.8). */
   regionPresets: boolean;
+  /** The primary channel's ModuleSettings.position_precision on a fresh node: 13 before 2.8,
+   *  0 (no position broadcast) from 2.8 (firmware PR #10929). */
+  positionPrecision: number;
 }
 
 /** mesh.proto ExcludedModules.RANGETEST_CONFIG: 2.8 builds never include Range Test
@@ -27,8 +30,8 @@ export const EXCLUDED_RANGETEST = 0x0010;
 
 export const FIRMWARE_PROFILES: Readonly<Record<FirmwareLine, Readonly<FirmwareProfile>>> = {
   // The version string predates the profiles: the 2.7 simulator always reported it.
-  '2.7': { line: '2.7', version: '2.6.11.sim', longNameStoredBytes: 39, excludedModules: 0, replaysNodeDb: false, regionPresets: false },
-  '2.8': { line: '2.8', version: '2.8.0.sim', longNameStoredBytes: 24, excludedModules: EXCLUDED_RANGETEST, replaysNodeDb: true, regionPresets: true },
+  '2.7': { line: '2.7', version: '2.6.11.sim', longNameStoredBytes: 39, excludedModules: 0, replaysNodeDb: false, regionPresets: false, positionPrecision: 13 },
+  '2.8': { line: '2.8', version: '2.8.0.sim', longNameStoredBytes: 24, excludedModules: EXCLUDED_RANGETEST, replaysNodeDb: true, regionPresets: true, positionPrecision: 0 },
 };
 
 export function firmwareProfile(firmware: FirmwareLine | FirmwareProfile | undefined): FirmwareProfile {

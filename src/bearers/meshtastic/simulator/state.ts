@@ -51,7 +51,7 @@ export interface DeviceState {
   rebootCount: number;
 }
 
-export function defaultState(num: number, options: { longName?: string; shortName?: string; hwModel: number; lora?: Partial<LoRaConfig> }): DeviceState {
+export function defaultState(num: number, options: { longName?: string; shortName?: string; hwModel: number; lora?: Partial<LoRaConfig>; positionPrecision?: number }): DeviceState {
   const id = formatNodeId(num);
   const config = new Map<ConfigKey, Config>();
   for (const key of CONFIG_KEYS) config.set(key, { [key]: new Uint8Array(0) });
@@ -65,7 +65,7 @@ export function defaultState(num: number, options: { longName?: string; shortNam
     channels.push(
       index === 0
         ? // The default primary channel: no name (LongFast), the 1-byte default key index.
-          { index, settings: { psk: Uint8Array.of(1), module_settings: { position_precision: 13 } }, role: CHANNEL_ROLE.PRIMARY }
+          { index, settings: { psk: Uint8Array.of(1), module_settings: { position_precision: options.positionPrecision ?? 13 } }, role: CHANNEL_ROLE.PRIMARY }
         : { index, settings: {}, role: CHANNEL_ROLE.DISABLED },
     );
   }
