@@ -97,6 +97,7 @@ test('the board is shown as a 2.8 board: version line, excluded modules, name li
   assert.is(h.device.firmware_line, '2.8');
   assert.equal(h.device.excluded_modules, ['RANGETEST_CONFIG']);
   assert.is(h.device.long_name_max_bytes, 24);
+  assert.equal(h.device.module_configs.slice(-4), ['statusmessage', 'traffic_management', 'tak', 'mesh_beacon']);
   assert.ok(h.device.region_presets.includes('LONG_FAST'), JSON.stringify(h.device.region_presets));
 });
 

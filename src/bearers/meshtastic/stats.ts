@@ -17,6 +17,7 @@ const MeshtasticStats = z.object({
   firmware_line: s('Its major.minor ("2.7", "2.8"): what the driver expects of the board follows it'),
   excluded_modules: z.array(z.string()).describe('Modules the board\'s firmware was built without (DeviceMetadata.excluded_modules, by their protobuf names); settings for them are refused'),
   long_name_max_bytes: n('Longest owner long name the board keeps, in UTF-8 bytes (24 from 2.8, 39 before)'),
+  module_configs: z.array(z.string()).describe('The module configurations the board listed in its handshake (2.8 adds statusmessage, traffic_management, tak, mesh_beacon)'),
   region_presets: z.array(z.string()).nullable().describe('Modem presets the board allows in its region (2.8 handshake); null when it sent none'),
   node_id: s('The own node id (!a1b2c3d4)'),
   long_name: s('Owner long name the device reported'),
@@ -47,7 +48,7 @@ const MeshtasticStats = z.object({
 });
 
 const ZERO = {
-  firmware_version: null, firmware_line: null, excluded_modules: [], long_name_max_bytes: null, region_presets: null, node_id: null, long_name: null, short_name: null, region: null, modem_preset: null,
+  firmware_version: null, firmware_line: null, excluded_modules: [], long_name_max_bytes: null, module_configs: [], region_presets: null, node_id: null, long_name: null, short_name: null, region: null, modem_preset: null,
   channel_utilization_pct: null, air_util_tx_pct: null, queue_free: null, queue_max: null, awaiting_ack: 0, config_error: null, board_time: null,
   received: 0, sent: 0, acked: 0, failed: 0, failed_by_reason: {}, undecodable: 0, unknown_ports: 0, encrypted: 0, replayed: 0,
   debug_lines: 0, oversize_frames: 0, config_pushes: 0, reboots: 0,
@@ -67,6 +68,7 @@ export function deviceView(d: DeviceState | null): Record<string, unknown> {
     firmware_line: board?.line ?? null,
     excluded_modules: board ? excludedModuleNames(board) : [],
     long_name_max_bytes: board?.longNameBytes ?? null,
+    module_configs: d?.moduleConfigs ?? [],
     region_presets: board && d?.lora ? allowedPresets(board, d.lora.region ?? 0) : null,
     node_id: d?.myInfo?.my_node_num !== undefined ? formatNodeId(d.myInfo.my_node_num) : null,
     long_name: d?.owner?.long_name ?? null,

@@ -16,7 +16,7 @@ import { SimNodeDb } from './node-db.ts';
 import { regionPresetMap } from './presets.ts';
 import { DEFAULT_HOP_LIMIT, HOP_MAX, type MeshMember, MeshtasticMesh, type RoutingErrorName } from './mesh.ts';
 import {
-  CHANNEL_SLOTS, type DeviceState, defaultState, HANDSHAKE_CONFIG_KEYS, HANDSHAKE_MODULE_KEYS, loraOf, nodeNumFromName,
+  CHANNEL_SLOTS, type DeviceState, defaultState, HANDSHAKE_CONFIG_KEYS, loraOf, MODULE_KEYS, nodeNumFromName,
 } from './state.ts';
 
 // A Meshtastic radio as its host sees it: the firmware side of the stream API
@@ -288,7 +288,7 @@ export class MeshtasticDevice extends EventEmitter implements MeshMember {
       if (this.firmware.regionPresets) this.#send({ region_presets: regionPresetMap() });
       for (let i = 0; i < CHANNEL_SLOTS; i++) this.#send({ channel: s.channels[i] });
       for (const key of HANDSHAKE_CONFIG_KEYS) this.#send({ config: s.config.get(key)! });
-      for (const key of HANDSHAKE_MODULE_KEYS) this.#send({ moduleConfig: s.modules.get(key)! });
+      for (const key of MODULE_KEYS.slice(0, this.firmware.handshakeModules)) this.#send({ moduleConfig: s.modules.get(key)! });
     }
     const nodes = this.firmware.replaysNodeDb ? this.nodeDb.thinNodeInfos(others, this.num) : others;
     if (nonce !== NONCE_NO_NODES) for (const n of nodes) this.#send({ node_info: n });

@@ -22,6 +22,9 @@ export interface FirmwareProfile {
   /** The primary channel's ModuleSettings.position_precision on a fresh node: 13 before 2.8,
    *  0 (no position broadcast) from 2.8 (firmware PR #10929). */
   positionPrecision: number;
+  /** How many ModuleConfig variants the handshake lists, in ModuleConfigType order: 13 (mqtt
+   *  to paxcounter) before 2.8, all 17 (to mesh_beacon) from 2.8 (PhoneAPI STATE_SEND_MODULECONFIG). */
+  handshakeModules: number;
 }
 
 /** mesh.proto ExcludedModules.RANGETEST_CONFIG: 2.8 builds never include Range Test
@@ -30,8 +33,8 @@ export const EXCLUDED_RANGETEST = 0x0010;
 
 export const FIRMWARE_PROFILES: Readonly<Record<FirmwareLine, Readonly<FirmwareProfile>>> = {
   // The version string predates the profiles: the 2.7 simulator always reported it.
-  '2.7': { line: '2.7', version: '2.6.11.sim', longNameStoredBytes: 39, excludedModules: 0, replaysNodeDb: false, regionPresets: false, positionPrecision: 13 },
-  '2.8': { line: '2.8', version: '2.8.0.sim', longNameStoredBytes: 24, excludedModules: EXCLUDED_RANGETEST, replaysNodeDb: true, regionPresets: true, positionPrecision: 0 },
+  '2.7': { line: '2.7', version: '2.6.11.sim', longNameStoredBytes: 39, excludedModules: 0, replaysNodeDb: false, regionPresets: false, positionPrecision: 13, handshakeModules: 13 },
+  '2.8': { line: '2.8', version: '2.8.0.sim', longNameStoredBytes: 24, excludedModules: EXCLUDED_RANGETEST, replaysNodeDb: true, regionPresets: true, positionPrecision: 0, handshakeModules: 17 },
 };
 
 export function firmwareProfile(firmware: FirmwareLine | FirmwareProfile | undefined): FirmwareProfile {

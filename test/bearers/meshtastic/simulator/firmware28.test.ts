@@ -36,6 +36,7 @@ test('handshake: metadata names 2.8 and Range Test excluded; region presets foll
   const metadata = frames.find((m) => m.metadata)!.metadata!;
   assert.is(metadata.firmware_version, '2.8.0.sim');
   assert.is(metadata.excluded_modules, 0x10);
+  assert.is(frames.filter((m) => m.moduleConfig).length, 17, 'every module config, to mesh_beacon');
   const other = frames.filter((m) => m.node_info).map((m) => m.node_info!).find((n) => n.num === 0x0000beef)!;
   assert.is(other.position, undefined, 'a 2.8 board sends other nodes thin');
   assert.is(other.last_heard, T0 / 1000, 'last heard from its node database');
