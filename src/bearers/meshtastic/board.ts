@@ -101,3 +101,20 @@ export function boardProblems(board: Board, section: string, value: Record<strin
   }
   return problems;
 }
+
+/** Splits stored settings into what this board takes and what it would not: the owner section
+ *  (fits or not) and module changes (`modules` to push, `kept` back for another board). */
+export function fitBoard(board: Board, owner: Record<string, unknown> | null, pending: Record<string, Record<string, unknown>>): {
+  problems: string[]; ownerFits: boolean; modules: Record<string, Record<string, unknown>>; kept: Record<string, Record<string, unknown>>;
+} {
+  const problems = owner ? boardProblems(board, 'owner', owner) : [];
+  const ownerFits = problems.length === 0;
+  const modules: Record<string, Record<string, unknown>> = {};
+  const kept: Record<string, Record<string, unknown>> = {};
+  for (const [m, fields] of Object.entries(pending)) {
+    const beyond = boardProblems(board, 'modules', pending, m);
+    problems.push(...beyond);
+    (beyond.length > 0 ? kept : modules)[m] = fields;
+  }
+  return { problems, ownerFits, modules, kept };
+}

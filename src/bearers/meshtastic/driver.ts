@@ -4,7 +4,7 @@ import { DeviceError } from '../device-error.ts';
 import { clearTimers, DriverLifecycle, SupervisedBearer } from '../shared/links/driver-lifecycle.ts';
 import type { Link } from '../shared/links/link.ts';
 import { AckBook, DeviceQueue } from './acks.ts';
-import { boardOf, boardProblems } from './board.ts';
+import { boardOf, boardProblems, fitBoard } from './board.ts';
 import { editSession, loraChange, moduleChanges, ownerChange, ownerReport, radioReport, type Change } from './admin.ts';
 import {
   BITFIELD, DATA_PAYLOAD_LEN, decodeFromRadio, decodeRouting, encodeAdminMessage, encodeToRadioFrame, formatNodeId, fromRadioVariant,
@@ -242,25 +242,17 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
     // it would cut, a module its build left out): not pushed, and a config problem on the
     // interface until the configuration changes.
     const board = boardOf(device.metadata, device.regionPresets);
-    const beyond = owner ? boardProblems(board, 'owner', owner) : [];
-    const modules = { ...this.#pendingModules };
-    this.#pendingModules = {};
-    for (const m of Object.keys(modules)) {
-      const problems = boardProblems(board, 'modules', modules, m);
-      if (problems.length === 0) continue;
-      beyond.push(...problems);
-      delete modules[m];
-    }
-    if (beyond.length > 0) this.#ctx.log.warn('meshtastic.config_beyond_board', { firmware: board.firmware, problems: beyond });
-    this.#beyondBoard = beyond.length > 0 ? `ERR_MESHTASTIC_CONFIG: not pushed to the board: ${beyond.join('; ')}` : null;
-    const ownerFits = owner && !beyond.some((p) => p.startsWith('owner.'));
+    const { problems, ownerFits, modules, kept } = fitBoard(board, owner, this.#pendingModules);
+    this.#pendingModules = kept; // kept for a board that has those modules
+    if (problems.length > 0) this.#ctx.log.warn('meshtastic.config_beyond_board', { firmware: board.firmware, problems });
+    this.#beyondBoard = problems.length > 0 ? `ERR_MESHTASTIC_CONFIG: not pushed to the board: ${problems.join('; ')}` : null;
     const pending = Object.keys(modules).length > 0 ? moduleChanges(modules, device) : null;
     const wanted = (field: string) => {
       const [section, ...rest] = field.split('.');
       return rest.reduce<unknown>((v, k) => (v as Record<string, unknown> | null | undefined)?.[k], desired(section as DeviceSection));
     };
     // A value the device refused before is not pushed again while it is what is wanted.
-    const changes = [radio && loraChange(radio, device.lora), ownerFits && ownerChange(owner, device.owner), pending]
+    const changes = [radio && loraChange(radio, device.lora), ownerFits && owner && ownerChange(owner, device.owner), pending]
       .filter((c): c is Change => !!c)
       .filter((c) => !c.fields.some((f) => this.#refused.has(f) && this.#refused.get(f) === wanted(f)));
     if (this.#pushed) {
