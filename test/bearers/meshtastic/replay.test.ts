@@ -6,6 +6,7 @@ import {
 } from '../../../src/bearers/meshtastic/codec/messages.ts';
 import { EXPLICIT_REPLAY_FIELD, REPLAY_KIND, replayedRecord, replayPacketId, replayReport } from '../../../src/bearers/meshtastic/replay.ts';
 import { SimNodeDb } from '../../../src/bearers/meshtastic/simulator/node-db.ts';
+import { Handshake } from '../../../src/bearers/meshtastic/handshake.ts';
 
 // A 2.8 board's node-database replay (docs/protocols/meshtastic.md 2.9): the id derivation
 // against values computed by hand from the firmware's formula (PhoneAPI makeReplayPacketId:
@@ -110,6 +111,20 @@ test('region presets in the handshake: decoded from mesh.proto bytes', () => {
   assert.is(map.groups![0].licensed_only, true);
   assert.equal(presetsForRegion(map, 3)?.presets, [0, 7]);
   assert.is(presetsForRegion(map, 1), null, 'a region the map does not name is not restricted');
+});
+
+test('fields a later firmware adds are harmless: an unknown FromRadio variant and an unknown metadata field', () => {
+  const h = new Handshake(7);
+  // FromRadio field 20 (length-delimited, a variant this codec does not know): a2 01 02 08 01.
+  const unknown = decodeFromRadio(hex('a2 01 02 08 01'));
+  assert.ok(unknown.ok);
+  assert.is(h.take(unknown.value), false);
+  // metadata{firmware_version "2.9.0", excluded_modules 0x10, field 30 varint 1}: 6a 0c 0a 05 "2.9.0" 60 10 f0 01 01.
+  const meta = decodeFromRadio(hex('6a 0c 0a 05 32 2e 39 2e 30 60 10 f0 01 01'));
+  assert.ok(meta.ok, meta.ok ? '' : meta.error);
+  h.take(meta.value);
+  assert.is(h.take({ config_complete_id: 7 }), true);
+  assert.equal([h.state.metadata?.firmware_version, h.state.metadata?.excluded_modules], ['2.9.0', 0x10]);
 });
 
 test('fuzz: 10^6 random and mutated packets never throw in the replay check, and the new messages decode safely', () => {
