@@ -200,6 +200,21 @@ test('position and telemetry broadcast, opt-in on 2.8, are switched on through t
   await waitOnline(t, 'mesh', 60_000);
 });
 
+test('an imported configuration with a 27-byte long name: the bound 2.8 board is not sent it', async () => {
+  const exported = await t.call('GET', '/api/config/export');
+  assert.is(exported.status, 200, exported.text);
+  const file = JSON.parse(exported.text);
+  file.owner.long_name = 'Weather station north ridge';
+  const admin = { ...board.counters.admin };
+  const before = board.owner.long_name;
+  const r = await t.call('POST', '/api/config/import', { body: file });
+  assert.is(r.status, 200, r.text);
+  await waitUntil('the driver to log it', async () => t.logs.some((l) => l.includes('meshtastic.config_beyond_board')));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(board.counters.admin, admin, 'no admin message was sent');
+  assert.is(board.owner.long_name, before);
+});
+
 test('an owner name stored while no board was bound is checked when the 2.8 board connects: a config problem, not pushed', async () => {
   const other = new MeshtasticDevice({ name: 'e2e-28-late', mesh: new MeshtasticMesh(), firmware: '2.8' });
   const otherTcp = await serveMeshtasticTcp(other, { port: 0 });

@@ -312,8 +312,11 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
     if (this.lifecycle.phase !== 'online' || !link || !device) return; // the next handshake applies it
     const desired = this.#ctx.deviceConfig.desired(section);
     if (!desired) return;
-    const change = section === 'radio' ? loraChange(desired, device.lora) : section === 'owner' ? ownerChange(desired, device.owner) : moduleChanges(this.#pendingModules, device);
-    if (section === 'modules') this.#pendingModules = {};
+    // What this board would not take (an import is not checked by the API) is not pushed.
+    const fit = fitBoard(boardOf(device.metadata, device.regionPresets), section === 'owner' ? desired : null, section === 'modules' ? this.#pendingModules : {});
+    if (fit.problems.length > 0) this.#ctx.log.warn('meshtastic.config_beyond_board', { problems: fit.problems });
+    const change = section === 'radio' ? loraChange(desired, device.lora) : section === 'owner' ? (fit.ownerFits ? ownerChange(desired, device.owner) : null) : moduleChanges(fit.modules, device);
+    if (section === 'modules') this.#pendingModules = fit.kept;
     if (!change) return;
     this.#push(link, [change]).then(
       () => this.lifecycle.fail('rebooted to apply its settings'),
