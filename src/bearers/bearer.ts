@@ -57,7 +57,8 @@ export interface NodeReport {
   hw_model?: string;
   role?: string;
   position?: { latitude: number; longitude: number; altitude_m?: number; time?: string };
-  device_metrics?: { battery_level_pct?: number; voltage_v?: number; channel_utilization_pct?: number; air_util_tx_pct?: number; uptime_s?: number };
+  /** `time`: when the node measured them (Telemetry.time), when it says. */
+  device_metrics?: { battery_level_pct?: number; voltage_v?: number; channel_utilization_pct?: number; air_util_tx_pct?: number; uptime_s?: number; time?: string };
   snr_db?: number;
   hops_away?: number;
   via_mqtt?: boolean;
@@ -186,6 +187,11 @@ export interface Bearer {
   send(frame: OutboundFrame): Promise<SendResult>;
   /** Counters and reported values for health and stats endpoints. */
   stats(): Record<string, unknown>;
+  /** What in a write of a device section (DeviceConfig) the connected device would not take
+   *  (a name longer than its firmware keeps, a module its build left out): one sentence per
+   *  field, naming the limit and the firmware. Empty when all is well or no device is known
+   *  yet. `part`: the module a modules write changed. The API refuses such a write. */
+  deviceProblems?(section: DeviceSection, value: Record<string, unknown>, part?: string): string[];
 }
 
 export type BearerFactory = (ctx: BearerContext) => Bearer;

@@ -379,6 +379,7 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   const senders = newSenderService(db, clock, contacts, groups, identity);
   const core = new RoutingCore({ db, clock, log, random, interfaceStore, rules, books: addressBooks(contacts, groups), senders, deviceConfig: deviceConfigSource(config), identity });
   const { host, deliveries, messages, pipeline, dispatcher, writeBehind, events } = core;
+  config.setDeviceCheck((section, value, part) => host.deviceProblems(section, value, part));
   const interfaces = new InterfaceService(interfaceStore, host, { rules, deliveries, clock });
 
   const uplink = new UplinkService({

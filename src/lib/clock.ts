@@ -76,3 +76,10 @@ export class FakeClock implements Clock {
     return this.#timers.size;
   }
 }
+
+/** True when `p` settled within `ms` on `clock`; the timer is cleared either way. */
+export function settlesWithin(clock: Clock, p: Promise<void>, ms: number): Promise<boolean> {
+  let timer: TimerHandle | undefined;
+  const timeout = new Promise<boolean>((resolve) => (timer = clock.setTimeout(() => resolve(false), ms)));
+  return Promise.race([p.then(() => true), timeout]).finally(() => timer && clock.clearTimeout(timer));
+}

@@ -1,6 +1,6 @@
 import {
   MODEM_PRESET, nameOf, REGION_CODE, valueOf,
-  type AdminMessage, type LoRaConfig, type ModuleConfig, type PositionConfig, type User,
+  type AdminMessage, type Channel, type LoRaConfig, type ModuleConfig, type PositionConfig, type User,
 } from './codec/messages.ts';
 
 // The bridge's radio, owner and module sections against what the device reported
@@ -16,6 +16,8 @@ export interface DeviceSettings {
   position?: PositionConfig;
   /** Module variants the device reported, by name. */
   modules: Partial<Record<ModuleVariant, Record<string, unknown>>>;
+  /** The channel table (index 0 the primary). */
+  channels?: Channel[];
 }
 
 /** Firmware module variants the bridge's `modules` section maps onto, field for field. */
@@ -95,8 +97,13 @@ export function moduleChanges(desired: Record<string, unknown>, device: DeviceSe
     messages.push({ set_module_config: { [variant]: next } as ModuleConfig });
   }
   const position = desired.position as Record<string, unknown> | undefined;
+  const precision = position ? precisionChange(position.position_precision, device.channels) : null;
+  if (precision) {
+    fields.push('modules.position.position_precision');
+    messages.push(precision);
+  }
   if (position && device.position) {
-    const differ = changedFields(position, device.position as Record<string, unknown>, []);
+    const differ = changedFields(position, device.position as Record<string, unknown>, ['position_precision']);
     if (differ.length > 0) {
       fields.push(...differ.map((f) => `modules.position.${f}`));
       const next = { ...device.position } as Record<string, unknown>;
@@ -105,6 +112,17 @@ export function moduleChanges(desired: Record<string, unknown>, device: DeviceSe
     }
   }
   return fields.length > 0 ? { fields, messages } : null;
+}
+
+/** Position sharing lives in the primary channel's ModuleSettings.position_precision (0 = no
+ *  position broadcast, Meshtastic 2.8's default; docs/protocols/meshtastic.md 2.9): the whole
+ *  channel as reported, with only that changed. Null when not wanted (null) or already so. */
+function precisionChange(wanted: unknown, channels: Channel[] | undefined): AdminMessage | null {
+  if (typeof wanted !== 'number') return null;
+  const primary = channels?.find((c) => (c.index ?? 0) === 0);
+  if (!primary || (primary.settings?.module_settings?.position_precision ?? 0) === wanted) return null;
+  const settings = { ...primary.settings, module_settings: { ...primary.settings?.module_settings, position_precision: wanted } };
+  return { set_channel: { ...primary, index: 0, settings } };
 }
 
 /** Our fields whose value differs from the device's (a field the device left out is its zero). */

@@ -1,18 +1,21 @@
 import type { Bearer, BearerContext, DeviceSection, OutboundFrame, SendResult } from '../bearer.ts';
-import type { TimerHandle } from '../../lib/clock.ts';
+import { settlesWithin, type TimerHandle } from '../../lib/clock.ts';
 import { DeviceError } from '../device-error.ts';
 import { clearTimers, DriverLifecycle, SupervisedBearer } from '../shared/links/driver-lifecycle.ts';
 import type { Link } from '../shared/links/link.ts';
 import { AckBook, DeviceQueue } from './acks.ts';
+import { boardOf, boardProblems, fitBoard } from './board.ts';
 import { editSession, loraChange, moduleChanges, ownerChange, ownerReport, radioReport, type Change } from './admin.ts';
 import {
-  DATA_PAYLOAD_LEN, decodeFromRadio, decodeRouting, encodeAdminMessage, encodeToRadioFrame, formatNodeId, fromRadioVariant, nameOf,
-  MODEM_PRESET, PORT_NUM, REGION_CODE, StreamDecoder, WAKE_BYTES,
+  BITFIELD, DATA_PAYLOAD_LEN, decodeFromRadio, decodeRouting, encodeAdminMessage, encodeToRadioFrame, formatNodeId, fromRadioVariant,
+  PORT_NUM, StreamDecoder, WAKE_BYTES,
   type AdminMessage, type FromRadio, type MeshPacket, type ToRadio,
 } from './codec/messages.ts';
 import { Handshake, newNonce, type DeviceState } from './handshake.ts';
 import { deviceMetricsOf, inboundPacket, liveBoardTime } from './inbound.ts';
 import { outboundPacket } from './outbound.ts';
+import { deviceView } from './stats.ts';
+import { replayedRecord, replayReport } from './replay.ts';
 import { MeshtasticSettings } from './settings.ts';
 
 // The Meshtastic bearer (interface kind `meshtastic`; docs/meshtastic.md,
@@ -69,6 +72,8 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
   /** The changes pushed last (their fields), to verify after the reboot and never loop. */
   #pushed: string[] | null = null;
   #configError: string | null = null;
+  /** Stored settings the bound board would not take (board.ts), as the interface's error. */
+  #beyondBoard: string | null = null;
   /** Fields the device refused, with the value it refused: not pushed again until it changes. */
   readonly #refused = new Map<string, unknown>();
   /** The bridge's module settings as last seen, to push only what an operator changed. */
@@ -81,7 +86,7 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
   /** The board's time as last told (from a live packet's rx_time), and when (our clock). */
   #boardTime: { time: string; read_at: string } | null = null;
   #boardTimeMs = -Infinity;
-  readonly #counters = { received: 0, sent: 0, acked: 0, failed: 0, undecodable: 0, unknown_ports: 0, encrypted: 0, debug_lines: 0, oversize_frames: 0, config_pushes: 0, reboots: 0 };
+  readonly #counters = { received: 0, sent: 0, acked: 0, failed: 0, undecodable: 0, unknown_ports: 0, encrypted: 0, replayed: 0, debug_lines: 0, oversize_frames: 0, config_pushes: 0, reboots: 0 };
   readonly #failedByReason: Record<string, number> = {};
 
   constructor(ctx: BearerContext, options: MeshtasticDriverOptions) {
@@ -155,17 +160,11 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
   }
 
   stats(): Record<string, unknown> {
-    const d = this.#known;
     return {
       phase: this.lifecycle.phase,
       device: this.lifecycle.device,
       link: this.#link?.description ?? null,
-      firmware_version: d?.metadata?.firmware_version ?? null,
-      node_id: d?.myInfo?.my_node_num !== undefined ? formatNodeId(d.myInfo.my_node_num) : null,
-      long_name: d?.owner?.long_name ?? null,
-      short_name: d?.owner?.short_name ?? null,
-      region: d?.lora ? nameOf(REGION_CODE, d.lora.region ?? 0) : null,
-      modem_preset: d?.lora ? nameOf(MODEM_PRESET, d.lora.modem_preset ?? 0) : null,
+      ...deviceView(this.#known),
       channel_utilization_pct: this.#ownMetrics.channel_utilization_pct ?? null,
       air_util_tx_pct: this.#ownMetrics.air_util_tx_pct ?? null,
       queue_free: this.#queue.free,
@@ -176,6 +175,10 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
       ...this.#counters,
       failed_by_reason: { ...this.#failedByReason },
     };
+  }
+
+  deviceProblems(section: DeviceSection, value: Record<string, unknown>, part?: string): string[] {
+    return this.#known ? boardProblems(boardOf(this.#known.metadata, this.#known.regionPresets), section, value, part) : [];
   }
 
   // ---- bring-up ---------------------------------------------------------------------------
@@ -235,14 +238,21 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
     const desired = (s: DeviceSection) => this.#ctx.deviceConfig.desired(s);
     const radio = desired('radio');
     const owner = desired('owner');
-    const pending = Object.keys(this.#pendingModules).length > 0 ? moduleChanges(this.#pendingModules, device) : null;
-    this.#pendingModules = {};
+    // What was stored while no board was bound may be more than this one takes (a long name
+    // it would cut, a module its build left out): not pushed, and a config problem on the
+    // interface until the configuration changes.
+    const board = boardOf(device.metadata, device.regionPresets);
+    const { problems, ownerFits, modules, kept } = fitBoard(board, owner, this.#pendingModules);
+    this.#pendingModules = kept; // kept for a board that has those modules
+    if (problems.length > 0) this.#ctx.log.warn('meshtastic.config_beyond_board', { firmware: board.firmware, problems });
+    this.#beyondBoard = problems.length > 0 ? `ERR_MESHTASTIC_CONFIG: not pushed to the board: ${problems.join('; ')}` : null;
+    const pending = Object.keys(modules).length > 0 ? moduleChanges(modules, device) : null;
     const wanted = (field: string) => {
       const [section, ...rest] = field.split('.');
       return rest.reduce<unknown>((v, k) => (v as Record<string, unknown> | null | undefined)?.[k], desired(section as DeviceSection));
     };
     // A value the device refused before is not pushed again while it is what is wanted.
-    const changes = [radio && loraChange(radio, device.lora), owner && ownerChange(owner, device.owner), pending]
+    const changes = [radio && loraChange(radio, device.lora), ownerFits && owner && ownerChange(owner, device.owner), pending]
       .filter((c): c is Change => !!c)
       .filter((c) => !c.fields.some((f) => this.#refused.has(f) && this.#refused.get(f) === wanted(f)));
     if (this.#pushed) {
@@ -257,7 +267,7 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
         return [];
       }
     }
-    if (this.#refused.size === 0) this.#configError = null;
+    if (this.#refused.size === 0) this.#configError = this.#beyondBoard;
     return changes;
   }
 
@@ -278,7 +288,7 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
   /** An AdminMessage to the own node (docs/protocols/meshtastic.md 2.7: a local client needs no session key). */
   #adminPacket(message: AdminMessage): MeshPacket {
     const own = this.#known?.myInfo?.my_node_num ?? 0;
-    return { to: own, id: this.#packetId(), decoded: { portnum: PORT_NUM.ADMIN_APP, payload: encodeAdminMessage(message) }, channel: 0, hop_limit: 0 };
+    return { to: own, id: this.#packetId(), decoded: { portnum: PORT_NUM.ADMIN_APP, payload: encodeAdminMessage(message), bitfield: BITFIELD.IS_AUTOMATION }, channel: 0, hop_limit: 0 };
   }
 
   /** A committed change of a section: applied now when online (the device reboots once), else
@@ -302,8 +312,11 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
     if (this.lifecycle.phase !== 'online' || !link || !device) return; // the next handshake applies it
     const desired = this.#ctx.deviceConfig.desired(section);
     if (!desired) return;
-    const change = section === 'radio' ? loraChange(desired, device.lora) : section === 'owner' ? ownerChange(desired, device.owner) : moduleChanges(this.#pendingModules, device);
-    if (section === 'modules') this.#pendingModules = {};
+    // What this board would not take (an import is not checked by the API) is not pushed.
+    const fit = fitBoard(boardOf(device.metadata, device.regionPresets), section === 'owner' ? desired : null, section === 'modules' ? this.#pendingModules : {});
+    if (fit.problems.length > 0) this.#ctx.log.warn('meshtastic.config_beyond_board', { problems: fit.problems });
+    const change = section === 'radio' ? loraChange(desired, device.lora) : section === 'owner' ? (fit.ownerFits ? ownerChange(desired, device.owner) : null) : moduleChanges(fit.modules, device);
+    if (section === 'modules') this.#pendingModules = fit.kept;
     if (!change) return;
     this.#push(link, [change]).then(
       () => this.lifecycle.fail('rebooted to apply its settings'),
@@ -389,6 +402,15 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
   }
 
   #onPacket(p: MeshPacket): void {
+    // A record the board replays from its node database is history: the node table takes it,
+    // routing never sees it, and it says nothing about when the node was heard.
+    const replayed = replayedRecord(p);
+    if (replayed) {
+      this.#counters.replayed++;
+      const report = replayReport(p, replayed);
+      if (report) this.#ctx.events.nodes([report]);
+      return;
+    }
     this.#boardTimeFrom(p);
     const result = inboundPacket(p);
     const own = this.#known?.myInfo?.my_node_num;
@@ -464,9 +486,7 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
 
   /** True when `p` settled within `ms`. */
   #within(p: Promise<void>, ms: number): Promise<boolean> {
-    let timer: TimerHandle | undefined;
-    const timeout = new Promise<boolean>((resolve) => (timer = this.#ctx.clock.setTimeout(() => resolve(false), ms)));
-    return Promise.race([p.then(() => true), timeout]).finally(() => timer && this.#ctx.clock.clearTimeout(timer));
+    return settlesWithin(this.#ctx.clock, p, ms);
   }
 }
 

@@ -2,7 +2,7 @@ import type { NodeReport } from '../bearer.ts';
 import type { DeviceSettings, ModuleVariant } from './admin.ts';
 import { MODULE_VARIANTS } from './admin.ts';
 import {
-  type Channel, type DeviceMetadata, type FromRadio, fromRadioVariant, type MyNodeInfo, type NodeInfo,
+  type Channel, type DeviceMetadata, type FromRadio, fromRadioVariant, type LoRaRegionPresetMap, moduleConfigVariant, type MyNodeInfo, type NodeInfo,
 } from './codec/messages.ts';
 import { nodeInfoReport } from './inbound.ts';
 
@@ -28,6 +28,10 @@ export interface DeviceState extends DeviceSettings {
   /** Other nodes from the device's node database (not the own node). */
   nodes: NodeReport[];
   ownNode?: NodeInfo;
+  /** FromRadio.region_presets (2.8): which presets each region allows. */
+  regionPresets?: LoRaRegionPresetMap;
+  /** Every ModuleConfig variant the board listed, by name (2.8 lists four more than 2.7). */
+  moduleConfigs?: string[];
 }
 
 export class Handshake {
@@ -57,6 +61,9 @@ export class Handshake {
       case 'metadata':
         s.metadata = m.metadata;
         break;
+      case 'region_presets':
+        s.regionPresets = m.region_presets;
+        break;
       case 'channel':
         s.channels.push(m.channel!);
         break;
@@ -65,6 +72,7 @@ export class Handshake {
         if (m.config!.position) s.position = m.config!.position;
         break;
       case 'moduleConfig':
+        (s.moduleConfigs ??= []).push(moduleConfigVariant(m.moduleConfig!) ?? 'unknown');
         for (const v of MODULE_VARIANTS) {
           const value = m.moduleConfig![v];
           if (value) s.modules[v as ModuleVariant] = value as Record<string, unknown>;

@@ -1,7 +1,7 @@
 import type { InboundFrame, NodeReport } from '../bearer.ts';
 import {
-  decodePosition, decodeTelemetry, decodeUser, formatNodeId, isBroadcast, isKnownPort, nameOf, portName, DEVICE_ROLE, PORT_NUM,
-  type DeviceMetrics, type MeshPacket, type NodeInfo, type Position, type User,
+  BITFIELD, decodePosition, decodeTelemetry, decodeUser, formatNodeId, isBroadcast, isKnownPort, nameOf, portName, DEVICE_ROLE, PORT_NUM,
+  type DeviceMetrics, type MeshPacket, type NodeInfo, type Position, type Telemetry, type User,
 } from './codec/messages.ts';
 
 // What a received MeshPacket becomes (docs/meshtastic.md, "Receiving"): one InboundFrame for
@@ -32,6 +32,8 @@ export function inboundPacket(p: MeshPacket): InboundResult {
   if (p.rx_rssi !== undefined) meta.rx_rssi_dbm = p.rx_rssi;
   if (p.hop_start !== undefined && p.hop_limit !== undefined) meta.hops_taken = Math.max(0, p.hop_start - p.hop_limit);
   meta.via_mqtt = p.via_mqtt === true;
+  // A bot's packet (BITFIELD.IS_AUTOMATION): rules can tell it apart and {from} never answers it.
+  if (((p.decoded.bitfield ?? 0) & BITFIELD.IS_AUTOMATION) !== 0) meta.is_automation = true;
   const base = {
     from,
     to: p.to === undefined || isBroadcast(p.to) ? BROADCAST_ADDRESS : formatNodeId(p.to),
@@ -62,8 +64,8 @@ export function inboundPacket(p: MeshPacket): InboundResult {
     case PORT_NUM.TELEMETRY_APP: {
       const decoded = decodeTelemetry(payload);
       if (!decoded.ok || !decoded.value.device_metrics) return frame('data', { text: null, payload });
-      const metrics = deviceMetricsOf(decoded.value.device_metrics);
-      return frame('telemetry', { text: null, payload: json({ ...metrics, time: decoded.value.time ? new Date(decoded.value.time * 1000).toISOString() : undefined }) }, { device_metrics: metrics });
+      const metrics = telemetryOf(decoded.value);
+      return frame('telemetry', { text: null, payload: json(metrics) }, { device_metrics: metrics });
     }
     case PORT_NUM.NODEINFO_APP: {
       const user = decodeUser(payload);
@@ -95,6 +97,13 @@ export function positionOf(p: Position): NonNullable<NodeReport['position']> | n
   if (p.altitude !== undefined) out.altitude_m = p.altitude;
   if (p.time) out.time = new Date(p.time * 1000).toISOString();
   return out;
+}
+
+/** A Telemetry's device metrics with the telemetry's own time (absent when 0: unknown). */
+export function telemetryOf(t: Telemetry): NonNullable<NodeReport['device_metrics']> {
+  const metrics = deviceMetricsOf(t.device_metrics ?? {});
+  if (t.time) metrics.time = new Date(t.time * 1000).toISOString();
+  return metrics;
 }
 
 export function deviceMetricsOf(m: DeviceMetrics): NonNullable<NodeReport['device_metrics']> {

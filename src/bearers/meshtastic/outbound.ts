@@ -1,6 +1,6 @@
 import type { OutboundFrame } from '../bearer.ts';
 import {
-  DATA_PAYLOAD_LEN, encodePosition, encodeTelemetry, isBroadcast, nameOf, parseNodeAddress, PORT_NUM, ROUTING_ERROR,
+  BITFIELD, DATA_PAYLOAD_LEN, encodePosition, encodeTelemetry, isBroadcast, nameOf, parseNodeAddress, PORT_NUM, ROUTING_ERROR,
   type MeshPacket,
 } from './codec/messages.ts';
 
@@ -29,7 +29,8 @@ export function outboundPacket(frame: OutboundFrame, o: PacketOptions): Outbound
   const packet: MeshPacket = {
     to,
     channel: frame.channel ?? o.channel,
-    decoded: { portnum: body.port, payload: body.payload },
+    // Everything the bridge sends is an automated sender's: marked so (BITFIELD.IS_AUTOMATION).
+    decoded: { portnum: body.port, payload: body.payload, bitfield: BITFIELD.IS_AUTOMATION },
     id: o.id,
     hop_limit: o.hopLimit,
     want_ack: true,

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { reportedNumber as n, reportedText as s, counted as count } from '../shared/stats-fields.ts';
 import type { StatsView } from '../driver-module.ts';
+import { allowedPresets, boardOf, excludedModuleNames } from './board.ts';
+import { formatNodeId, MODEM_PRESET, nameOf, REGION_CODE } from './codec/messages.ts';
+import type { DeviceState } from './handshake.ts';
 
 // What a meshtastic interface reports (GET /api/interfaces/{id}/stats; docs/meshtastic.md,
 // "Stats and health"): the device as its handshake described it, its own air time, its queue,
@@ -9,6 +12,11 @@ import type { StatsView } from '../driver-module.ts';
 
 const MeshtasticStats = z.object({
   firmware_version: s('Firmware version the device reported'),
+  firmware_line: s('Its major.minor ("2.7", "2.8"): what the driver expects of the board follows it'),
+  excluded_modules: z.array(z.string()).describe('Modules the board\'s firmware was built without (DeviceMetadata.excluded_modules, by their protobuf names); settings for them are refused'),
+  long_name_max_bytes: n('Longest owner long name the board keeps, in UTF-8 bytes (24 from 2.8, 39 before)'),
+  module_configs: z.array(z.string()).describe('The module configurations the board listed in its handshake (2.8 adds statusmessage, traffic_management, tak, mesh_beacon)'),
+  region_presets: z.array(z.string()).nullable().describe('Modem presets the board allows in its region (2.8 handshake); null when it sent none'),
   node_id: s('The own node id (!a1b2c3d4)'),
   long_name: s('Owner long name the device reported'),
   short_name: s('Owner short name the device reported'),
@@ -30,6 +38,7 @@ const MeshtasticStats = z.object({
   undecodable: count('Frames that were no valid FromRadio'),
   unknown_ports: count('Packets with a port number this release does not know (stored as data)'),
   encrypted: count('Packets the device could not decrypt (counted, not stored)'),
+  replayed: count('Records a 2.8 board replayed from its node database (node table only, never routed)'),
   debug_lines: count('Lines of debug text the device printed'),
   oversize_frames: count('Frame headers announcing more than 512 bytes (skipped)'),
   config_pushes: count('Times the bridge pushed settings to the device'),
@@ -37,9 +46,9 @@ const MeshtasticStats = z.object({
 });
 
 const ZERO = {
-  firmware_version: null, node_id: null, long_name: null, short_name: null, region: null, modem_preset: null,
+  firmware_version: null, firmware_line: null, excluded_modules: [], long_name_max_bytes: null, module_configs: [], region_presets: null, node_id: null, long_name: null, short_name: null, region: null, modem_preset: null,
   channel_utilization_pct: null, air_util_tx_pct: null, queue_free: null, queue_max: null, awaiting_ack: 0, config_error: null, board_time: null,
-  received: 0, sent: 0, acked: 0, failed: 0, failed_by_reason: {}, undecodable: 0, unknown_ports: 0, encrypted: 0,
+  received: 0, sent: 0, acked: 0, failed: 0, failed_by_reason: {}, undecodable: 0, unknown_ports: 0, encrypted: 0, replayed: 0,
   debug_lines: 0, oversize_frames: 0, config_pushes: 0, reboots: 0,
 };
 
@@ -48,3 +57,21 @@ export const meshtasticStats: StatsView<z.infer<typeof MeshtasticStats>> = {
   // Zeros and nulls while no bearer runs; the driver's own fields otherwise (strip the rest).
   read: (raw) => MeshtasticStats.parse({ ...ZERO, ...Object.fromEntries(Object.entries(raw).filter(([k]) => k in ZERO)) }),
 };
+
+/** The device as its handshake described it, for stats(); nulls until it did. */
+export function deviceView(d: DeviceState | null): Record<string, unknown> {
+  const board = d ? boardOf(d.metadata, d.regionPresets) : null;
+  return {
+    firmware_version: d?.metadata?.firmware_version ?? null,
+    firmware_line: board?.line ?? null,
+    excluded_modules: board ? excludedModuleNames(board) : [],
+    long_name_max_bytes: board?.longNameBytes ?? null,
+    module_configs: d?.moduleConfigs ?? [],
+    region_presets: board && d?.lora ? allowedPresets(board, d.lora.region ?? 0) : null,
+    node_id: d?.myInfo?.my_node_num !== undefined ? formatNodeId(d.myInfo.my_node_num) : null,
+    long_name: d?.owner?.long_name ?? null,
+    short_name: d?.owner?.short_name ?? null,
+    region: d?.lora ? nameOf(REGION_CODE, d.lora.region ?? 0) : null,
+    modem_preset: d?.lora ? nameOf(MODEM_PRESET, d.lora.modem_preset ?? 0) : null,
+  };
+}

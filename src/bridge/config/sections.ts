@@ -166,6 +166,8 @@ export const OwnerSettings = z.strictObject({
 
 const TelemetryModule = z.strictObject({
   device_update_interval: seconds(1800, 'How often the device metrics (battery, channel use) are broadcast'),
+  device_telemetry_enabled: z.boolean().default(false)
+    .describe('Broadcast the device metrics to the mesh at all (Meshtastic 2.8 made it opt-in: an upgraded board has it off; docs/meshtastic.md)'),
   environment_measurement_enabled: z.boolean().default(false).describe('Read and broadcast attached environment sensors'),
   environment_update_interval: seconds(1800, 'How often environment readings are broadcast'),
 });
@@ -175,6 +177,8 @@ const PositionModule = z.strictObject({
   position_broadcast_smart_enabled: z.boolean().default(true).describe('Broadcast sooner when the device has moved'),
   fixed_position: z.boolean().default(false).describe('The device stays put: send the stored position instead of GPS fixes'),
   gps_update_interval: seconds(120, 'How often the GPS is asked for a fix'),
+  position_precision: z.number().int().min(0).max(32).nullable().default(null)
+    .describe('Bits of the position shared on the primary channel: 0 none (Meshtastic 2.8\'s default on a public channel), 13 about 1.5 km, 32 exact; null leaves the board\'s setting (docs/meshtastic.md)'),
 });
 
 const StoreForwardModule = z.strictObject({

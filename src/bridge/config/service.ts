@@ -50,6 +50,7 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
   readonly #log: Logger;
   /** What devices report they hold, by device section (the mesh radio's LoRa settings...). */
   readonly #reported = new Map<DeviceSection, Record<string, unknown>>();
+  #deviceCheck: ((section: DeviceSection, value: Record<string, unknown>, part?: string) => string[]) | null = null;
 
   constructor(store: ConfigStore, clock: Clock, log: Logger = silentLogger) {
     super();
@@ -115,6 +116,7 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
       const schema: z.ZodType = isModuleName(target) ? MODULE_SCHEMAS[target] : SECTION_SCHEMAS[target];
       const parsed = schema.safeParse(restored.value);
       if (!parsed.success) errors.push(...zodErrors(parsed.error, errorRoot));
+      if (errors.length === 0) errors.push(...this.#deviceErrors(target, isModuleName(target) ? { ...stored, [target]: parsed.data } : parsed.data, errorRoot));
       if (errors.length > 0) throw invalid(errors);
       // A section never written is stored by its first write even when it equals what the
       // device reports: the next device (a replacement board) must get it too.
@@ -148,6 +150,20 @@ export class ConfigService extends EventEmitter<ConfigEvents> {
     const base = { ...stored };
     for (const [field, value] of Object.entries(reported)) if (shape[field]?.safeParse(value).success) base[field] = value;
     return base;
+  }
+
+  /** Asks the bound devices what of a device-section write they would not take (their
+   *  firmware's limits); app.ts wires it to the running bearers. */
+  setDeviceCheck(check: (section: DeviceSection, value: Record<string, unknown>, part?: string) => string[]): void {
+    this.#deviceCheck = check;
+  }
+
+  /** A device section past what a bound device takes is refused, naming the limit (nothing is
+   *  stored, so nothing is pushed). */
+  #deviceErrors(target: ChangeTarget, value: unknown, errorRoot: string): FieldError[] {
+    const section: DeviceSection | null = target === 'radio' || target === 'owner' ? target : isModuleName(target) ? 'modules' : null;
+    if (!section || !this.#deviceCheck) return [];
+    return this.#deviceCheck(section, value as Record<string, unknown>, section === 'modules' ? target : undefined).map((message) => ({ path: errorRoot, message }));
   }
 
   /** A radio write answers warnings when it may take the device off its mesh (docs/api.md 4.4). */

@@ -133,6 +133,11 @@ export class BearerHost {
     return (this.#d.drivers ?? driverFor)(kind)?.create !== undefined;
   }
 
+  /** What the running bearers' devices would not take of a device-section write (Bearer.deviceProblems). */
+  deviceProblems(section: DeviceSection, value: Record<string, unknown>, part?: string): string[] {
+    return [...this.#running.values()].flatMap((r) => r.bearer.deviceProblems?.(section, value, part) ?? []);
+  }
+
   stats(id: string): Record<string, unknown> {
     return this.#running.get(id)?.bearer.stats() ?? {};
   }

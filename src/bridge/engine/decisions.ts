@@ -12,6 +12,10 @@ export const MESSAGE_KINDS = ['text', 'position', 'telemetry', 'data'] as const;
  *  wrote (an echo, an auto-reply, a receipt) on any bearer (docs/routing.md, "Answering the sender"). */
 export const SENDER_ADDRESS = '{from}';
 
+/** The `meta` key a bearer sets (true) on a message its sender marked as made by an automated
+ *  sender, a bot or another bridge (docs/routing.md, "Answering the sender"). */
+export const AUTOMATION_META = 'is_automation';
+
 /** Default time a member of an ordered list has to be delivered before the next starts. */
 export const DEFAULT_ACK_WITHIN_S = 60;
 
@@ -57,6 +61,8 @@ export interface RoutableMessage {
   channel: number | null;
   kind: (typeof MESSAGE_KINDS)[number];
   text: string | null;
+  /** Its sender marked it automated (meta[AUTOMATION_META]); absent = not marked. */
+  automated?: boolean;
 }
 
 export interface Decision {

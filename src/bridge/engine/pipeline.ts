@@ -10,13 +10,14 @@ import type { FallbackService } from './fallback.ts';
 import { DEFAULT_PRECEDENCE, precedenceName, precedenceRank, type Precedence } from './precedence.ts';
 import { nodeKey } from './node-key.ts';
 import { type DeliveryStore } from './delivery-store.ts';
-import { DEFAULT_ACK_WITHIN_S, isFallback, SENDER_ADDRESS, type Decision, type Destination, type FallbackDestination, type PlainDestination, type RoutableMessage, type RuleTraceEntry } from './decisions.ts';
+import { AUTOMATION_META, DEFAULT_ACK_WITHIN_S, isFallback, SENDER_ADDRESS, type Decision, type Destination, type FallbackDestination, type PlainDestination, type RoutableMessage, type RuleTraceEntry } from './decisions.ts';
 import type { AddressBooks, InterfaceLookup, NodeAddresses, PendingTakes, RuleDecider, SenderScreen, SenderVerdict } from './deciders.ts';
 import { driverFor } from '../../bearers/drivers.ts';
 import { applyTransforms, type TransformStep } from './transforms.ts';
 import type { MessageStore } from './message-store.ts';
 import type { RouterEvent } from './events.ts';
 import { DEDUPE_WINDOW_MS, type SeenFrameStore } from './seen-frames.ts';
+import { ReplyGuard } from './reply-guard.ts';
 import { NEVER_MS, type FallbackMemberRow, type FallbackStrategy, type DeliveryRow, type InterfaceRow, type MessageRow } from './rows.ts';
 
 // The one path every message takes (docs/architecture.md, "The message path"): received by a bearer, sent through
@@ -116,8 +117,12 @@ export interface PipelineDeps {
   events: EventStream<RouterEvent>;
 }
 
+/** The sender marked the message as an automated one (InboundFrame.meta, decisions.ts). */
+const isAutomated = (m: IngressMessage): boolean => m.meta?.[AUTOMATION_META] === true;
+
 export class Pipeline {
   readonly #d: PipelineDeps;
+  readonly #replies = new ReplyGuard();
   constructor(deps: PipelineDeps) {
     this.#d = deps;
   }
@@ -224,10 +229,10 @@ export class Pipeline {
         ? { rule_id: null, action: 'drop', destinations: [], reason: `${blocked}: not forwarded` }
         : m.route
           ? { rule_id: null, action: 'forward', destinations: m.route.destinations, reason: m.route.reason }
-          : decide({ direction: m.direction, interface_id: m.interfaceId, interface_name: sourceName, from: m.from, to: m.to, channel: m.channel, kind: m.kind, text: m.text });
+          : decide({ direction: m.direction, interface_id: m.interfaceId, interface_name: sourceName, from: m.from, to: m.to, channel: m.channel, kind: m.kind, text: m.text, automated: isAutomated(m) });
     let steps: PlanStep[] = [];
     if (decision.action === 'forward') {
-      for (const dest of decision.destinations) steps.push(isFallback(dest) ? this.#listStep(dest, m) : this.#plainStep(dest, m));
+      for (const dest of decision.destinations) steps.push(isFallback(dest) ? this.#listStep(dest, m, now) : this.#plainStep(dest, m, now));
     }
     let sender: SenderVerdict | null = null;
     if (heard) {
@@ -275,21 +280,21 @@ export class Pipeline {
   }
 
   /** A plain destination: its interface and every address it stands for. */
-  #plainStep(dest: PlainDestination, m: IngressMessage): PlainStep {
+  #plainStep(dest: PlainDestination, m: IngressMessage, now: number): PlainStep {
     const iface = this.#d.interfaces.find(dest.interface);
     const notes: string[] = [];
     if (!iface) return { type: 'plain', dest, iface: undefined, addresses: [], notes: [`destination interface ${dest.interface} no longer exists`] };
-    return { type: 'plain', dest, iface, addresses: this.#addressesFor(dest.to, m, iface.kind, notes), notes };
+    return { type: 'plain', dest, iface, addresses: this.#addressesFor(dest.to, m, iface.kind, notes, now), notes };
   }
 
   /** A fallback list: its members' addresses resolved now (one each). */
-  #listStep(dest: FallbackDestination, m: IngressMessage): ListStep {
+  #listStep(dest: FallbackDestination, m: IngressMessage, now: number): ListStep {
     const members: FallbackMemberRow[] = dest.fallback.map((member) => {
       const iface = this.#d.interfaces.find(member.interface);
       const ack = member.ack_within_s ?? DEFAULT_ACK_WITHIN_S;
       if (!iface) return { interface_id: member.interface, interface: member.interface, to: null, ack_within_s: ack, unusable: 'the interface no longer exists' };
       const memberNotes: string[] = [];
-      const addresses = this.#addressesFor(member.to, m, iface.kind, memberNotes);
+      const addresses = this.#addressesFor(member.to, m, iface.kind, memberNotes, now);
       if (addresses.length === 0) return { interface_id: iface.id, interface: iface.name, to: null, ack_within_s: ack, unusable: memberNotes.join('; ') || `no address for ${member.to}` };
       return { interface_id: iface.id, interface: iface.name, to: addresses[0], ack_within_s: ack };
     });
@@ -312,7 +317,10 @@ export class Pipeline {
           deliveries.push(...started);
         } else {
           notes.push(...step.notes);
-          if (step.iface) deliveries.push(...this.#plain(step.dest, step.iface, step.addresses, template, notes));
+          const made = step.iface ? this.#plain(step.dest, step.iface, step.addresses, template, notes) : [];
+          deliveries.push(...made);
+          // An answer to the sender counts in its chain; a refused one keeps the chain going.
+          if (step.dest.to === SENDER_ADDRESS && m.interfaceId !== null && !isAutomated(m)) this.#replies.took(m.interfaceId, m.from, now, made.length > 0);
         }
       }
       if (notes.length > 0 && message.decision) message.decision.reason += `; ${notes.join('; ')}`;
@@ -356,8 +364,8 @@ export class Pipeline {
 
   /** The addresses a destination stands for, each where its node is now (a node renumbered
    *  since an address named it is reached at its new id; a public key, at its node's id). */
-  #addressesFor(to: string, m: IngressMessage, kind: string, notes: string[]): string[] {
-    const expanded = this.#expand(to, m, kind, notes);
+  #addressesFor(to: string, m: IngressMessage, kind: string, notes: string[], now: number): string[] {
+    const expanded = this.#expand(to, m, kind, notes, now);
     const identity = this.#d.addresses;
     if (!identity) return expanded;
     return expanded.flatMap((address) => {
@@ -368,12 +376,23 @@ export class Pipeline {
   }
 
   /** Expands a destination address: "{to}", "{from}", "@group" (every member), "@contact" (its address for this kind). */
-  #expand(to: string, m: IngressMessage, kind: string, notes: string[]): string[] {
-    if (to === SAME_TO) return this.#expand(m.to, m, kind, notes);
+  #expand(to: string, m: IngressMessage, kind: string, notes: string[], now: number): string[] {
+    if (to === SAME_TO) return this.#expand(m.to, m, kind, notes, now);
     if (to === SENDER_ADDRESS) {
       // A message sent through the API has no sender on any bearer to answer.
       if (m.interfaceId === null) {
         notes.push(`{from}: the message was sent through the API (from ${m.from}), so it has no sender to answer`);
+        return [];
+      }
+      // A bot's message is never answered (its sender marked it automated), and answers to
+      // one sender stop after a chain of them (reply-guard.ts): no two bridges answer each other.
+      if (isAutomated(m)) {
+        notes.push(`{from}: ${m.from} marked the message as sent by an automated sender (meta.${AUTOMATION_META}), so it is not answered`);
+        return [];
+      }
+      const refused = this.#replies.refusal(m.interfaceId, m.from, now);
+      if (refused) {
+        notes.push(refused);
         return [];
       }
       return [m.from];

@@ -28,6 +28,7 @@ export const NodeView = z.object({
   device_metrics: z.object({
     battery_level_pct: z.number().optional(), voltage_v: z.number().optional(), channel_utilization_pct: z.number().optional(),
     air_util_tx_pct: z.number().optional(), uptime_s: z.number().optional(),
+    time: z.string().optional().describe('When the node measured them, as it said'),
   }).nullable(),
   snr_db: z.number().nullable(),
   hops_away: z.number().int().nullable(),

@@ -77,6 +77,8 @@ export const RuleMatch = z
     channel: filterList('channel', z.number({ error: 'channel entries must be channel numbers' }).int({ error: 'channel entries must be whole numbers' }).min(0, { error: 'channel entries must be 0 to 255' }).max(255, { error: 'channel entries must be 0 to 255' }), 'channels').optional(),
     kinds: filterList('kinds', z.enum(KINDS, { error: `kinds entries must be one of ${KINDS.join(', ')}` }), 'kinds').optional(),
     text: TextFilter.optional(),
+    automated: z.boolean({ error: 'automated must be true or false' }).optional()
+      .describe('true: only messages their sender marked as sent by a bot or another bridge (a Meshtastic packet with the automation bit); false: only unmarked ones'),
   }, {
     // In words a curl user understands, not "expected object, received undefined".
     error: (issue) => (issue.code === 'invalid_type'
@@ -359,6 +361,11 @@ function matchFilters(match: RuleMatch, msg: RoutableMessage, addresses: Address
     const hit = addresses.find(match.to, msg.to, msg.direction === 'outbound');
     if (hit === null) return fail('to', () => `to ${msg.to} is not one of ${match.to!.join(', ')}`);
     matched.push(isReference(hit) ? `to in ${hit}` : `to ${hit}`);
+  }
+  if (match.automated !== undefined) {
+    const marked = msg.automated === true;
+    if (marked !== match.automated) return fail('automated', () => (marked ? 'the sender marked the message as automated' : 'the message is not marked as automated'));
+    matched.push(marked ? 'marked automated' : 'not marked automated');
   }
   if (match.text) {
     if (msg.text === null) return fail('text', () => 'the message has no text');

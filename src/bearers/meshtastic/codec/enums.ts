@@ -248,3 +248,13 @@ export const MODULE_CONFIG_TYPE = {
   TAK_CONFIG: 15,
   MESHBEACON_CONFIG: 16,
 } as const;
+
+/** Data.bitfield flags (mesh.proto Data.bitfield = 9; docs/protocols/meshtastic.md 2.9).
+ *  Bits 0 and 1 are the firmware's (Router.h BITFIELD_OK_TO_MQTT_SHIFT 0,
+ *  BITFIELD_WANT_RESPONSE_SHIFT 1); bit 2 marks a packet an automated sender made, as
+ *  MeshMonitor and other bots set it (no protobuf or firmware constant names it yet). */
+export const BITFIELD = {
+  OK_TO_MQTT: 1 << 0,
+  WANT_RESPONSE: 1 << 1,
+  IS_AUTOMATION: 1 << 2,
+} as const;

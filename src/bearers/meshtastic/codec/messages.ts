@@ -10,6 +10,7 @@ export * from './mesh.ts';
 export * from './module-config.ts';
 export * from './node-id.ts';
 export * from './node.ts';
+export * from './presets.ts';
 export * from './proto.ts';
 export * from './radio.ts';
 export * from './stream.ts';

@@ -184,6 +184,19 @@ export const DEVICE_METADATA: MessageSchema<DeviceMetadata> = defineMessage<Devi
   has_xeddsa: field.bool(14), // mesh.proto DeviceMetadata.has_xeddsa = 14
 });
 
+// ---------------------------------------------------------------------------------------------
+// StatusMessage (NODE_STATUS_APP payload, a node's short status line)
+
+export interface StatusMessage extends Unknown {
+  status?: string;
+}
+
+export const STATUS_MESSAGE: MessageSchema<StatusMessage> = defineMessage<StatusMessage>('StatusMessage', {
+  status: field.string(1), // mesh.proto StatusMessage.status = 1
+});
+
+export const encodeStatusMessage = (m: StatusMessage): Uint8Array => encodeMessage(STATUS_MESSAGE, m);
+export const decodeStatusMessage = (b: Uint8Array): DecodeResult<StatusMessage> => decodeMessage(STATUS_MESSAGE, b);
 export const encodePosition = (m: Position): Uint8Array => encodeMessage(POSITION, m);
 export const decodePosition = (b: Uint8Array): DecodeResult<Position> => decodeMessage(POSITION, b);
 export const encodeUser = (m: User): Uint8Array => encodeMessage(USER, m);

@@ -2,6 +2,7 @@ import { CHANNEL, type Channel } from './channel.ts';
 import { CONFIG, type Config } from './config.ts';
 import { MESH_PACKET, type MeshPacket } from './mesh.ts';
 import { MODULE_CONFIG, type ModuleConfig } from './module-config.ts';
+import { LORA_REGION_PRESET_MAP, type LoRaRegionPresetMap } from './presets.ts';
 import { DEVICE_METADATA, type DeviceMetadata, MY_NODE_INFO, type MyNodeInfo, NODE_INFO, type NodeInfo } from './node.ts';
 import { type DecodeResult, decodeMessage, defineMessage, encodeMessage, field, type MessageSchema, oneofCase, type Unknown } from './proto.ts';
 import { encodeFrame } from './stream.ts';
@@ -126,7 +127,7 @@ export interface FromRadio extends Unknown {
   clientNotification?: ClientNotification;
   deviceuiConfig?: Uint8Array;
   lockdown_status?: Uint8Array;
-  region_presets?: Uint8Array;
+  region_presets?: LoRaRegionPresetMap;
 }
 
 export const FROM_RADIO: MessageSchema<FromRadio> = defineMessage<FromRadio>('FromRadio', {
@@ -148,7 +149,7 @@ export const FROM_RADIO: MessageSchema<FromRadio> = defineMessage<FromRadio>('Fr
   clientNotification: field.message(16, CLIENT_NOTIFICATION, V), // mesh.proto FromRadio.clientNotification = 16
   deviceuiConfig: field.bytes(17, V), // mesh.proto FromRadio.deviceuiConfig = 17 (DeviceUIConfig, kept encoded)
   lockdown_status: field.bytes(18, V), // mesh.proto FromRadio.lockdown_status = 18 (LockdownStatus, kept encoded)
-  region_presets: field.bytes(19, V), // mesh.proto FromRadio.region_presets = 19 (LoRaRegionPresetMap, kept encoded)
+  region_presets: field.message(19, LORA_REGION_PRESET_MAP, V), // mesh.proto FromRadio.region_presets = 19 (LoRaRegionPresetMap)
 });
 
 export type ToRadioVariant = keyof Omit<ToRadio, '$unknown'>;

@@ -21,6 +21,8 @@ export interface AdminHost {
   readonly counters: { admin: Record<string, number>; adminIgnored: number };
   emit(event: 'admin' | 'owner' | 'config' | 'module-config', value: unknown): void;
   metadata(): DeviceMetadata;
+  /** The long name as the firmware stores it (2.8 cuts it to 24 bytes). */
+  clampLongName(name: string): string;
   /** AdminMessage.session_passkey the device puts in its answers. */
   passkey(): Uint8Array;
   /** Sends an ADMIN_APP answer (encoded AdminMessage) to the host. */
@@ -119,7 +121,7 @@ const ADMIN: Partial<Record<string, AdminHandler>> = {
     }
     const owner = c.host.state().owner;
     // AdminModule::handleSetOwner keeps a name the message leaves empty.
-    if (u.long_name) owner.long_name = u.long_name;
+    if (u.long_name) owner.long_name = c.host.clampLongName(u.long_name);
     if (u.short_name) owner.short_name = u.short_name;
     owner.is_licensed = u.is_licensed === true;
     c.host.emit('owner', { ...owner });

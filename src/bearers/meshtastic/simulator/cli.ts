@@ -3,7 +3,8 @@ import { formatNodeId, type MeshPacket, portName, ROUTING_ERROR, type ToRadio, t
 import { MeshtasticDevice } from './device.ts';
 import { MeshtasticMesh, type RoutingErrorName } from './mesh.ts';
 import { serveMeshtasticPty, serveMeshtasticTcp } from './serve.ts';
-import { LONG_NAME_MAX_BYTES, utf8Length } from './state.ts';
+import { FIRMWARE_LINES, FIRMWARE_PROFILES, type FirmwareLine } from './firmware.ts';
+import { utf8Length } from './state.ts';
 import { parseTargets, runSimulator, SimUsageError } from '../../shared/simulators/run.ts';
 import { MESHTASTIC_SIM_OPTIONS as OPTIONS, MESHTASTIC_SIM_USAGE as USAGE } from './usage.ts';
 
@@ -23,7 +24,7 @@ const run = (values: SimValues, options: SimRunOptions = {}): Promise<number> =>
     return {
       make: (i) => {
         const longName = plan.nodeName === undefined ? undefined : plan.targets.length === 1 ? plan.nodeName : `${plan.nodeName} ${i + 1}`;
-        return new MeshtasticDevice({ name: `meshtastic${i + 1}`, mesh, longName, faults: { refuseAcks: plan.refuseAcks } });
+        return new MeshtasticDevice({ name: `meshtastic${i + 1}`, mesh, longName, firmware: plan.firmware, faults: { refuseAcks: plan.refuseAcks } });
       },
       serve: (device, t) => (t.kind === 'tcp' ? serveMeshtasticTcp(device, { host: t.host, port: t.port }) : serveMeshtasticPty(device, { path: t.path })),
       announce: ({ device, transport }) => {
@@ -49,6 +50,7 @@ function watch(device: MeshtasticDevice, write: (line: string) => void, verbose:
   device.on('received', (p: MeshPacket) => write(`${name}: heard ${describe(p)} from ${formatNodeId(p.from ?? 0)} at ${p.rx_rssi} dBm, SNR ${p.rx_snr} dB`));
   device.on('admin', (m: object) => write(`${name}: admin ${Object.keys(m).filter((k) => k !== 'session_passkey' && k !== '$unknown').join(', ') || 'unknown'}`));
   device.on('rebooted', (reason: string) => write(`${name}: rebooted (${reason})`));
+  device.on('replayed', (count: number) => write(`${name}: replayed ${count} node-database records after the handshake`));
   device.on('disconnect', () => write(`${name}: host disconnected`));
   if (verbose) device.on('host-frame', (m: ToRadio) => write(`${name}: host sent ${toRadioVariant(m) ?? 'an unknown ToRadio'}`));
 }
@@ -56,11 +58,13 @@ function watch(device: MeshtasticDevice, write: (line: string) => void, verbose:
 
 function parsePlan(values: SimValues) {
   const targets = parseTargets(values, { tcp: '127.0.0.1:4403', pty: '/tmp/meshtastic0' });
+  const firmware = (values.firmware === undefined ? '2.7' : String(values.firmware)) as FirmwareLine;
+  if (!FIRMWARE_LINES.includes(firmware)) throw new SimUsageError(`--firmware ${JSON.stringify(values.firmware)}: expected one of ${FIRMWARE_LINES.join(', ')}`);
   let nodeName: string | undefined;
   if (values['node-name'] !== undefined) {
     nodeName = String(values['node-name']);
-    // The longest name a node takes (mesh.options User.long_name), with room for " N".
-    const room = LONG_NAME_MAX_BYTES - (targets.length > 1 ? 1 + String(targets.length).length : 0);
+    // The longest name the node keeps (2.7: mesh.options User.long_name; 2.8: 24 bytes), with room for " N".
+    const room = FIRMWARE_PROFILES[firmware].longNameStoredBytes - (targets.length > 1 ? 1 + String(targets.length).length : 0);
     if (nodeName.trim() === '' || utf8Length(nodeName) > room) {
       throw new SimUsageError(`--node-name ${JSON.stringify(nodeName)}: expected 1 to ${room} bytes of UTF-8`);
     }
@@ -73,7 +77,7 @@ function parsePlan(values: SimValues) {
     }
     refuseAcks = reason as RoutingErrorName;
   }
-  return { targets, nodeName, refuseAcks, verbose: values.verbose === true };
+  return { targets, nodeName, refuseAcks, firmware, verbose: values.verbose === true };
 }
 
 export const meshtasticSimulator: SimulatorCommand = { usage: USAGE, options: OPTIONS, run };

@@ -2,15 +2,22 @@ import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { systemClock, type Clock, type TimerHandle } from '../../../lib/clock.ts';
 import {
-  BROADCAST, CHANNEL_ROLE, DATA_PAYLOAD_LEN, decodeToRadio, type DeviceMetadata, encodeFrame, encodeFromRadio, formatNodeId, type FromRadio,
+  BITFIELD, BROADCAST, CHANNEL_ROLE, DATA_PAYLOAD_LEN, decodeToRadio, type DeviceMetadata, encodeFrame, encodeFromRadio, formatNodeId, type FromRadio,
   type LoRaConfig, type MeshPacket, type NodeInfo, PORT_NUM, PRIORITY, type QueueStatus, ROUTING_ERROR, StreamDecoder, type ToRadio,
   toRadioVariant, type ToRadioVariant,
 } from '../codec/messages.ts';
 import { type AdminHost, handleAdmin } from './admin.ts';
 import { keysFromSeed, type NodeKeys, nodeNumFromKey } from './identity.ts';
+import {
+  ERRNO_DISABLED, HW_MODEL_PORTDUINO, STREAM_GARBAGE, type MeshtasticDeviceCounters, type MeshtasticDeviceOptions, type MeshtasticFaults, NONCE_NO_NODES, NONCE_ONLY_NODES,
+  RECENT_IDS,
+} from './device-options.ts';
+import { clampUtf8, type FirmwareProfile, firmwareProfile } from './firmware.ts';
+import { SimNodeDb } from './node-db.ts';
+import { regionPresetMap } from './presets.ts';
 import { DEFAULT_HOP_LIMIT, HOP_MAX, type MeshMember, MeshtasticMesh, type RoutingErrorName } from './mesh.ts';
 import {
-  CHANNEL_SLOTS, type DeviceState, defaultState, HANDSHAKE_CONFIG_KEYS, HANDSHAKE_MODULE_KEYS, loraOf, nodeNumFromName,
+  CHANNEL_SLOTS, type DeviceState, defaultState, HANDSHAKE_CONFIG_KEYS, loraOf, MODULE_KEYS, nodeNumFromName,
 } from './state.ts';
 
 // A Meshtastic radio as its host sees it: the firmware side of the stream API
@@ -22,86 +29,7 @@ import {
 // a QueueStatus; packets for the host held until the handshake is complete; admin
 // messages to the own node applied, with reboots where the firmware reboots.
 
-/** mesh.proto HardwareModel.PORTDUINO: what the Linux-native firmware reports. */
-export const HW_MODEL_PORTDUINO = 37;
-/** PhoneAPI special nonces (docs 2.7): leave out other nodes / send only node infos. */
-export const NONCE_NO_NODES = 69420;
-export const NONCE_ONLY_NODES = 69421;
-/** PhoneAPI: ToRadio packet ids remembered per connection to drop repeats (docs 2.7). */
-const RECENT_IDS = 20;
-/** Firmware ErrorCode ERRNO_DISABLED, the QueueStatus.res of a packet not sent because
- *  transmit is disabled or the region is UNSET (?). */
-export const ERRNO_DISABLED = 34;
-
-export interface MeshtasticFaults {
-  /** Answer everything but config_complete_id (packets for the host then never flow). */
-  neverCompleteHandshake: boolean;
-  /** Direct want_ack packets get this error_reason instead of NONE. */
-  refuseAcks: RoutingErrorName | null;
-  /** Time from transmission to the destination's ack. */
-  ackDelayMs: number;
-  /** Stop answering: host frames are ignored, nothing is written, nothing is heard or acked. */
-  silent: boolean;
-}
-
-export interface MeshtasticDeviceOptions {
-  /** For logs; also what the default node number is derived from. */
-  name?: string;
-  /** Node number; default derived from the name (stable across runs), or from the public key
-   *  with `numberFromKey`. */
-  num?: number;
-  /** The node's X25519 keys; default made from the name. Its User carries the public key when
-   *  they are given, with `numberFromKey`, and after upgrade(). */
-  keys?: NodeKeys;
-  /** Number the node by the CRC-32 of its public key, as firmware 2.8 does (identity.ts). */
-  numberFromKey?: boolean;
-  longName?: string;
-  shortName?: string;
-  /** The air it shares; default a mesh of its own. */
-  mesh?: MeshtasticMesh;
-  clock?: Clock;
-  /** DeviceMetadata.firmware_version. */
-  firmwareVersion?: string;
-  hwModel?: number;
-  /** Fields over the default LoRa config (EU_868, LONG_FAST, hop_limit 3, tx on, 22 dBm). */
-  lora?: Partial<LoRaConfig>;
-  /** QueueStatus.maxlen (the firmware's TX queue). */
-  queueMaxlen?: number;
-  /** A want_ack packet nobody acknowledged ends in MAX_RETRANSMIT after this long. */
-  retransmitTimeoutMs?: number;
-  /** From an admin change that reboots (or commit_edit_settings) to the reboot. */
-  rebootDelayMs?: number;
-  /** Packets held for a host that is absent or mid-handshake (MeshService toPhoneQueue). */
-  toPhoneQueue?: number;
-  /** Whether the board's clock has a time (from GPS, NTP, a phone or the mesh: RTC quality
-   *  FromNet or better). Without one the firmware stamps received packets rx_time 0
-   *  (Router::handleReceived, getValidTime; docs/protocols/meshtastic.md). Default true. */
-  hasTime?: boolean;
-  faults?: Partial<MeshtasticFaults>;
-}
-
-export interface MeshtasticDeviceCounters {
-  framesFromHost: number;
-  badFrames: number;
-  unknownToRadio: number;
-  handshakes: number;
-  heartbeats: number;
-  disconnects: number;
-  packetsFromHost: number;
-  duplicateIds: number;
-  tooLarge: number;
-  txDisabled: number;
-  transmitted: number;
-  received: number;
-  droppedNoChannel: number;
-  toPhoneDropped: number;
-  ignoredWhileSilent: number;
-  reboots: number;
-  /** Admin messages by variant ('set_owner', ...; 'unknown' for none this codec knows). */
-  admin: Record<string, number>;
-  /** Admin messages the firmware would fail to decode or cannot act on, ignored silently. */
-  adminIgnored: number;
-}
+export * from './device-options.ts';
 
 export class MeshtasticDevice extends EventEmitter implements MeshMember {
   readonly name: string;
@@ -109,6 +37,10 @@ export class MeshtasticDevice extends EventEmitter implements MeshMember {
   #num: number;
   readonly mesh: MeshtasticMesh;
   readonly faults: MeshtasticFaults;
+  /** The firmware line it behaves as; tests may change its fields while it runs. */
+  readonly firmware: FirmwareProfile;
+  /** What it knows of other nodes, kept across reboots (firmware NodeDB). */
+  readonly nodeDb = new SimNodeDb();
   readonly counters: MeshtasticDeviceCounters = {
     framesFromHost: 0, badFrames: 0, unknownToRadio: 0, handshakes: 0, heartbeats: 0, disconnects: 0, packetsFromHost: 0, duplicateIds: 0,
     tooLarge: 0, txDisabled: 0, transmitted: 0, received: 0, droppedNoChannel: 0, toPhoneDropped: 0, ignoredWhileSilent: 0, reboots: 0,
@@ -142,21 +74,25 @@ export class MeshtasticDevice extends EventEmitter implements MeshMember {
     super();
     this.name = options.name ?? 'meshtastic-sim';
     this.keys = options.keys ?? keysFromSeed(this.name);
-    this.#num = options.num ?? (options.numberFromKey ? nodeNumFromKey(this.keys.publicKey) : nodeNumFromName(this.name));
     this.#clock = options.clock ?? options.mesh?.clock ?? systemClock;
     this.hasTime = options.hasTime ?? true;
     this.mesh = options.mesh ?? new MeshtasticMesh({ clock: this.#clock });
+    this.firmware = firmwareProfile(options.firmware);
+    const byKey = options.numberFromKey ?? this.firmware.numbersByKey;
+    this.#num = options.num ?? (byKey ? nodeNumFromKey(this.keys.publicKey) : nodeNumFromName(this.name));
     this.#options = {
-      firmwareVersion: options.firmwareVersion ?? '2.6.11.sim',
+      firmwareVersion: options.firmwareVersion ?? this.firmware.version,
       hwModel: options.hwModel ?? HW_MODEL_PORTDUINO,
       queueMaxlen: options.queueMaxlen ?? 16,
       retransmitTimeoutMs: options.retransmitTimeoutMs ?? this.mesh.defaultRetransmitTimeoutMs,
       rebootDelayMs: options.rebootDelayMs ?? 500,
       toPhoneQueue: options.toPhoneQueue ?? 32,
     };
-    this.faults = { neverCompleteHandshake: false, refuseAcks: null, ackDelayMs: this.mesh.defaultAckDelayMs, silent: false, ...options.faults };
-    this.#state = defaultState(this.num, { longName: options.longName, shortName: options.shortName, hwModel: this.#options.hwModel, lora: options.lora });
-    if (options.keys || options.numberFromKey) this.#state.owner.public_key = this.keys.publicKey;
+    this.faults = { neverCompleteHandshake: false, refuseAcks: null, ackDelayMs: this.mesh.defaultAckDelayMs, silent: false, dropAutomationMark: false, ...options.faults };
+    this.#state = defaultState(this.num, {
+      longName: options.longName, shortName: options.shortName, hwModel: this.#options.hwModel, lora: options.lora, positionPrecision: this.firmware.positionPrecision,
+    });
+    if (options.keys || byKey) this.#state.owner.public_key = this.keys.publicKey;
     this.#bootedAt = this.#clock.now();
     this.powerOn();
   }
@@ -256,16 +192,7 @@ export class MeshtasticDevice extends EventEmitter implements MeshMember {
    *  would swallow the next real frame on hardware too. */
   sendGarbage(bytes?: Uint8Array): void {
     if (!this.#host || this.faults.silent) return;
-    const junk =
-      bytes ??
-      Uint8Array.from([
-        ...new TextEncoder().encode('\x1b[34mDEBUG\x1b[0m | ??:??:?? 12 [Router] garbage from the simulator\r\n'),
-        0x94, 0x41, // a START1 that starts nothing
-        0x94, 0xc3, 0xff, 0xff, // a header announcing more than 512 bytes
-        ...Array.from({ length: 40 }, (_, i) => ((i * 73 + 11) & 0xff) === 0x94 ? 0x95 : (i * 73 + 11) & 0xff),
-        0x0a,
-      ]);
-    this.#host(junk);
+    this.#host(bytes ?? STREAM_GARBAGE);
   }
 
   /** Delivers the last packet heard again, same from and id (radios do this). */
@@ -324,7 +251,9 @@ export class MeshtasticDevice extends EventEmitter implements MeshMember {
     this.counters.received++;
     // The receiving board stamps the arrival with its own clock, or 0 without a valid time.
     const heard = { ...packet, rx_time: this.hasTime ? this.#now() : 0 };
+    if (this.faults.dropAutomationMark && heard.decoded) heard.decoded = { ...heard.decoded, bitfield: (heard.decoded.bitfield ?? 0) & ~BITFIELD.IS_AUTOMATION };
     this.#lastReceived = heard;
+    this.nodeDb.heard(heard);
     this.emit('received', heard);
     this.#toHost(heard);
   }
@@ -371,15 +300,23 @@ export class MeshtasticDevice extends EventEmitter implements MeshMember {
     this.#send({ node_info: this.#ownNodeInfo() });
     if (nonce !== NONCE_ONLY_NODES) {
       this.#send({ metadata: this.metadata() });
+      if (this.firmware.regionPresets) this.#send({ region_presets: regionPresetMap() });
       for (let i = 0; i < CHANNEL_SLOTS; i++) this.#send({ channel: s.channels[i] });
       for (const key of HANDSHAKE_CONFIG_KEYS) this.#send({ config: s.config.get(key)! });
-      for (const key of HANDSHAKE_MODULE_KEYS) this.#send({ moduleConfig: s.modules.get(key)! });
+      for (const key of MODULE_KEYS.slice(0, this.firmware.handshakeModules)) this.#send({ moduleConfig: s.modules.get(key)! });
     }
-    if (nonce !== NONCE_NO_NODES) for (const n of others) this.#send({ node_info: n });
+    const nodes = this.firmware.replaysNodeDb ? this.nodeDb.thinNodeInfos(others, this.num) : others;
+    if (nonce !== NONCE_NO_NODES) for (const n of nodes) this.#send({ node_info: n });
     if (this.faults.neverCompleteHandshake) return;
     this.#send({ config_complete_id: nonce });
     this.#configured = true;
     for (const p of this.#toPhone.splice(0)) this.#send({ packet: p });
+    // 2.8: the node database's history follows as packets, except for the config-only nonce.
+    if (this.firmware.replaysNodeDb && nonce !== NONCE_NO_NODES) {
+      const replay = this.nodeDb.replay(this.num, loraOf(s).hop_limit ?? DEFAULT_HOP_LIMIT);
+      for (const p of replay) this.#send({ packet: p });
+      this.emit('replayed', replay.length);
+    }
   }
 
   #packetFromHost(p: MeshPacket): void {
@@ -446,6 +383,7 @@ export class MeshtasticDevice extends EventEmitter implements MeshMember {
     counters: this.counters,
     emit: (event, value) => this.emit(event, value),
     metadata: () => this.metadata(),
+    clampLongName: (name) => clampUtf8(name, this.firmware.longNameStoredBytes),
     passkey: () => this.#sessionPasskey,
     reply: (request, payload) => {
       this.#toHost({
@@ -477,6 +415,7 @@ export class MeshtasticDevice extends EventEmitter implements MeshMember {
       hasWifi: true,
       role: this.#state.owner.role ?? 0,
       hw_model: this.#options.hwModel,
+      ...(this.firmware.excludedModules ? { excluded_modules: this.firmware.excludedModules } : {}),
     };
   }
 

@@ -16,12 +16,11 @@ export const CONFIG_KEYS: readonly ConfigKey[] = ['device', 'position', 'power',
 export const HANDSHAKE_CONFIG_KEYS: readonly ConfigKey[] = CONFIG_KEYS.slice(0, 9);
 
 /** ModuleConfig variants in AdminMessage.ModuleConfigType order (value = index); the
- *  handshake of a 2.6 firmware lists the first 13. */
+ *  handshake of a 2.7 firmware lists the first 13, of a 2.8 one all (firmware.ts). */
 export const MODULE_KEYS: readonly ModuleKey[] = [
   'mqtt', 'serial', 'external_notification', 'store_forward', 'range_test', 'telemetry', 'canned_message', 'audio', 'remote_hardware',
   'neighbor_info', 'ambient_lighting', 'detection_sensor', 'paxcounter', 'statusmessage', 'traffic_management', 'tak', 'mesh_beacon',
 ];
-export const HANDSHAKE_MODULE_KEYS: readonly ModuleKey[] = MODULE_KEYS.slice(0, 13);
 
 /** mesh.options: User.long_name max_size 40 and short_name 5, NUL included: a longer one
  *  makes the whole AdminMessage fail to decode on the device (docs 2.7). */
@@ -51,7 +50,7 @@ export interface DeviceState {
   rebootCount: number;
 }
 
-export function defaultState(num: number, options: { longName?: string; shortName?: string; hwModel: number; lora?: Partial<LoRaConfig> }): DeviceState {
+export function defaultState(num: number, options: { longName?: string; shortName?: string; hwModel: number; lora?: Partial<LoRaConfig>; positionPrecision?: number }): DeviceState {
   const id = formatNodeId(num);
   const config = new Map<ConfigKey, Config>();
   for (const key of CONFIG_KEYS) config.set(key, { [key]: new Uint8Array(0) });
@@ -65,7 +64,7 @@ export function defaultState(num: number, options: { longName?: string; shortNam
     channels.push(
       index === 0
         ? // The default primary channel: no name (LongFast), the 1-byte default key index.
-          { index, settings: { psk: Uint8Array.of(1), module_settings: { position_precision: 13 } }, role: CHANNEL_ROLE.PRIMARY }
+          { index, settings: { psk: Uint8Array.of(1), module_settings: { position_precision: options.positionPrecision ?? 13 } }, role: CHANNEL_ROLE.PRIMARY }
         : { index, settings: {}, role: CHANNEL_ROLE.DISABLED },
     );
   }
