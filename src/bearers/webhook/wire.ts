@@ -95,6 +95,9 @@ export function retryAfterMs(value: string | undefined, nowMs: number): number |
   let at: number;
   if (/^\d+$/.test(v)) at = nowMs + Number(v) * 1000;
   else {
+    // An HTTP date in any of its three forms has a month name and a time of day; Date.parse
+    // alone would also take "-5" or "1.5" for a year.
+    if (!/\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\b/.test(v) || !/\b\d{2}:\d{2}:\d{2}\b/.test(v)) return null;
     const date = Date.parse(v);
     if (Number.isNaN(date)) return null;
     at = date;
