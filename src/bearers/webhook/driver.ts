@@ -210,7 +210,10 @@ export class WebhookBearer implements Bearer {
       });
       res.on('end', () => resolve(Buffer.concat(chunks)));
       res.on('error', reject);
-      res.on('aborted', () => reject(new Error('aborted')));
+      // Closed before the whole answer came: the receiver went away mid-answer.
+      res.on('close', () => {
+        if (!res.complete) reject(new Error('the connection closed before the answer was complete'));
+      });
     });
   }
 

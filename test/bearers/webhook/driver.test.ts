@@ -31,6 +31,8 @@ test.before(async () => {
   t = await startTestBridge();
   const made = await t.call('POST', '/api/interfaces', { body: { name: 'web', kind: 'webhook', device: 'auto', settings: { secret: SECRET }, retry: RETRY } });
   assert.is(made.status, 201, made.text);
+  const slow = await t.call('POST', '/api/interfaces', { body: { name: 'web-slow', kind: 'webhook', device: 'auto', settings: { secret: SECRET, timeout_s: 1 }, retry: RETRY } });
+  assert.is(slow.status, 201, slow.text);
   const trusted = await t.call('POST', '/api/interfaces', { body: { name: 'web-ca', kind: 'webhook', device: 'auto', settings: { secret: SECRET, ca_file: ca.caFile }, retry: RETRY } });
   assert.is(trusted.status, 201, trusted.text);
   await waitUntil('web online', async () => (await t.call('GET', '/api/interfaces/health')).body.items.every((i: { connected: boolean }) => i.connected));
@@ -116,6 +118,18 @@ test('400: dead at once, with the status and the start of the answer', async () 
   assert.match(d.last_error, /ERR_WEBHOOK_REFUSED: the receiver answered 400 Bad Request: \{"error":"field 'sender' is missing"\}/);
   assert.ok(d.last_error.length < 400, 'the excerpt is short');
   assert.is(plain.requests.filter((r) => r.path === '/strict').length, 1);
+});
+
+test('no answer within timeout_s: retried with the same delivery id, delivered when the receiver answers', async () => {
+  plain.script('/slow', [{ status: 200, delayMs: 3000 }, { status: 200 }]);
+  const { deliveryId } = await send(`${plain.url}/slow`, 'are you there', 'web-slow');
+  const d = await finished(deliveryId);
+  assert.is(d.state, 'delivered', JSON.stringify(d));
+  assert.is(d.attempts, 2);
+  const got = plain.requests.filter((r) => r.path === '/slow');
+  assert.equal(got.map((r) => r.headers['x-fieldbridge-delivery']), [deliveryId, deliveryId]);
+  const stats = await t.call('GET', '/api/interfaces/web-slow/stats');
+  assert.is(stats.body.stats.retried, 1, stats.text);
 });
 
 test('https: delivered with the CA file; without it the certificate is refused and retried', async () => {

@@ -13,6 +13,8 @@ export interface Answer {
   status: number;
   headers?: Record<string, string>;
   body?: string;
+  /** Answers this much later (a receiver too slow for the interface's timeout_s). */
+  delayMs?: number;
 }
 
 export interface Received {
@@ -63,7 +65,9 @@ export async function startReceiver(tls?: TestCa): Promise<Receiver> {
       const n = served.get(path) ?? 0;
       served.set(path, n + 1);
       const a = answers[Math.min(n, answers.length - 1)];
-      res.writeHead(a.status, a.headers).end(a.body ?? '');
+      const answer = () => void (res.destroyed || res.writeHead(a.status, a.headers).end(a.body ?? ''));
+      if (a.delayMs) setTimeout(answer, a.delayMs);
+      else answer();
     });
   };
   const server: Server = tls ? createHttpsServer({ key: tls.key, cert: tls.cert }, handle) : createHttpServer(handle);
