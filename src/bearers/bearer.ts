@@ -20,6 +20,26 @@ export interface OutboundFrame {
   text: string | null;
   /** The bytes to put on the air: the encoded text or the raw payload. */
   payload: Uint8Array;
+  /** Where the frame comes from, for a bearer that tells its receiver (an HTTP request carries
+   *  the message, its delivery and the decision); radios ignore it. Absent in tests that build
+   *  frames by hand. */
+  origin?: FrameOrigin;
+}
+
+/** The message and delivery behind an outbound frame, as the dispatcher knows them. */
+export interface FrameOrigin {
+  /** The message's sender on its own interface (a node id, a phone number, "local"). */
+  from: string;
+  /** The interface the message was heard on; null for messages the API sent. */
+  interfaceId: string | null;
+  /** When the message was stored (ISO). */
+  createdAt: string;
+  /** This attempt's number, 1 for the first. */
+  attempt: number;
+  /** The delivery's precedence name (override ... deferred). */
+  precedence: string;
+  /** The decision the message was routed by (its rule id, action and reason), when stored. */
+  decision: { rule_id: string | null; action: string; reason: string } | null;
 }
 
 /** One frame as the dispatcher would hand it to a bearer, for a driver's estimate of what

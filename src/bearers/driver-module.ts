@@ -56,6 +56,11 @@ export interface DriverApi {
   link(id: string): { connected: boolean; phase: string; last_error: string | null };
   /** The running bearer's stats(), {} when none runs. */
   stats(id: string): Record<string, unknown>;
+  /** What the driver keeps for the interface (BearerContext.state), read and written by its
+   *  routes whether a bearer runs or not (a kind's own credentials, kept as digests). */
+  state(id: string): DriverState;
+  /** The bridge's clock (epoch ms), for the times the routes store. */
+  now(): number;
   /** Serial ports, then bonded BLE boards offering a service some kind speaks; probes nothing. */
   listPorts(): Promise<SerialPortEntry[]>;
 }

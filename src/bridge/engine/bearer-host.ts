@@ -1,4 +1,4 @@
-import type { Bearer, BearerReason, BearerState, DeviceConfig, DeviceSection, InboundFrame, NodeReport } from '../../bearers/bearer.ts';
+import type { Bearer, BearerReason, BearerState, DeviceConfig, DeviceSection, DriverState, InboundFrame, NodeReport } from '../../bearers/bearer.ts';
 import type { DriverModule } from '../../bearers/driver-module.ts';
 import { driverFor } from '../../bearers/drivers.ts';
 import { openLink, type OpenLinkOptions } from '../../bearers/shared/links/open-link.ts';
@@ -122,10 +122,18 @@ export class BearerHost {
     return this.#running.get(id)?.bearer;
   }
 
-  /** What the interface's driver keeps across restarts, read-only (its stats view shows it
-   *  while the interface is stopped). */
-  driverState(id: string): { get(key: string): string | null } {
-    return { get: (key) => this.#d.driverState.get(id, key) };
+  /** What the interface's driver keeps across restarts (its stats view shows it while the
+   *  interface is stopped; its routes may write it, DriverApi.state). */
+  driverState(id: string): DriverState {
+    return {
+      get: (key) => this.#d.driverState.get(id, key),
+      set: (key, value) => this.#d.driverState.set(id, key, value, new Date(this.#clock.now()).toISOString()),
+    };
+  }
+
+  /** The bridge's wall clock, as the bearers are given it. */
+  now(): number {
+    return this.#clock.now();
   }
 
   /** Whether this release can run the kind: its module has a bearer factory. */
@@ -170,10 +178,7 @@ export class BearerHost {
       clock: this.#clock,
       openLink: (device) => this.#openLink(driver, row, device, log),
       deviceConfig: this.#deviceConfig(driver, row.id, unsubscribe, isCurrent),
-      state: {
-        get: (key) => this.#d.driverState.get(row.id, key),
-        set: (key, value) => this.#d.driverState.set(row.id, key, value, new Date(this.#clock.now()).toISOString()),
-      },
+      state: this.driverState(row.id),
       events: {
         receive: (frame, options) => {
           // A frame that arrives after the bearer was replaced or stopped is not accepted.

@@ -6,7 +6,8 @@ import type { BearerHost } from '../engine/bearer-host.ts';
 import type { InterfaceService } from './service.ts';
 
 // What a driver module's own routes may do with the interfaces of its kind (bearers/
-// driver-module.ts, DriverApi): read them, replace their settings, read link state and stats.
+// driver-module.ts, DriverApi): read them, replace their settings, read link state and stats,
+// and what their driver keeps.
 
 export function driverApi(driver: DriverModule, interfaces: InterfaceService, host: BearerHost): DriverApi {
   const get = (ref: string) => {
@@ -26,6 +27,8 @@ export function driverApi(driver: DriverModule, interfaces: InterfaceService, ho
       return { connected: rt.connected, phase: rt.phase, last_error: rt.last_error };
     },
     stats: (id) => host.stats(id),
+    state: (id) => host.driverState(id),
+    now: () => host.now(),
     listPorts: () => listAllPorts(BLE_SERVICES),
   };
 }
