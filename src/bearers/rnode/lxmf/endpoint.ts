@@ -2,7 +2,8 @@ import { hostname } from 'node:os';
 import type { Clock, TimerHandle } from '../../../lib/clock.ts';
 import type { Logger } from '../../../lib/log.ts';
 import type { BearerEvents, DriverState, OutboundFrame, SendResult } from '../../bearer.ts';
-import { createAnnounce, validateAnnounce } from '../reticulum/announce.ts';
+import { validateAnnounce } from '../reticulum/announce.ts';
+import { Announcer } from './announcer.ts';
 import { equalBytes, toHex } from '../../shared/codec/bytes.ts';
 import { CONTEXT, DESTINATION_TYPE, LXMF_DELIVERY_NAME, PACKET_TYPE } from '../reticulum/constants.ts';
 import { decryptFor, encryptFor } from '../reticulum/crypto.ts';
@@ -11,7 +12,7 @@ import { generateIdentity, identityFromPrivateKey, type Identity } from '../reti
 import {
   LXMF_OPPORTUNISTIC_MAX_CONTENT, type LxmfFields, opportunisticPlaintext, packMessage, unpackOpportunistic, verifyMessage,
 } from '../reticulum/lxmf.ts';
-import { decodeLxmfAppData, encodeLxmfAppData } from '../reticulum/lxmf-announce.ts';
+import { decodeLxmfAppData } from '../reticulum/lxmf-announce.ts';
 import { decodePacket, encodePacket, type Packet } from '../reticulum/packet.ts';
 import { createProof, proofDestination, validateProof } from '../reticulum/proof.ts';
 import { PeerBook, type LxmfPeer } from './peers.ts';
@@ -39,13 +40,13 @@ export interface LxmfEndpointOptions {
   bitrateBps: number;
   /** How long a sent message may wait for its proof (default 60 s). */
   proofTimeoutMs?: number;
+  /** How long a send to an address we have no key for waits for the answer to our path
+   *  request before it fails retryable (default 0: it fails at once, the request still goes). */
+  pathWaitMs?: number;
 }
 
-/** Reticulum keeps announces to 2 % of an interface's bit rate (docs/reticulum.md, "Announces"). */
-export const ANNOUNCE_CAP = 0.02;
+export { ANNOUNCE_CAP } from './announcer.ts';
 const DEFAULT_PROOF_TIMEOUT_MS = 60_000;
-/** An announce that could not go out (the transmit queue refused it) is tried again after this. */
-const ANNOUNCE_RETRY_MS = 60_000;
 /** Send timestamps remembered (see #timestampFor). */
 const TIMESTAMPS_KEPT = 10_000;
 const IDENTITY_KEY = 'reticulum-identity';
@@ -72,13 +73,12 @@ export class LxmfEndpoint {
    *  split delivery resends every part. In memory: after a restart a retry is a new message
    *  (at least once). */
   readonly #timestamps = new Map<string, number>();
-  #online = false;
-  #announceTimer: TimerHandle | null = null;
-  #lastAnnounceMs: number | null = null;
+  readonly #announcer: Announcer;
   readonly counters = {
     announces_sent: 0, announces_heard: 0, announces_invalid: 0, packets_in: 0, packets_out: 0, packets_malformed: 0,
     packets_other_destination: 0, packets_ignored: 0, messages_in: 0, messages_unverified: 0, messages_out: 0, proofs_sent: 0,
     proofs_received: 0, proofs_invalid: 0, bad_signatures: 0, undecryptable: 0,
+    path_requests_heard: 0, path_responses_sent: 0, path_requests_sent: 0,
   };
 
   constructor(options: LxmfEndpointOptions) {
@@ -87,6 +87,11 @@ export class LxmfEndpoint {
     this.address = lxmfDeliveryHash(this.identity);
     this.displayName = options.displayName ?? hostname();
     this.#peers = new PeerBook(options.state);
+    this.#announcer = new Announcer({
+      interfaceName: options.interfaceName, clock: options.clock, log: options.log, identity: this.identity, address: this.address,
+      displayName: this.displayName, announceIntervalS: options.announceIntervalS, bitrateBps: options.bitrateBps,
+      transmit: options.transmit, counters: this.counters,
+    });
   }
 
   get addressHex(): string {
@@ -95,14 +100,11 @@ export class LxmfEndpoint {
 
   /** The link is up: announce now, then every announce_interval_s. */
   online(): void {
-    this.#online = true;
-    this.#scheduleAnnounce(0);
+    this.#announcer.online();
   }
 
   offline(): void {
-    this.#online = false;
-    if (this.#announceTimer) this.#o.clock.clearTimeout(this.#announceTimer);
-    this.#announceTimer = null;
+    this.#announcer.offline();
   }
 
   /** Stops: sends that wait for a proof fail (retryable), timers end. */
@@ -119,47 +121,16 @@ export class LxmfEndpoint {
 
   /** The shortest gap between two announces that keeps them within the cap. */
   announceGapMs(announceBytes: number): number {
-    const airtimeMs = ((announceBytes * 8) / this.#o.bitrateBps) * 1000;
-    return Math.ceil(airtimeMs / ANNOUNCE_CAP);
+    return this.#announcer.gapMs(announceBytes);
   }
 
-  #scheduleAnnounce(delayMs: number): void {
-    if (this.#announceTimer) this.#o.clock.clearTimeout(this.#announceTimer);
-    this.#announceTimer = this.#o.clock.setTimeout(() => {
-      this.#announceTimer = null;
-      void this.announce().then((outcome) => {
-        // A deferred announce has its own timer already; a failed one is tried again soon.
-        if (!this.#online || outcome === 'deferred') return;
-        this.#scheduleAnnounce(outcome === 'sent' ? this.#o.announceIntervalS * 1000 : Math.min(ANNOUNCE_RETRY_MS, this.#o.announceIntervalS * 1000));
-      });
-    }, delayMs);
-  }
-
-  /** Sends our announce, unless that would go over the cap: then it goes when allowed
-   *  ('deferred', with its own timer). Only an announce that went on the air counts. */
-  async announce(): Promise<'sent' | 'deferred' | 'failed' | 'offline'> {
-    if (!this.#online) return 'offline';
-    const packet = createAnnounce({ identity: this.identity, name: LXMF_DELIVERY_NAME, now: this.#o.clock.now() / 1000, appData: encodeLxmfAppData(this.displayName) });
-    const now = this.#o.clock.now();
-    const gap = this.announceGapMs(packet.length);
-    if (this.#lastAnnounceMs !== null && now - this.#lastAnnounceMs < gap) {
-      this.#scheduleAnnounce(this.#lastAnnounceMs + gap - now);
-      return 'deferred';
-    }
-    const r = await this.#o.transmit(packet);
-    if (!r.ok) {
-      this.#o.log.warn('lxmf.announce_failed', { interface: this.#o.interfaceName, error: r.error });
-      return 'failed';
-    }
-    this.#lastAnnounceMs = now;
-    this.counters.announces_sent++;
-    this.counters.packets_out++;
-    this.#o.log.info('lxmf.announced', { interface: this.#o.interfaceName, address: this.addressHex, display_name: this.displayName });
-    return 'sent';
+  /** Sends our announce now, or when the cap allows (announcer.ts). */
+  announce(): Promise<'sent' | 'deferred' | 'failed' | 'offline'> {
+    return this.#announcer.announce();
   }
 
   get lastAnnounceAt(): string | null {
-    return this.#lastAnnounceMs === null ? null : new Date(this.#lastAnnounceMs).toISOString();
+    return this.#announcer.lastAnnounceAt;
   }
 
   // ---- receiving ----------------------------------------------------------------------------
@@ -222,9 +193,11 @@ export class LxmfEndpoint {
       id: peer.address, network: 'lxmf', ...(peer.displayName ? { long_name: peer.displayName } : {}), hops_away: p.hops,
       last_heard_at: new Date(peer.lastAnnounceMs).toISOString(),
     }]);
+    this.#announcer.heard(peer.address);
   }
 
   #onData(p: Packet, meta: Record<string, unknown>): void {
+    if (p.destinationType === DESTINATION_TYPE.PLAIN && this.#announcer.onPathRequest(p)) return;
     if (!equalBytes(p.destinationHash, this.address)) {
       this.counters.packets_other_destination++;
       return;
@@ -336,9 +309,9 @@ export class LxmfEndpoint {
         error: `ERR_LXMF_TOO_LARGE: ${content.length} bytes is more than the ${LXMF_OPPORTUNISTIC_MAX_CONTENT} bytes one LXMF packet carries (add a split or truncate transform; link delivery is not implemented)`,
       };
     }
-    const peer = this.#peers.get(to);
+    const peer = await this.#peerOrPath(to);
     if (!peer) {
-      return { ok: false, retryable: true, error: `ERR_LXMF_UNKNOWN_DESTINATION: no announce heard from ${to} yet, so its key is unknown; it is tried again, and goes once the peer announces` };
+      return { ok: false, retryable: true, error: `ERR_LXMF_UNKNOWN_DESTINATION: no announce heard from ${to} yet and no answer to our path request, so its key is unknown; it is tried again, and goes once the peer announces or answers` };
     }
     if (peer.stampCost !== null) {
       // Such a peer drops messages without a proof-of-work stamp, possibly after proving the
@@ -372,6 +345,17 @@ export class LxmfEndpoint {
     this.counters.packets_out++;
     this.counters.messages_out++;
     return proven;
+  }
+
+  /** A known peer, or: ask the network for its path (its owner answers with an announce) and
+   *  wait for the answer up to pathWaitMs. */
+  async #peerOrPath(address: string): Promise<LxmfPeer | null> {
+    const known = this.#peers.get(address);
+    if (known) return known;
+    await this.#announcer.requestPath(Buffer.from(address, 'hex'));
+    const waitMs = this.#o.pathWaitMs ?? 0;
+    if (waitMs > 0) await this.#announcer.waitForAnnounce(address, waitMs);
+    return this.#peers.get(address);
   }
 
   get #proofTimeoutMs(): number {
