@@ -121,6 +121,7 @@ export type LxmfPeerEvent = { at: number } & (
   | { event: 'announced'; address: string; ref: string | null }
   | { event: 'announce'; address: string; identity_hash: string; display_name: string | null; stamp_cost: number | null; hops: number; path_response: boolean }
   | { event: 'path'; ref: string | null; to: string; found: boolean; hops: number | null; ms: number }
+  | { event: 'links_closed'; ref: string | null; count: number }
   | { event: 'sending'; id: string; ref: string | null; to: string; method: LxmfMethod; size: number }
   | { event: 'delivery'; id: string; to: string; state: LxmfDeliveryState; method: LxmfMethod; attempts: number }
   | {
@@ -185,6 +186,8 @@ export interface LxmfPeer {
   /** Asks the network for a path to `to` (RNS.Transport.request_path) and resolves with the
    *  peer's `path` event: found or not within `timeoutMs` (default 15 s). */
   requestPath(to: string, timeoutMs?: number): Promise<LxmfPeerEventOf<'path'>>;
+  /** Tears down every link of the peer; resolves with how many there were. */
+  teardownLinks(): Promise<number>;
   /** The first event, past or future, that matches; rejects on timeout or exit. */
   waitFor<E extends LxmfPeerEvent>(predicate: (e: LxmfPeerEvent) => e is E, timeoutMs?: number): Promise<E>;
   waitFor(predicate: (e: LxmfPeerEvent) => boolean, timeoutMs?: number): Promise<LxmfPeerEvent>;
@@ -354,6 +357,8 @@ export async function startLxmfPeer(options: LxmfPeerOptions): Promise<LxmfPeer>
     },
     requestPath: (to, timeoutMs = 15_000) =>
       request({ cmd: 'request_path', to, timeout: timeoutMs / 1000 }, (e, ref): e is LxmfPeerEventOf<'path'> => e.event === 'path' && e.ref === ref, timeoutMs + 5_000),
+    teardownLinks: async () =>
+      (await request({ cmd: 'teardown_links' }, (e, ref): e is LxmfPeerEventOf<'links_closed'> => e.event === 'links_closed' && e.ref === ref)).count,
     waitForAnnounce: (address, timeoutMs) =>
       waitFor((e): e is LxmfPeerEventOf<'announce'> => e.event === 'announce' && e.address === address, timeoutMs) as Promise<LxmfPeerEventOf<'announce'>>,
     waitForMessage: (match = {}, timeoutMs) =>

@@ -61,10 +61,6 @@ export interface RNodeDriverOptions {
   proofTimeoutMs?: number;
 }
 
-/** reticulum mode: how long a send to an address we hold no key for waits for the answer to
- *  our path request (Reticulum's own wait, Transport.PATH_REQUEST_TIMEOUT). */
-const PATH_WAIT_MS = 15_000;
-
 export function createRNodeBearer(ctx: BearerContext, options: RNodeDriverOptions): Bearer {
   return new RNodeBearer(ctx, options);
 }
@@ -109,13 +105,13 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
       ? new LxmfEndpoint({
         interfaceName: ctx.interfaceName, clock: ctx.clock, log: ctx.log, events: ctx.events, state: ctx.state,
         transmit: (packet) => this.#transmit(packet), displayName: s.display_name, announceIntervalS: s.announce_interval_s,
-        bitrateBps: bitrateBps(s.sf, s.bandwidth_hz, s.cr), proofTimeoutMs: options.proofTimeoutMs, pathWaitMs: PATH_WAIT_MS,
+        bitrateBps: bitrateBps(s.sf, s.bandwidth_hz, s.cr), proofTimeoutMs: options.proofTimeoutMs,
       })
       : null;
     this.mtu = this.lxmf ? this.lxmf.maxContentBytes : KISS_MAX_PAYLOAD;
     this.concurrency = this.lxmf ? 4 : 1;
     // A send waits for the transmit queue (sendTimeoutMs at most) and then for its proof.
-    if (this.lxmf) this.maxSendMs = PATH_WAIT_MS + this.#timing.sendTimeoutMs + (options.proofTimeoutMs ?? 60_000) + 5_000;
+    if (this.lxmf) this.maxSendMs = this.#timing.sendTimeoutMs + (options.proofTimeoutMs ?? 60_000) + 5_000;
     this.lifecycle = new DriverLifecycle({ clock: ctx.clock, log: ctx.log.child({ interface: ctx.interfaceName }), events: ctx.events }, {
       kind: 'rnode',
       open: (d) => this.#options.openLink(d),

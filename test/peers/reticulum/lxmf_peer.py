@@ -9,9 +9,10 @@
 #   {"cmd":"announce"}
 #   {"cmd":"send","to":"<32 hex>","content":"...","title":"...","ref":"<any>","fields":{"<int>":v},"method":"direct"}
 #   {"cmd":"request_path","to":"<32 hex>","timeout":15}
+#   {"cmd":"teardown_links"}
 #   {"cmd":"quit"}
 # Events on stdout (Reticulum's own log goes to stderr):
-#   ready, announced, announce, path, sending, delivery, message, error, bye.
+#   ready, announced, announce, path, links_closed, sending, delivery, message, error, bye.
 # See test/peers/reticulum/README.md for every field.
 
 import argparse
@@ -305,6 +306,13 @@ def main():
                 send(router, source, tracker, cmd)
             elif name == "request_path":
                 request_path(cmd)
+            elif name == "teardown_links":
+                # Closes every Reticulum link this peer has (its own and those opened to it), as
+                # a peer going out of range and coming back would find them gone.
+                links = list(RNS.Transport.active_links) + list(RNS.Transport.pending_links)
+                for link in links:
+                    link.teardown()
+                emit("links_closed", ref=cmd.get("ref"), count=len(links))
             elif name == "quit":
                 break
             else:

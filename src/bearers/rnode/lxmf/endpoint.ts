@@ -16,6 +16,9 @@ import { decodeLxmfAppData } from '../reticulum/lxmf-announce.ts';
 import { decodePacket, encodePacket, type Packet } from '../reticulum/packet.ts';
 import { createProof, proofDestination, validateProof } from '../reticulum/proof.ts';
 import { PeerBook, type LxmfPeer } from './peers.ts';
+import { DirectDelivery } from './direct.ts';
+import { acceptMessage, type InboundContext } from './inbound.ts';
+import { LinkTable } from './links.ts';
 
 // The bridge as an LXMF endpoint on a Reticulum network (docs/reticulum.md): a leaf node that
 // announces its lxmf.delivery destination, takes LXMF messages addressed to it (one encrypted
@@ -50,6 +53,10 @@ const DEFAULT_PROOF_TIMEOUT_MS = 60_000;
 /** Send timestamps remembered (see #timestampFor). */
 const TIMESTAMPS_KEPT = 10_000;
 const IDENTITY_KEY = 'reticulum-identity';
+/** A packed message around n content bytes (255 < n < 65536, empty title, no fields): 16 + 16
+ *  (hashes) + 64 (signature) + 1 (array) + 9 (float64 time) + 2 (empty title) + 3 (bin 16
+ *  header) + 1 (empty map). */
+const LXMF_PACKED_OVERHEAD = 112;
 
 interface WaitingProof {
   packetHash: Uint8Array;
@@ -74,11 +81,14 @@ export class LxmfEndpoint {
    *  (at least once). */
   readonly #timestamps = new Map<string, number>();
   readonly #announcer: Announcer;
+  readonly #links: LinkTable;
+  readonly #direct: DirectDelivery;
+  readonly #inbound: InboundContext;
   readonly counters = {
     announces_sent: 0, announces_heard: 0, announces_invalid: 0, packets_in: 0, packets_out: 0, packets_malformed: 0,
     packets_other_destination: 0, packets_ignored: 0, messages_in: 0, messages_unverified: 0, messages_out: 0, proofs_sent: 0,
     proofs_received: 0, proofs_invalid: 0, bad_signatures: 0, undecryptable: 0,
-    path_requests_heard: 0, path_responses_sent: 0, path_requests_sent: 0,
+    path_requests_heard: 0, path_responses_sent: 0, path_requests_sent: 0, messages_direct_in: 0, messages_direct_out: 0,
   };
 
   constructor(options: LxmfEndpointOptions) {
@@ -92,6 +102,26 @@ export class LxmfEndpoint {
       displayName: this.displayName, announceIntervalS: options.announceIntervalS, bitrateBps: options.bitrateBps,
       transmit: options.transmit, counters: this.counters,
     });
+    this.#inbound = { interfaceName: options.interfaceName, log: options.log, events: options.events, peers: this.#peers, addressHex: this.addressHex, counters: this.counters };
+    this.#links = new LinkTable({
+      interfaceName: options.interfaceName, clock: options.clock, log: options.log, identity: this.identity, bitrateBps: options.bitrateBps,
+      transmit: (packet) => this.#transmitCounted(packet),
+      handlers: {
+        data: (link, plaintext, packet) => this.#direct.onLinkData(link, plaintext, packet),
+        resource: () => {},
+        identified: (link, identity) => this.#direct.onIdentified(link, identity),
+      },
+    });
+    this.#direct = new DirectDelivery({
+      interfaceName: options.interfaceName, log: options.log, address: this.address, links: this.#links, inbound: this.#inbound, peers: this.#peers,
+      proofTimeoutMs: this.#proofTimeoutMs, resources: null, counters: this.counters,
+    });
+  }
+
+  async #transmitCounted(packet: Uint8Array): Promise<SendResult> {
+    const r = await this.#o.transmit(packet);
+    if (r.ok) this.counters.packets_out++;
+    return r;
   }
 
   get addressHex(): string {
@@ -107,9 +137,10 @@ export class LxmfEndpoint {
     this.#announcer.offline();
   }
 
-  /** Stops: sends that wait for a proof fail (retryable), timers end. */
+  /** Stops: sends that wait for a proof fail (retryable), links close, timers end. */
   close(): void {
     this.offline();
+    this.#links.closeAll('the interface stopped');
     for (const [key, w] of this.#waiting) {
       this.#o.clock.clearTimeout(w.timer);
       this.#waiting.delete(key);
@@ -156,7 +187,12 @@ export class LxmfEndpoint {
     }
     const p = decoded.packet;
     if (p.packetType === PACKET_TYPE.ANNOUNCE) this.#onAnnounce(p);
-    else if (p.packetType === PACKET_TYPE.PROOF) this.#onProof(p);
+    else if (p.destinationType === DESTINATION_TYPE.LINK) {
+      if (!this.#links.onLinkPacket(p, meta)) this.counters.packets_other_destination++;
+    } else if (p.packetType === PACKET_TYPE.LINKREQUEST) {
+      if (equalBytes(p.destinationHash, this.address)) this.#links.onLinkRequest(p, meta);
+      else this.counters.packets_other_destination++;
+    } else if (p.packetType === PACKET_TYPE.PROOF) this.#onProof(p);
     else if (p.packetType === PACKET_TYPE.DATA) this.#onData(p, meta);
     else this.counters.packets_ignored++;
   }
@@ -218,48 +254,7 @@ export class LxmfEndpoint {
       this.#o.log.debug('lxmf.message_dropped', { interface: this.#o.interfaceName, code: m.code, reason: m.reason });
       return;
     }
-    const message = m.message;
-    const from = toHex(message.sourceHash);
-    const sender = this.#peers.get(from);
-    let signature: 'valid' | 'unverified';
-    if (sender) {
-      if (!verifyMessage(message, sender.identity).ok) {
-        // A forged or damaged message: never stored, and not proven, so its sender retries.
-        this.counters.bad_signatures++;
-        this.#o.log.warn('lxmf.bad_signature', { interface: this.#o.interfaceName, from });
-        return;
-      }
-      signature = 'valid';
-    } else {
-      this.counters.messages_unverified++;
-      signature = 'unverified';
-    }
-    const text = utf8(message.content);
-    const title = utf8(message.title);
-    const stored = this.#o.events.receive({
-      from,
-      to: this.addressHex,
-      channel: null,
-      kind: text === null ? 'data' : 'text',
-      text,
-      payload: text === null ? message.content : null,
-      meta: {
-        ...meta, network: 'lxmf', signature, hops: p.hops, lxmf_hash: toHex(message.hash),
-        ...(validTime(message.timestamp) ? { sent_at: new Date(message.timestamp * 1000).toISOString() } : {}),
-        ...(title ? { title } : {}), ...(message.fields.size > 0 ? { fields: fieldsForMeta(message.fields) } : {}),
-      },
-      // The sender repeats a message until our proof reaches it: each copy is one message.
-      dedupeKey: `lxmf:${toHex(message.hash)}`,
-    });
-    // The proof tells the sender to stop repeating: it goes out once the message is on disk
-    // (the bridge may answer after its group's commit: BearerEvents.receive).
-    const answered = (ok: boolean | void) => {
-      if (ok === false) return; // not stored: no proof, so the sender tries again
-      this.counters.messages_in++;
-      this.#prove(p);
-    };
-    if (typeof stored === 'object') void stored.then(answered);
-    else answered(stored);
+    acceptMessage(this.#inbound, m.message, { hops: p.hops, meta, method: null, prove: () => this.#prove(p) });
   }
 
   /** An explicit proof (packet hash and our signature of it) for a packet we accepted. */
@@ -292,9 +287,10 @@ export class LxmfEndpoint {
 
   // ---- sending ------------------------------------------------------------------------------
 
-  /** Largest content one message carries (one encrypted packet, no title or fields). */
+  /** Largest content one message carries (no title or fields): what one packed message over a
+   *  link holds (a resource, or one link packet), less LXMF's framing (docs/protocols/reticulum.md 7.2). */
   get maxContentBytes(): number {
-    return LXMF_OPPORTUNISTIC_MAX_CONTENT;
+    return Math.max(LXMF_OPPORTUNISTIC_MAX_CONTENT, this.#direct.maxPackedBytes - LXMF_PACKED_OVERHEAD);
   }
 
   async send(frame: OutboundFrame): Promise<SendResult> {
@@ -303,15 +299,16 @@ export class LxmfEndpoint {
       return { ok: false, retryable: false, error: `ERR_LXMF_ADDRESS: "${frame.to}" is not an LXMF address (32 hex digits, as Sideband and NomadNet show it)` };
     }
     const content = frame.payload;
-    if (content.length > LXMF_OPPORTUNISTIC_MAX_CONTENT) {
+    const max = this.maxContentBytes;
+    if (content.length > max) {
       return {
         ok: false, retryable: false,
-        error: `ERR_LXMF_TOO_LARGE: ${content.length} bytes is more than the ${LXMF_OPPORTUNISTIC_MAX_CONTENT} bytes one LXMF packet carries (add a split or truncate transform; link delivery is not implemented)`,
+        error: `ERR_LXMF_TOO_LARGE: ${content.length} bytes is more than the ${max} bytes one LXMF message from this bridge carries (add a split or truncate transform)`,
       };
     }
     const peer = await this.#peerOrPath(to);
     if (!peer) {
-      return { ok: false, retryable: true, error: `ERR_LXMF_UNKNOWN_DESTINATION: no announce heard from ${to} yet and no answer to our path request, so its key is unknown; it is tried again, and goes once the peer announces or answers` };
+      return { ok: false, retryable: true, error: `ERR_LXMF_UNKNOWN_DESTINATION: no announce heard from ${to} yet, so its key is unknown; a path request went out, and the message goes on a retry once the peer answers or announces` };
     }
     if (peer.stampCost !== null) {
       // Such a peer drops messages without a proof-of-work stamp, possibly after proving the
@@ -319,7 +316,15 @@ export class LxmfEndpoint {
       return { ok: false, retryable: false, error: `ERR_LXMF_STAMP_REQUIRED: ${to} asks for proof-of-work stamps (cost ${peer.stampCost}), which this bridge does not make` };
     }
     const timestamp = this.#timestampFor(frame.deliveryId);
-    const plaintext = opportunisticPlaintext(packMessage({ source: this.identity, destinationHash: Buffer.from(to, 'hex'), timestamp, title: '', content }));
+    const packed = packMessage({ source: this.identity, destinationHash: Buffer.from(to, 'hex'), timestamp, title: '', content });
+    // Over a link (LXMF's DIRECT method) when it does not fit one packet, or when a link to the
+    // peer is up anyway (ours, or the one the peer opened and identified on).
+    if (content.length > LXMF_OPPORTUNISTIC_MAX_CONTENT || this.#links.activeTo(to)) {
+      const r = await this.#direct.send(peer, packed.packed);
+      if (r.ok) this.counters.messages_out++;
+      return r;
+    }
+    const plaintext = opportunisticPlaintext(packed);
     // A peer heard through a transport node is reached through it (HEADER_2).
     const packet = encodePacket({ destinationHash: Buffer.from(to, 'hex'), transportId: peer.via, data: encryptFor(peer.identity, plaintext, { ratchet: peer.ratchet }) });
     const hash = decodePacket(packet);
@@ -381,33 +386,11 @@ export class LxmfEndpoint {
       peers_known: this.#peers.size,
       proofs_waiting: this.#waiting.size,
       ...this.counters,
+      ...this.#links.counters,
+      links_active: this.#links.size,
+      links: this.#links.list(),
     };
   }
-}
-
-/** A sender's timestamp (Unix seconds) that a Date can hold. */
-const validTime = (seconds: number) => Number.isFinite(seconds) && Math.abs(seconds * 1000) <= 8.64e15;
-
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-function utf8(bytes: Uint8Array): string | null {
-  try {
-    return strictUtf8.decode(bytes);
-  } catch {
-    return null;
-  }
-}
-
-/** LXMF fields (a msgpack map with integer keys) as JSON for the message's meta: bytes as hex. */
-function fieldsForMeta(fields: LxmfFields): Record<string, unknown> {
-  const json = (v: unknown): unknown => {
-    if (v instanceof Uint8Array) return Buffer.from(v).toString('hex');
-    if (Array.isArray(v)) return v.map(json);
-    if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [String(k), json(x)]));
-    if (typeof v === 'bigint') return v.toString();
-    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, json(x)]));
-    return v;
-  };
-  return json(fields) as Record<string, unknown>;
 }
 
 /** What GET /api/interfaces/{id} shows of a stopped endpoint: its address, from the kept
