@@ -19,6 +19,7 @@ import { PeerBook, type LxmfPeer } from './peers.ts';
 import { DirectDelivery } from './direct.ts';
 import { acceptMessage, type InboundContext } from './inbound.ts';
 import { LinkTable } from './links.ts';
+import { resourceBudgetBytes, Transfers } from './transfers.ts';
 
 // The bridge as an LXMF endpoint on a Reticulum network (docs/reticulum.md): a leaf node that
 // announces its lxmf.delivery destination, takes LXMF messages addressed to it (one encrypted
@@ -83,12 +84,14 @@ export class LxmfEndpoint {
   readonly #announcer: Announcer;
   readonly #links: LinkTable;
   readonly #direct: DirectDelivery;
+  readonly #transfers: Transfers;
   readonly #inbound: InboundContext;
   readonly counters = {
     announces_sent: 0, announces_heard: 0, announces_invalid: 0, packets_in: 0, packets_out: 0, packets_malformed: 0,
     packets_other_destination: 0, packets_ignored: 0, messages_in: 0, messages_unverified: 0, messages_out: 0, proofs_sent: 0,
     proofs_received: 0, proofs_invalid: 0, bad_signatures: 0, undecryptable: 0,
     path_requests_heard: 0, path_responses_sent: 0, path_requests_sent: 0, messages_direct_in: 0, messages_direct_out: 0,
+    resources_out: 0, resources_in: 0, resources_failed: 0, resource_parts_resent: 0,
   };
 
   constructor(options: LxmfEndpointOptions) {
@@ -108,13 +111,18 @@ export class LxmfEndpoint {
       transmit: (packet) => this.#transmitCounted(packet),
       handlers: {
         data: (link, plaintext, packet) => this.#direct.onLinkData(link, plaintext, packet),
-        resource: () => {},
+        resource: (link, packet, plaintext) => this.#transfers.onPacket(link, packet, plaintext),
         identified: (link, identity) => this.#direct.onIdentified(link, identity),
       },
     });
+    this.#transfers = new Transfers({
+      interfaceName: options.interfaceName, clock: options.clock, log: options.log, links: this.#links, bitrateBps: options.bitrateBps,
+      maxBytes: resourceBudgetBytes(options.bitrateBps), counters: this.counters,
+      received: (link, data, prove) => this.#direct.onMessage(link, data, { hops: link.hops, method: 'resource', prove }),
+    });
     this.#direct = new DirectDelivery({
       interfaceName: options.interfaceName, log: options.log, address: this.address, links: this.#links, inbound: this.#inbound, peers: this.#peers,
-      proofTimeoutMs: this.#proofTimeoutMs, resources: null, counters: this.counters,
+      proofTimeoutMs: this.#proofTimeoutMs, resources: this.#transfers, counters: this.counters,
     });
   }
 
@@ -388,6 +396,7 @@ export class LxmfEndpoint {
       ...this.counters,
       ...this.#links.counters,
       links_active: this.#links.size,
+      resources_active: this.#transfers.active,
       links: this.#links.list(),
     };
   }
