@@ -6,6 +6,7 @@ import { tokenDecrypt, tokenEncrypt } from './crypto.ts';
 import { type Failure, fail } from './errors.ts';
 import { fullHash } from './identity.ts';
 import { LINK_MDU } from './link.ts';
+import { readMapHeader, skipObject } from './msgpack.ts';
 
 // Reticulum resources (docs/protocols/reticulum.md 11; RNS/Resource.py): data larger than one
 // link packet. The sender encrypts 4 random bytes + the data as one token under the link key,
@@ -66,6 +67,9 @@ export type AdvertisementResult = { ok: true; advertisement: Advertisement } | F
 
 /** Reads an advertisement (ResourceAdvertisement.unpack) and checks every field's type and size. */
 export function decodeAdvertisement(plaintext: Uint8Array): AdvertisementResult {
+  // One well-formed msgpack map and nothing after it, checked structurally first: cheaper than
+  // letting the decoder throw on what the air brings.
+  if (!readMapHeader(plaintext, 0) || skipObject(plaintext, 0) !== plaintext.length) return fail('ERR_RNS_RESOURCE_ADV', 'an advertisement is one msgpack map');
   let v: unknown;
   try {
     v = decode(plaintext, { useBigInt64: false });
