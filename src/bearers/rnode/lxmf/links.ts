@@ -101,8 +101,8 @@ export class LinkTable {
   activeTo(address: string): LinkSession | null {
     let best: LinkSession | null = null;
     for (const l of this.#links.values()) {
-      if (l.peerAddress !== address || (l.state !== 'active' && l.state !== 'handshake') || !l.key) continue;
-      if (l.state === 'active' && (!best || l.initiator)) best = l;
+      if (l.peerAddress !== address || l.state !== 'active' || !l.key) continue;
+      if (!best || l.initiator) best = l; // ours first, as LXMF prefers direct_links
     }
     return best;
   }

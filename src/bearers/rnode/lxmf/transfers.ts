@@ -79,7 +79,7 @@ interface Incoming {
   outstanding: number;
   retries: number;
   timer: TimerHandle | null;
-  assembled: boolean;
+  onClose(): void;
 }
 
 export class Transfers implements ResourceSender {
@@ -253,9 +253,12 @@ export class Transfers implements ResourceSender {
     }
     const hashes: Uint8Array[] = [];
     for (let i = 0; i < a.m.length; i += MAPHASH_LENGTH) hashes.push(a.m.subarray(i, i + MAPHASH_LENGTH));
-    const r: Incoming = { link, adv: a, parts: new Array(a.n).fill(null), hashes, received: 0, window: WINDOW, outstanding: 0, retries: MAX_RETRIES, timer: null, assembled: false };
+    const r: Incoming = {
+      link, adv: a, parts: new Array(a.n).fill(null), hashes, received: 0, window: WINDOW, outstanding: 0, retries: MAX_RETRIES, timer: null,
+      onClose: () => this.#dropIn(r, 'the link closed', false),
+    };
     this.#in.set(key, r);
-    link.closed.add(() => this.#dropIn(r, 'the link closed', false));
+    link.closed.add(r.onClose);
     this.#o.counters.resources_in++;
     this.#requestNext(r);
   }
@@ -293,10 +296,10 @@ export class Transfers implements ResourceSender {
 
   #assemble(r: Incoming): void {
     if (r.timer) this.#o.clock.clearTimeout(r.timer);
-    r.assembled = true;
     const data = r.link.key ? assembleResource(r.parts as Uint8Array[], r.link.key, r.adv) : null;
     if (!data) return this.#dropIn(r, 'the assembled resource does not check out', true);
     this.#in.delete(toHex(r.adv.h));
+    r.link.closed.delete(r.onClose);
     this.#o.log.info('lxmf.resource_received', { interface: this.#o.interfaceName, link: r.link.idHex, bytes: data.length, parts: r.parts.length });
     this.#o.received(r.link, data, () => {
       void this.#o.links.send(r.link, CONTEXT.RESOURCE_PRF, resourceProof(data, r.adv.h), PACKET_TYPE.PROOF);
@@ -307,6 +310,7 @@ export class Transfers implements ResourceSender {
     const key = toHex(r.adv.h);
     if (this.#in.get(key) !== r) return;
     this.#in.delete(key);
+    r.link.closed.delete(r.onClose);
     if (r.timer) this.#o.clock.clearTimeout(r.timer);
     this.#o.counters.resources_failed++;
     if (tell && r.link.state === 'active') void this.#o.links.send(r.link, CONTEXT.RESOURCE_RCL, r.adv.h);
