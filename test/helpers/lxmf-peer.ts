@@ -120,6 +120,8 @@ export type LxmfPeerEvent = { at: number } & (
     }
   | { event: 'announced'; address: string; ref: string | null }
   | { event: 'announce'; address: string; identity_hash: string; display_name: string | null; stamp_cost: number | null; hops: number; path_response: boolean }
+  | { event: 'path'; ref: string | null; to: string; found: boolean; hops: number | null; ms: number }
+  | { event: 'links_closed'; ref: string | null; count: number }
   | { event: 'sending'; id: string; ref: string | null; to: string; method: LxmfMethod; size: number }
   | { event: 'delivery'; id: string; to: string; state: LxmfDeliveryState; method: LxmfMethod; attempts: number }
   | {
@@ -180,7 +182,12 @@ export interface LxmfPeer {
   announce(): Promise<void>;
   /** Sends an opportunistic LXMF message; resolves with the message id once LXMF took it,
    *  rejects with the peer's error (e.g. `unknown_destination` before an announce was heard). */
-  send(to: string, content: string, title?: string, options?: { fields?: Record<number, unknown> }): Promise<{ id: string; method: LxmfMethod }>;
+  send(to: string, content: string, title?: string, options?: { fields?: Record<number, unknown>; method?: 'opportunistic' | 'direct' }): Promise<{ id: string; method: LxmfMethod }>;
+  /** Asks the network for a path to `to` (RNS.Transport.request_path) and resolves with the
+   *  peer's `path` event: found or not within `timeoutMs` (default 15 s). */
+  requestPath(to: string, timeoutMs?: number): Promise<LxmfPeerEventOf<'path'>>;
+  /** Tears down every link of the peer; resolves with how many there were. */
+  teardownLinks(): Promise<number>;
   /** The first event, past or future, that matches; rejects on timeout or exit. */
   waitFor<E extends LxmfPeerEvent>(predicate: (e: LxmfPeerEvent) => e is E, timeoutMs?: number): Promise<E>;
   waitFor(predicate: (e: LxmfPeerEvent) => boolean, timeoutMs?: number): Promise<LxmfPeerEvent>;
@@ -287,10 +294,10 @@ export async function startLxmfPeer(options: LxmfPeerOptions): Promise<LxmfPeer>
   };
   /** Sends a command and resolves with the first event `done` matches for its ref, or rejects
    *  with an error event carrying that ref. */
-  const request = async <E extends LxmfPeerEvent>(cmd: Record<string, unknown>, done: (e: LxmfPeerEvent, ref: string) => e is E): Promise<E> => {
+  const request = async <E extends LxmfPeerEvent>(cmd: Record<string, unknown>, done: (e: LxmfPeerEvent, ref: string) => e is E, timeoutMs = 10_000): Promise<E> => {
     const ref = `r${++refs}`;
     command({ ...cmd, ref });
-    const e = await waitFor((e) => done(e, ref) || (e.event === 'error' && e.ref === ref), 10_000);
+    const e = await waitFor((e) => done(e, ref) || (e.event === 'error' && e.ref === ref), timeoutMs);
     if (e.event === 'error') throw Object.assign(new Error(`${options.displayName}: ${e.error}: ${e.message}`), { code: e.error });
     return e as E;
   };
@@ -343,11 +350,15 @@ export async function startLxmfPeer(options: LxmfPeerOptions): Promise<LxmfPeer>
     },
     send: async (to, content, title = '', opts = {}) => {
       const e = await request(
-        { cmd: 'send', to, content, title, ...(opts.fields ? { fields: opts.fields } : {}) },
+        { cmd: 'send', to, content, title, ...(opts.fields ? { fields: opts.fields } : {}), ...(opts.method ? { method: opts.method } : {}) },
         (e, ref): e is LxmfPeerEventOf<'sending'> => e.event === 'sending' && e.ref === ref,
       );
       return { id: e.id, method: e.method };
     },
+    requestPath: (to, timeoutMs = 15_000) =>
+      request({ cmd: 'request_path', to, timeout: timeoutMs / 1000 }, (e, ref): e is LxmfPeerEventOf<'path'> => e.event === 'path' && e.ref === ref, timeoutMs + 5_000),
+    teardownLinks: async () =>
+      (await request({ cmd: 'teardown_links' }, (e, ref): e is LxmfPeerEventOf<'links_closed'> => e.event === 'links_closed' && e.ref === ref)).count,
     waitForAnnounce: (address, timeoutMs) =>
       waitFor((e): e is LxmfPeerEventOf<'announce'> => e.event === 'announce' && e.address === address, timeoutMs) as Promise<LxmfPeerEventOf<'announce'>>,
     waitForMessage: (match = {}, timeoutMs) =>

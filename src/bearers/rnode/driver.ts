@@ -61,6 +61,10 @@ export interface RNodeDriverOptions {
   proofTimeoutMs?: number;
 }
 
+/** reticulum mode: what a send over a link may take beyond one packet's proof: establishing the
+ *  link, then a resource within its airtime budget, with the receiver's retries. */
+const LINK_DELIVERY_ALLOWANCE_MS = 5 * 60_000;
+
 export function createRNodeBearer(ctx: BearerContext, options: RNodeDriverOptions): Bearer {
   return new RNodeBearer(ctx, options);
 }
@@ -110,8 +114,9 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
       : null;
     this.mtu = this.lxmf ? this.lxmf.maxContentBytes : KISS_MAX_PAYLOAD;
     this.concurrency = this.lxmf ? 4 : 1;
-    // A send waits for the transmit queue (sendTimeoutMs at most) and then for its proof.
-    if (this.lxmf) this.maxSendMs = this.#timing.sendTimeoutMs + (options.proofTimeoutMs ?? 60_000) + 5_000;
+    // A send waits for the transmit queue (sendTimeoutMs at most) and then for its proof; a
+    // large message first opens a link and goes as a resource (its airtime budget, retries).
+    if (this.lxmf) this.maxSendMs = this.#timing.sendTimeoutMs + (options.proofTimeoutMs ?? 60_000) + LINK_DELIVERY_ALLOWANCE_MS;
     this.lifecycle = new DriverLifecycle({ clock: ctx.clock, log: ctx.log.child({ interface: ctx.interfaceName }), events: ctx.events }, {
       kind: 'rnode',
       open: (d) => this.#options.openLink(d),

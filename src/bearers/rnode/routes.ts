@@ -53,6 +53,15 @@ const RNodeReported = z.object({
     last_announce_at: z.string().nullable().describe('When the last announce went out (this run)'),
     peers_known: z.number().int().describe('LXMF peers whose announce was heard, in memory'),
     proofs_waiting: z.number().int().describe('Messages sent and waiting for their delivery proof'),
+    links: z.array(z.object({
+      id: z.string().describe('The link id (32 hex digits)'),
+      direction: z.enum(['in', 'out']).describe('in: a peer opened it to the bridge; out: the bridge opened it to deliver'),
+      state: z.enum(['pending', 'handshake', 'active', 'stale', 'closed']).describe('Reticulum link state'),
+      peer: z.string().nullable().describe('The LXMF address at the other end, when known (ours to it, or an initiator that identified)'),
+      rtt_ms: z.number().nullable().describe('Round-trip time measured at establishment'),
+      age_s: z.number().nullable().describe('Seconds since it became active'),
+      last_inbound_s: z.number().describe('Seconds since the last packet on it'),
+    })).optional().describe('Reticulum links open now (docs/reticulum.md, "Links")'),
   }).catchall(z.number()).nullable().describe('reticulum mode: the endpoint and its counters (announces, packets, proofs, bad signatures, undecryptable packets); null in raw mode'),
 });
 

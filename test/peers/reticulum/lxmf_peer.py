@@ -7,10 +7,12 @@
 #
 # Protocol: one JSON object per line. Commands on stdin:
 #   {"cmd":"announce"}
-#   {"cmd":"send","to":"<32 hex>","content":"...","title":"...","ref":"<any>","fields":{"<int>":v}}
+#   {"cmd":"send","to":"<32 hex>","content":"...","title":"...","ref":"<any>","fields":{"<int>":v},"method":"direct"}
+#   {"cmd":"request_path","to":"<32 hex>","timeout":15}
+#   {"cmd":"teardown_links"}
 #   {"cmd":"quit"}
 # Events on stdout (Reticulum's own log goes to stderr):
-#   ready, announced, announce, sending, delivery, message, error, bye.
+#   ready, announced, announce, path, links_closed, sending, delivery, message, error, bye.
 # See test/peers/reticulum/README.md for every field.
 
 import argparse
@@ -212,14 +214,42 @@ def send(router, source, tracker, cmd):
         return
     destination = RNS.Destination(identity, RNS.Destination.OUT, RNS.Destination.SINGLE, "lxmf", "delivery")
     fields = {int(k): v for k, v in (cmd.get("fields") or {}).items()}
+    # "method": "direct" asks for a link, as Sideband does by default; otherwise opportunistic
+    # (LXMF itself moves a message that does not fit one packet to a link).
+    method = LXMF.LXMessage.DIRECT if cmd.get("method") == "direct" else LXMF.LXMessage.OPPORTUNISTIC
     lxm = LXMF.LXMessage(destination, source, cmd.get("content", ""), cmd.get("title", ""), fields=fields or None,
-                         desired_method=LXMF.LXMessage.OPPORTUNISTIC)
+                         desired_method=method)
     lxm.register_delivery_callback(tracker.report)
     lxm.register_failed_callback(tracker.report)
     router.handle_outbound(lxm)  # packs the message, so its hash is known from here on
     # LXMF falls back to a link (DIRECT) when the content does not fit one packet: "method" says which.
     emit("sending", id=lxm.hash.hex(), ref=ref, to=to.hex(), method=METHOD_NAMES.get(lxm.method), size=len(lxm.packed))
     tracker.track(lxm)
+
+
+def request_path(cmd):
+    """Asks the network for a path (RNS.Transport.request_path), as Sideband does for an address
+    it has no announce from, and reports whether one arrived within the timeout."""
+    ref = cmd.get("ref")
+    try:
+        to = bytes.fromhex(cmd.get("to", ""))
+    except ValueError:
+        to = b""
+    if len(to) != RNS.Reticulum.TRUNCATED_HASHLENGTH // 8:
+        emit("error", error="bad_address", ref=ref, message=f"\"to\" must be {RNS.Reticulum.TRUNCATED_HASHLENGTH // 4} hex digits, got {cmd.get('to')!r}")
+        return
+    timeout = float(cmd.get("timeout", 15))
+
+    def wait():
+        began = time.time()
+        RNS.Transport.request_path(to)
+        while not RNS.Transport.has_path(to) and time.time() - began < timeout:
+            time.sleep(0.05)
+        found = RNS.Transport.has_path(to)
+        emit("path", ref=ref, to=to.hex(), found=found, hops=RNS.Transport.hops_to(to) if found else None,
+             ms=round((time.time() - began) * 1000))
+
+    threading.Thread(target=wait, daemon=True).start()
 
 
 def rnode_interface():
@@ -274,6 +304,15 @@ def main():
                 emit("announced", address=source.hash.hex(), ref=cmd.get("ref"))
             elif name == "send":
                 send(router, source, tracker, cmd)
+            elif name == "request_path":
+                request_path(cmd)
+            elif name == "teardown_links":
+                # Closes every Reticulum link this peer has (its own and those opened to it), as
+                # a peer going out of range and coming back would find them gone.
+                links = list(RNS.Transport.active_links) + list(RNS.Transport.pending_links)
+                for link in links:
+                    link.teardown()
+                emit("links_closed", ref=cmd.get("ref"), count=len(links))
             elif name == "quit":
                 break
             else:

@@ -2,7 +2,8 @@ import { hostname } from 'node:os';
 import type { Clock, TimerHandle } from '../../../lib/clock.ts';
 import type { Logger } from '../../../lib/log.ts';
 import type { BearerEvents, DriverState, OutboundFrame, SendResult } from '../../bearer.ts';
-import { createAnnounce, validateAnnounce } from '../reticulum/announce.ts';
+import { validateAnnounce } from '../reticulum/announce.ts';
+import { Announcer } from './announcer.ts';
 import { equalBytes, toHex } from '../../shared/codec/bytes.ts';
 import { CONTEXT, DESTINATION_TYPE, LXMF_DELIVERY_NAME, PACKET_TYPE } from '../reticulum/constants.ts';
 import { decryptFor, encryptFor } from '../reticulum/crypto.ts';
@@ -11,10 +12,14 @@ import { generateIdentity, identityFromPrivateKey, type Identity } from '../reti
 import {
   LXMF_OPPORTUNISTIC_MAX_CONTENT, type LxmfFields, opportunisticPlaintext, packMessage, unpackOpportunistic, verifyMessage,
 } from '../reticulum/lxmf.ts';
-import { decodeLxmfAppData, encodeLxmfAppData } from '../reticulum/lxmf-announce.ts';
+import { decodeLxmfAppData } from '../reticulum/lxmf-announce.ts';
 import { decodePacket, encodePacket, type Packet } from '../reticulum/packet.ts';
 import { createProof, proofDestination, validateProof } from '../reticulum/proof.ts';
 import { PeerBook, type LxmfPeer } from './peers.ts';
+import { DirectDelivery } from './direct.ts';
+import { acceptMessage, type InboundContext } from './inbound.ts';
+import { LinkTable } from './links.ts';
+import { resourceBudgetBytes, Transfers } from './transfers.ts';
 
 // The bridge as an LXMF endpoint on a Reticulum network (docs/reticulum.md): a leaf node that
 // announces its lxmf.delivery destination, takes LXMF messages addressed to it (one encrypted
@@ -39,16 +44,20 @@ export interface LxmfEndpointOptions {
   bitrateBps: number;
   /** How long a sent message may wait for its proof (default 60 s). */
   proofTimeoutMs?: number;
+  /** How long a send to an address we have no key for waits for the answer to our path
+   *  request before it fails retryable (default 0: it fails at once, the request still goes). */
+  pathWaitMs?: number;
 }
 
-/** Reticulum keeps announces to 2 % of an interface's bit rate (docs/reticulum.md, "Announces"). */
-export const ANNOUNCE_CAP = 0.02;
+export { ANNOUNCE_CAP } from './announcer.ts';
 const DEFAULT_PROOF_TIMEOUT_MS = 60_000;
-/** An announce that could not go out (the transmit queue refused it) is tried again after this. */
-const ANNOUNCE_RETRY_MS = 60_000;
 /** Send timestamps remembered (see #timestampFor). */
 const TIMESTAMPS_KEPT = 10_000;
 const IDENTITY_KEY = 'reticulum-identity';
+/** A packed message around n content bytes (255 < n < 65536, empty title, no fields): 16 + 16
+ *  (hashes) + 64 (signature) + 1 (array) + 9 (float64 time) + 2 (empty title) + 3 (bin 16
+ *  header) + 1 (empty map). */
+const LXMF_PACKED_OVERHEAD = 112;
 
 interface WaitingProof {
   packetHash: Uint8Array;
@@ -72,13 +81,17 @@ export class LxmfEndpoint {
    *  split delivery resends every part. In memory: after a restart a retry is a new message
    *  (at least once). */
   readonly #timestamps = new Map<string, number>();
-  #online = false;
-  #announceTimer: TimerHandle | null = null;
-  #lastAnnounceMs: number | null = null;
+  readonly #announcer: Announcer;
+  readonly #links: LinkTable;
+  readonly #direct: DirectDelivery;
+  readonly #transfers: Transfers;
+  readonly #inbound: InboundContext;
   readonly counters = {
     announces_sent: 0, announces_heard: 0, announces_invalid: 0, packets_in: 0, packets_out: 0, packets_malformed: 0,
     packets_other_destination: 0, packets_ignored: 0, messages_in: 0, messages_unverified: 0, messages_out: 0, proofs_sent: 0,
     proofs_received: 0, proofs_invalid: 0, bad_signatures: 0, undecryptable: 0,
+    path_requests_heard: 0, path_responses_sent: 0, path_requests_sent: 0, messages_direct_in: 0, messages_direct_out: 0,
+    resources_out: 0, resources_in: 0, resources_failed: 0, resource_parts_resent: 0,
   };
 
   constructor(options: LxmfEndpointOptions) {
@@ -87,6 +100,36 @@ export class LxmfEndpoint {
     this.address = lxmfDeliveryHash(this.identity);
     this.displayName = options.displayName ?? hostname();
     this.#peers = new PeerBook(options.state);
+    this.#announcer = new Announcer({
+      interfaceName: options.interfaceName, clock: options.clock, log: options.log, identity: this.identity, address: this.address,
+      displayName: this.displayName, announceIntervalS: options.announceIntervalS, bitrateBps: options.bitrateBps,
+      transmit: options.transmit, counters: this.counters,
+    });
+    this.#inbound = { interfaceName: options.interfaceName, log: options.log, events: options.events, peers: this.#peers, addressHex: this.addressHex, counters: this.counters };
+    this.#links = new LinkTable({
+      interfaceName: options.interfaceName, clock: options.clock, log: options.log, identity: this.identity, bitrateBps: options.bitrateBps,
+      transmit: (packet) => this.#transmitCounted(packet),
+      handlers: {
+        data: (link, plaintext, packet) => this.#direct.onLinkData(link, plaintext, packet),
+        resource: (link, packet, plaintext) => this.#transfers.onPacket(link, packet, plaintext),
+        identified: (link, identity) => this.#direct.onIdentified(link, identity),
+      },
+    });
+    this.#transfers = new Transfers({
+      interfaceName: options.interfaceName, clock: options.clock, log: options.log, links: this.#links, bitrateBps: options.bitrateBps,
+      maxBytes: resourceBudgetBytes(options.bitrateBps), counters: this.counters,
+      received: (link, data, prove) => this.#direct.onMessage(link, data, { hops: link.hops, method: 'resource', prove }),
+    });
+    this.#direct = new DirectDelivery({
+      interfaceName: options.interfaceName, log: options.log, address: this.address, links: this.#links, inbound: this.#inbound, peers: this.#peers,
+      proofTimeoutMs: this.#proofTimeoutMs, resources: this.#transfers, counters: this.counters,
+    });
+  }
+
+  async #transmitCounted(packet: Uint8Array): Promise<SendResult> {
+    const r = await this.#o.transmit(packet);
+    if (r.ok) this.counters.packets_out++;
+    return r;
   }
 
   get addressHex(): string {
@@ -95,19 +138,17 @@ export class LxmfEndpoint {
 
   /** The link is up: announce now, then every announce_interval_s. */
   online(): void {
-    this.#online = true;
-    this.#scheduleAnnounce(0);
+    this.#announcer.online();
   }
 
   offline(): void {
-    this.#online = false;
-    if (this.#announceTimer) this.#o.clock.clearTimeout(this.#announceTimer);
-    this.#announceTimer = null;
+    this.#announcer.offline();
   }
 
-  /** Stops: sends that wait for a proof fail (retryable), timers end. */
+  /** Stops: sends that wait for a proof fail (retryable), links close, timers end. */
   close(): void {
     this.offline();
+    this.#links.closeAll('the interface stopped');
     for (const [key, w] of this.#waiting) {
       this.#o.clock.clearTimeout(w.timer);
       this.#waiting.delete(key);
@@ -119,47 +160,16 @@ export class LxmfEndpoint {
 
   /** The shortest gap between two announces that keeps them within the cap. */
   announceGapMs(announceBytes: number): number {
-    const airtimeMs = ((announceBytes * 8) / this.#o.bitrateBps) * 1000;
-    return Math.ceil(airtimeMs / ANNOUNCE_CAP);
+    return this.#announcer.gapMs(announceBytes);
   }
 
-  #scheduleAnnounce(delayMs: number): void {
-    if (this.#announceTimer) this.#o.clock.clearTimeout(this.#announceTimer);
-    this.#announceTimer = this.#o.clock.setTimeout(() => {
-      this.#announceTimer = null;
-      void this.announce().then((outcome) => {
-        // A deferred announce has its own timer already; a failed one is tried again soon.
-        if (!this.#online || outcome === 'deferred') return;
-        this.#scheduleAnnounce(outcome === 'sent' ? this.#o.announceIntervalS * 1000 : Math.min(ANNOUNCE_RETRY_MS, this.#o.announceIntervalS * 1000));
-      });
-    }, delayMs);
-  }
-
-  /** Sends our announce, unless that would go over the cap: then it goes when allowed
-   *  ('deferred', with its own timer). Only an announce that went on the air counts. */
-  async announce(): Promise<'sent' | 'deferred' | 'failed' | 'offline'> {
-    if (!this.#online) return 'offline';
-    const packet = createAnnounce({ identity: this.identity, name: LXMF_DELIVERY_NAME, now: this.#o.clock.now() / 1000, appData: encodeLxmfAppData(this.displayName) });
-    const now = this.#o.clock.now();
-    const gap = this.announceGapMs(packet.length);
-    if (this.#lastAnnounceMs !== null && now - this.#lastAnnounceMs < gap) {
-      this.#scheduleAnnounce(this.#lastAnnounceMs + gap - now);
-      return 'deferred';
-    }
-    const r = await this.#o.transmit(packet);
-    if (!r.ok) {
-      this.#o.log.warn('lxmf.announce_failed', { interface: this.#o.interfaceName, error: r.error });
-      return 'failed';
-    }
-    this.#lastAnnounceMs = now;
-    this.counters.announces_sent++;
-    this.counters.packets_out++;
-    this.#o.log.info('lxmf.announced', { interface: this.#o.interfaceName, address: this.addressHex, display_name: this.displayName });
-    return 'sent';
+  /** Sends our announce now, or when the cap allows (announcer.ts). */
+  announce(): Promise<'sent' | 'deferred' | 'failed' | 'offline'> {
+    return this.#announcer.announce();
   }
 
   get lastAnnounceAt(): string | null {
-    return this.#lastAnnounceMs === null ? null : new Date(this.#lastAnnounceMs).toISOString();
+    return this.#announcer.lastAnnounceAt;
   }
 
   // ---- receiving ----------------------------------------------------------------------------
@@ -185,7 +195,12 @@ export class LxmfEndpoint {
     }
     const p = decoded.packet;
     if (p.packetType === PACKET_TYPE.ANNOUNCE) this.#onAnnounce(p);
-    else if (p.packetType === PACKET_TYPE.PROOF) this.#onProof(p);
+    else if (p.destinationType === DESTINATION_TYPE.LINK) {
+      if (!this.#links.onLinkPacket(p, meta)) this.counters.packets_other_destination++;
+    } else if (p.packetType === PACKET_TYPE.LINKREQUEST) {
+      if (equalBytes(p.destinationHash, this.address)) this.#links.onLinkRequest(p, meta);
+      else this.counters.packets_other_destination++;
+    } else if (p.packetType === PACKET_TYPE.PROOF) this.#onProof(p);
     else if (p.packetType === PACKET_TYPE.DATA) this.#onData(p, meta);
     else this.counters.packets_ignored++;
   }
@@ -222,9 +237,11 @@ export class LxmfEndpoint {
       id: peer.address, network: 'lxmf', ...(peer.displayName ? { long_name: peer.displayName } : {}), hops_away: p.hops,
       last_heard_at: new Date(peer.lastAnnounceMs).toISOString(),
     }]);
+    this.#announcer.heard(peer.address);
   }
 
   #onData(p: Packet, meta: Record<string, unknown>): void {
+    if (p.destinationType === DESTINATION_TYPE.PLAIN && this.#announcer.onPathRequest(p)) return;
     if (!equalBytes(p.destinationHash, this.address)) {
       this.counters.packets_other_destination++;
       return;
@@ -245,48 +262,7 @@ export class LxmfEndpoint {
       this.#o.log.debug('lxmf.message_dropped', { interface: this.#o.interfaceName, code: m.code, reason: m.reason });
       return;
     }
-    const message = m.message;
-    const from = toHex(message.sourceHash);
-    const sender = this.#peers.get(from);
-    let signature: 'valid' | 'unverified';
-    if (sender) {
-      if (!verifyMessage(message, sender.identity).ok) {
-        // A forged or damaged message: never stored, and not proven, so its sender retries.
-        this.counters.bad_signatures++;
-        this.#o.log.warn('lxmf.bad_signature', { interface: this.#o.interfaceName, from });
-        return;
-      }
-      signature = 'valid';
-    } else {
-      this.counters.messages_unverified++;
-      signature = 'unverified';
-    }
-    const text = utf8(message.content);
-    const title = utf8(message.title);
-    const stored = this.#o.events.receive({
-      from,
-      to: this.addressHex,
-      channel: null,
-      kind: text === null ? 'data' : 'text',
-      text,
-      payload: text === null ? message.content : null,
-      meta: {
-        ...meta, network: 'lxmf', signature, hops: p.hops, lxmf_hash: toHex(message.hash),
-        ...(validTime(message.timestamp) ? { sent_at: new Date(message.timestamp * 1000).toISOString() } : {}),
-        ...(title ? { title } : {}), ...(message.fields.size > 0 ? { fields: fieldsForMeta(message.fields) } : {}),
-      },
-      // The sender repeats a message until our proof reaches it: each copy is one message.
-      dedupeKey: `lxmf:${toHex(message.hash)}`,
-    });
-    // The proof tells the sender to stop repeating: it goes out once the message is on disk
-    // (the bridge may answer after its group's commit: BearerEvents.receive).
-    const answered = (ok: boolean | void) => {
-      if (ok === false) return; // not stored: no proof, so the sender tries again
-      this.counters.messages_in++;
-      this.#prove(p);
-    };
-    if (typeof stored === 'object') void stored.then(answered);
-    else answered(stored);
+    acceptMessage(this.#inbound, m.message, { hops: p.hops, meta, method: null, prove: () => this.#prove(p) });
   }
 
   /** An explicit proof (packet hash and our signature of it) for a packet we accepted. */
@@ -319,9 +295,10 @@ export class LxmfEndpoint {
 
   // ---- sending ------------------------------------------------------------------------------
 
-  /** Largest content one message carries (one encrypted packet, no title or fields). */
+  /** Largest content one message carries (no title or fields): what one packed message over a
+   *  link holds (a resource, or one link packet), less LXMF's framing (docs/protocols/reticulum.md 7.2). */
   get maxContentBytes(): number {
-    return LXMF_OPPORTUNISTIC_MAX_CONTENT;
+    return Math.max(LXMF_OPPORTUNISTIC_MAX_CONTENT, this.#direct.maxPackedBytes - LXMF_PACKED_OVERHEAD);
   }
 
   async send(frame: OutboundFrame): Promise<SendResult> {
@@ -330,15 +307,16 @@ export class LxmfEndpoint {
       return { ok: false, retryable: false, error: `ERR_LXMF_ADDRESS: "${frame.to}" is not an LXMF address (32 hex digits, as Sideband and NomadNet show it)` };
     }
     const content = frame.payload;
-    if (content.length > LXMF_OPPORTUNISTIC_MAX_CONTENT) {
+    const max = this.maxContentBytes;
+    if (content.length > max) {
       return {
         ok: false, retryable: false,
-        error: `ERR_LXMF_TOO_LARGE: ${content.length} bytes is more than the ${LXMF_OPPORTUNISTIC_MAX_CONTENT} bytes one LXMF packet carries (add a split or truncate transform; link delivery is not implemented)`,
+        error: `ERR_LXMF_TOO_LARGE: ${content.length} bytes is more than the ${max} bytes one LXMF message from this bridge carries (add a split or truncate transform)`,
       };
     }
-    const peer = this.#peers.get(to);
+    const peer = await this.#peerOrPath(to);
     if (!peer) {
-      return { ok: false, retryable: true, error: `ERR_LXMF_UNKNOWN_DESTINATION: no announce heard from ${to} yet, so its key is unknown; it is tried again, and goes once the peer announces` };
+      return { ok: false, retryable: true, error: `ERR_LXMF_UNKNOWN_DESTINATION: no announce heard from ${to} yet, so its key is unknown; a path request went out, and the message goes on a retry once the peer answers or announces` };
     }
     if (peer.stampCost !== null) {
       // Such a peer drops messages without a proof-of-work stamp, possibly after proving the
@@ -346,7 +324,15 @@ export class LxmfEndpoint {
       return { ok: false, retryable: false, error: `ERR_LXMF_STAMP_REQUIRED: ${to} asks for proof-of-work stamps (cost ${peer.stampCost}), which this bridge does not make` };
     }
     const timestamp = this.#timestampFor(frame.deliveryId);
-    const plaintext = opportunisticPlaintext(packMessage({ source: this.identity, destinationHash: Buffer.from(to, 'hex'), timestamp, title: '', content }));
+    const packed = packMessage({ source: this.identity, destinationHash: Buffer.from(to, 'hex'), timestamp, title: '', content });
+    // Over a link (LXMF's DIRECT method) when it does not fit one packet, or when a link to the
+    // peer is up anyway (ours, or the one the peer opened and identified on).
+    if (content.length > LXMF_OPPORTUNISTIC_MAX_CONTENT || this.#links.activeTo(to)) {
+      const r = await this.#direct.send(peer, packed.packed);
+      if (r.ok) this.counters.messages_out++;
+      return r;
+    }
+    const plaintext = opportunisticPlaintext(packed);
     // A peer heard through a transport node is reached through it (HEADER_2).
     const packet = encodePacket({ destinationHash: Buffer.from(to, 'hex'), transportId: peer.via, data: encryptFor(peer.identity, plaintext, { ratchet: peer.ratchet }) });
     const hash = decodePacket(packet);
@@ -374,6 +360,17 @@ export class LxmfEndpoint {
     return proven;
   }
 
+  /** A known peer, or: ask the network for its path (its owner answers with an announce) and
+   *  wait for the answer up to pathWaitMs. */
+  async #peerOrPath(address: string): Promise<LxmfPeer | null> {
+    const known = this.#peers.get(address);
+    if (known) return known;
+    await this.#announcer.requestPath(Buffer.from(address, 'hex'));
+    const waitMs = this.#o.pathWaitMs ?? 0;
+    if (waitMs > 0) await this.#announcer.waitForAnnounce(address, waitMs);
+    return this.#peers.get(address);
+  }
+
   get #proofTimeoutMs(): number {
     return this.#o.proofTimeoutMs ?? DEFAULT_PROOF_TIMEOUT_MS;
   }
@@ -397,33 +394,12 @@ export class LxmfEndpoint {
       peers_known: this.#peers.size,
       proofs_waiting: this.#waiting.size,
       ...this.counters,
+      ...this.#links.counters,
+      links_active: this.#links.size,
+      resources_active: this.#transfers.active,
+      links: this.#links.list(),
     };
   }
-}
-
-/** A sender's timestamp (Unix seconds) that a Date can hold. */
-const validTime = (seconds: number) => Number.isFinite(seconds) && Math.abs(seconds * 1000) <= 8.64e15;
-
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-function utf8(bytes: Uint8Array): string | null {
-  try {
-    return strictUtf8.decode(bytes);
-  } catch {
-    return null;
-  }
-}
-
-/** LXMF fields (a msgpack map with integer keys) as JSON for the message's meta: bytes as hex. */
-function fieldsForMeta(fields: LxmfFields): Record<string, unknown> {
-  const json = (v: unknown): unknown => {
-    if (v instanceof Uint8Array) return Buffer.from(v).toString('hex');
-    if (Array.isArray(v)) return v.map(json);
-    if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [String(k), json(x)]));
-    if (typeof v === 'bigint') return v.toString();
-    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, json(x)]));
-    return v;
-  };
-  return json(fields) as Record<string, unknown>;
 }
 
 /** What GET /api/interfaces/{id} shows of a stopped endpoint: its address, from the kept

@@ -1,0 +1,98 @@
+import type { Logger } from '../../../lib/log.ts';
+import type { BearerEvents } from '../../bearer.ts';
+import { toHex } from '../../shared/codec/bytes.ts';
+import { type LxmfFields, type LxmfMessage, verifyMessage } from '../reticulum/lxmf.ts';
+import type { PeerBook } from './peers.ts';
+
+// An LXMF message that reached us, however it came (one packet, a link packet, a resource):
+// checked against its sender's key when we know it, stored once, and proven only once it is on
+// disk (docs/reticulum.md, "What is checked on the way in").
+
+export interface InboundContext {
+  interfaceName: string;
+  log: Logger;
+  events: BearerEvents;
+  peers: PeerBook;
+  addressHex: string;
+  counters: { bad_signatures: number; messages_unverified: number; messages_in: number };
+}
+
+export interface Arrival {
+  hops: number;
+  meta: Record<string, unknown>;
+  /** 'direct' (over a link) or 'resource'; null for one opportunistic packet. */
+  method: 'direct' | 'resource' | null;
+  /** Sends the proof that tells the sender to stop repeating. */
+  prove(): void;
+}
+
+/** Checks and stores a message; proves it once stored. A message whose signature does not
+ *  verify with its sender's known key is dropped and not proven, so an honest sender retries. */
+export function acceptMessage(ctx: InboundContext, message: LxmfMessage, arrival: Arrival): void {
+  const from = toHex(message.sourceHash);
+  const sender = ctx.peers.get(from);
+  let signature: 'valid' | 'unverified';
+  if (sender) {
+    if (!verifyMessage(message, sender.identity).ok) {
+      ctx.counters.bad_signatures++;
+      ctx.log.warn('lxmf.bad_signature', { interface: ctx.interfaceName, from });
+      return;
+    }
+    signature = 'valid';
+  } else {
+    ctx.counters.messages_unverified++;
+    signature = 'unverified';
+  }
+  const text = utf8(message.content);
+  const title = utf8(message.title);
+  const stored = ctx.events.receive({
+    from,
+    to: ctx.addressHex,
+    channel: null,
+    kind: text === null ? 'data' : 'text',
+    text,
+    payload: text === null ? message.content : null,
+    meta: {
+      ...arrival.meta, network: 'lxmf', signature, hops: arrival.hops, lxmf_hash: toHex(message.hash),
+      ...(arrival.method ? { lxmf_method: arrival.method } : {}),
+      ...(validTime(message.timestamp) ? { sent_at: new Date(message.timestamp * 1000).toISOString() } : {}),
+      ...(title ? { title } : {}), ...(message.fields.size > 0 ? { fields: fieldsForMeta(message.fields) } : {}),
+    },
+    // The sender repeats a message until our proof reaches it: each copy is one message.
+    dedupeKey: `lxmf:${toHex(message.hash)}`,
+  });
+  // The proof goes out once the message is on disk (the bridge may answer after its group's
+  // commit: BearerEvents.receive).
+  const answered = (ok: boolean | void) => {
+    if (ok === false) return; // not stored: no proof, so the sender tries again
+    ctx.counters.messages_in++;
+    arrival.prove();
+  };
+  if (typeof stored === 'object') void stored.then(answered);
+  else answered(stored);
+}
+
+/** A sender's timestamp (Unix seconds) that a Date can hold. */
+const validTime = (seconds: number) => Number.isFinite(seconds) && Math.abs(seconds * 1000) <= 8.64e15;
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+function utf8(bytes: Uint8Array): string | null {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/** LXMF fields (a msgpack map with integer keys) as JSON for the message's meta: bytes as hex. */
+function fieldsForMeta(fields: LxmfFields): Record<string, unknown> {
+  const json = (v: unknown): unknown => {
+    if (v instanceof Uint8Array) return Buffer.from(v).toString('hex');
+    if (Array.isArray(v)) return v.map(json);
+    if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [String(k), json(x)]));
+    if (typeof v === 'bigint') return v.toString();
+    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, json(x)]));
+    return v;
+  };
+  return json(fields) as Record<string, unknown>;
+}
