@@ -1,9 +1,11 @@
+import { dirname } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { DRIVERS } from '../bearers/drivers.ts';
 import { deviceProblem } from './device-problems.ts';
 import { migrate } from '../db/migrate.ts';
 import { BUSY_SLICE_MS, retryWhileBusy, writeMark } from '../db/busy.ts';
 import { writeWantedWatcher } from '../db/write-wanted.ts';
+import { fileSystemFreeBytes } from '../db/health.ts';
 import { commitGroup, commitMark, committed, databaseOpenError, enableGroupCommit, expectWrite, type GroupPolicy, type OpenOptions, openSqlite, setSynchronous } from '../db/sqlite.ts';
 import { httpMetrics } from '../http/metrics.ts';
 import { buildOpenApi } from '../http/openapi.ts';
@@ -34,6 +36,8 @@ import type { BearerHost } from './engine/bearer-host.ts';
 import { driverApi } from './interfaces/driver-api.ts';
 import { interfaceMetrics } from './interfaces/metrics.ts';
 import { interfaceRoutes } from './interfaces/routes.ts';
+import { AlertStore } from './alerts/store.ts';
+import { AlertWatch } from './alerts/watch.ts';
 import { EventFeed } from './events/feed.ts';
 import { eventRoutes } from './events/routes.ts';
 import { followSources } from './events/sources.ts';
@@ -145,6 +149,8 @@ export interface BridgeServices {
   uplink: UplinkService;
   /** GET /api/events: the event log and its live followers (events/feed.ts). */
   eventFeed: EventFeed;
+  /** Alerts as messages (alerts/watch.ts, bridge.alerts). */
+  alerts: AlertWatch;
   clock: Clock;
 }
 
@@ -303,6 +309,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   }
   await services.interfaces.startAll();
   services.core.start();
+  services.alerts.start();
   guard.start({
     beforeRebase: () => services.deliveries.flush(),
     // Queues read their retry and expiry times again (their timers run on the monotonic clock).
@@ -339,6 +346,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
         await server.close(graceMs);
         retention.stop();
         auditRetention.stop();
+        services.alerts.stop();
         await services.core.stop(graceMs);
         await services.uplink.close();
         services.audit.flush();
@@ -395,9 +403,19 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   const audit = new AuditStore(db, log, () => config.section('bridge').audit);
   const eventFeed = new EventFeed({ db, store: new EventLogStore(db), clock, log, limits: () => config.section('bridge').events });
   followSources(eventFeed, { router: events, interfaceName: (id) => interfaceStore.find(id)?.name ?? null, runtime: (id) => host.runtime(id), config });
+  const alerts = new AlertWatch({
+    clock, log, router: events, store: new AlertStore(db),
+    limits: () => config.section('bridge').alerts,
+    bridgeName: () => config.section('bridge').name,
+    interfaceOf: (id) => interfaceStore.find(id),
+    runtime: (id) => host.runtime(id),
+    uplinkState: () => uplink.state(),
+    freeBytes: () => fileSystemFreeBytes(dirname(db.location() ?? '.')),
+    send: (m) => void pipeline.ingest(m),
+  });
   const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, deliveries, clock, log, senderPolicyNames: () => senders.names() });
   return {
-    db, keys, metrics, interfaces, core, host, nodes: core.nodes, rules, contacts, groups, messages, deliveries, writeBehind, dispatcher, pipeline, fallbacks: core.fallbacks, audit, config, configFiles, clock, uplink, eventFeed,
+    db, keys, metrics, interfaces, core, host, nodes: core.nodes, rules, contacts, groups, messages, deliveries, writeBehind, dispatcher, pipeline, fallbacks: core.fallbacks, audit, config, configFiles, clock, uplink, eventFeed, alerts,
     sendLimiter: new SendRateLimiter(clock, () => config.section('routing').rate_limit),
     preview: new PreviewService({ pipeline, interfaces, host, clock }),
     senders,

@@ -124,7 +124,8 @@ function fromError(error: unknown): DbStatus | null {
   return null;
 }
 
-function fileSystemFreeBytes(folder: string): number | null {
+/** Bytes free for the bridge on the file system holding `folder`; null when it cannot be read. */
+export function fileSystemFreeBytes(folder: string): number | null {
   try {
     const s = statfsSync(folder);
     // bavail: blocks free for unprivileged users (the bridge's); bfree includes root's reserve.

@@ -60,6 +60,23 @@ export const BridgeSettings = z.strictObject({
     heartbeat_s: z.number().int().min(1).max(300).default(15)
       .describe('An idle stream gets a comment line this often, so proxies keep it open'),
   }).prefault({}),
+  // Alerts as messages (docs/alerts.md): each source is off until given a threshold.
+  alerts: z.strictObject({
+    interface_offline_s: z.number().int().min(1).max(604_800).nullable().default(null)
+      .describe('Alert when an enabled interface has been offline this many seconds (and again, cleared, when it is back); null = off'),
+    node_silent_min: z.number().int().min(1).max(43_200).nullable().default(null)
+      .describe('Alert when a mesh node the bridge heard has not been heard for this many minutes; null = off'),
+    battery_below_pct: z.number().int().min(1).max(100).nullable().default(null)
+      .describe('Alert when a node heard in the last hour reports its battery below this percentage; null = off'),
+    dead_letters: z.boolean().default(false)
+      .describe('Alert when a delivery on an interface dead-letters (cleared when that interface delivers again)'),
+    uplink_down_min: z.number().int().min(1).max(10_080).nullable().default(null)
+      .describe('Alert when the hub uplink has not been connected for this many minutes; null = off'),
+    disk_free_below_mb: z.number().int().min(1).max(1_000_000).nullable().default(null)
+      .describe('Alert when the file system holding the database has less than this many MB free; null = off'),
+    max_per_hour: z.number().int().min(1).max(1_000).default(12)
+      .describe('Most alert messages (raised and cleared) in any hour; more are dropped, logged and counted, so a flapping radio cannot run up an SMS bill'),
+  }).prefault({}),
   // A gateway whose only time source is its radios (docs/decisions.md, "a clock a
   // Raspberry Pi cannot trust").
   clock: z.strictObject({
