@@ -59,6 +59,9 @@ export interface Route<P = any, Q = any, B = any, R = any> {
   bodyLimit?: number;
   /** Non-JSON success media type (documentation only), e.g. "text/plain". */
   produces?: string;
+  /** A query parameter that may carry the API key instead of the Authorization header, for
+   *  clients that cannot send headers (a browser's EventSource). Request logs never show it. */
+  keyInQuery?: string;
   /** Extra error statuses this route answers (documentation). */
   errors?: number[];
   handler(ctx: RequestContext<P, Q, B>): unknown | Promise<unknown>;

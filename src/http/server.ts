@@ -113,7 +113,7 @@ export function createRequestHandler(options: HttpAppOptions): RequestHandler {
             headers: { 'Retry-After': String(waitS), 'WWW-Authenticate': 'Bearer' },
           });
         };
-        const token = bearerToken(req.headers.authorization);
+        const token = bearerToken(req.headers.authorization) ?? (route.keyInQuery ? url.searchParams.get(route.keyInQuery) || undefined : undefined);
         if (!token) throw refuse('no_key', 'this endpoint needs an API key: send "Authorization: Bearer <key>"');
         principal = await options.authenticate(token, route);
         if (!principal) throw refuse('bad_key', 'the API key is unknown or has been deleted');

@@ -39,12 +39,12 @@ export interface CallResult {
  * `rateLimit`: keep routing.rate_limit (120 sends a minute, burst 20) as a new bridge has it;
  * by default tests lift it, since most send far more than a field operator would.
  */
-export async function startTestBridge(options: { clock?: Clock; dir?: string; rateLimit?: boolean; retentionDays?: number } = {}): Promise<TestBridge> {
+export async function startTestBridge(options: { clock?: Clock; dir?: string; rateLimit?: boolean; retentionDays?: number; port?: number } = {}): Promise<TestBridge> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'fb-'));
   const dbPath = join(dir, 'bridge.db');
   const logs: string[] = [];
   const log = createLogger({ level: 'debug', format: 'json', write: (line) => logs.push(line) });
-  const bridge = await startBridge({ dbPath, host: '127.0.0.1', port: 0, log, clock: options.clock, checkResponses: true, retentionDays: options.retentionDays });
+  const bridge = await startBridge({ dbPath, host: '127.0.0.1', port: options.port ?? 0, log, clock: options.clock, checkResponses: true, retentionDays: options.retentionDays });
   const ownerKey = readFileSync(join(dir, 'owner.key'), 'utf8').trim();
   if (!options.rateLimit) bridge.services.config.write('routing', { rate_limit: { sends_per_minute: 0 } }, 'test');
   const call = apiClient(() => bridge.url, () => ownerKey);

@@ -22,7 +22,7 @@ export class AlertStore {
   heardBetween(from: string, to: string, limit: number): HeardNode[] {
     const rows = this.#db
       .prepare(
-        `SELECT node_id, network, long_name, last_heard_at, json_extract(device_metrics, '$.battery_level') AS battery_level
+        `SELECT node_id, network, long_name, last_heard_at, json_extract(device_metrics, '$.battery_level_pct') AS battery_level
          FROM nodes WHERE last_heard_at >= ? AND last_heard_at < ? ORDER BY last_heard_at LIMIT ?`,
       )
       .all(from, to, limit) as unknown as HeardNode[];

@@ -14,13 +14,14 @@ const Query = z.strictObject({
     .describe(`Only these event types (comma-separated: ${EVENT_TYPES.join(', ')}); default all`),
   interface: z.string().min(1).max(200).optional().describe('Only events of this interface (id or name)'),
   kind: z.enum(['text', 'position', 'telemetry', 'data']).optional().describe('Only message and delivery events of messages of this kind'),
+  access_token: z.string().max(200).optional().describe('The API key, for clients that cannot send the Authorization header (a browser\'s EventSource); prefer the header: a URL may end up in a proxy\'s log'),
   last_event_id: z.string().regex(/^\d{1,15}$/, 'must be an event id').optional().describe('Resume after this event (the Last-Event-ID header wins)'),
 });
 
 export function eventRoutes(deps: { feed: EventFeed; clock: Clock; interfaceId: (ref: string) => string }): Route[] {
   return [
     route({
-      method: 'GET', path: '/api/events', tags: ['events'], roles: ANY_KEY, query: Query, produces: 'text/event-stream', errors: [503],
+      method: 'GET', path: '/api/events', tags: ['events'], roles: ANY_KEY, keyInQuery: 'access_token', query: Query, produces: 'text/event-stream', errors: [503],
       summary: 'The bridge\'s events as they happen (Server-Sent Events: messages, deliveries, interfaces, configuration), with resume',
       handler: (ctx) => {
         const header = ctx.req.headers['last-event-id'];

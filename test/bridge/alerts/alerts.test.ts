@@ -107,7 +107,7 @@ test('a node that falls silent, and one whose battery runs low, raise once and c
     await t.call('POST', '/api/config/module', { body: { section: 'bridge', settings: { alerts: { node_silent_min: 30, battery_below_pct: 20 } } } });
     const mesh = await createSim(t.call, 'mesh', { device: 'sim://alerts-d' });
     const nodes = t.bridge.services.nodes;
-    const heard = (id: string, battery: number) => nodes.upsert(mesh.id, { id, long_name: `Hut ${id}`, last_heard_at: new Date(clock.now()).toISOString(), device_metrics: { battery_level: battery } }, new Date(clock.now()).toISOString());
+    const heard = (id: string, battery: number) => nodes.upsert(mesh.id, { id, long_name: `Hut ${id}`, last_heard_at: new Date(clock.now()).toISOString(), device_metrics: { battery_level_pct: battery } }, new Date(clock.now()).toISOString());
     heard('!000000a1', 80);
     heard('!000000b2', 15);
     clock.advance(ALERT_SCAN_MS);
