@@ -11,8 +11,8 @@ import type { EventLogStore, LoggedEvent } from './store.ts';
 // and the data agree after a crash. Live followers hear an event once its transaction has
 // committed: never an event that was rolled back.
 
-export type EventType = 'message' | 'delivery' | 'interface' | 'config';
-export const EVENT_TYPES: readonly EventType[] = ['message', 'delivery', 'interface', 'config'];
+export type EventType = 'message' | 'delivery' | 'interface' | 'node' | 'config';
+export const EVENT_TYPES: readonly EventType[] = ['message', 'delivery', 'interface', 'node', 'config'];
 
 export type EventLimits = ConfigValues['bridge']['events'];
 

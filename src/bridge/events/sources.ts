@@ -8,7 +8,8 @@ import type { EventFeed } from './feed.ts';
 
 // What becomes an event (docs/events.md, "Types"): a message stored with its decision and the
 // deliveries it made, every delivery state change with its reason, an interface's link coming
-// up or going down, a configuration section changed. Message and delivery events are
+// up or going down, a node renumbered (or a second key claiming its number), a configuration
+// section changed. Message and delivery events are
 // published inside the transaction that stores them, with the same views the API answers with.
 
 export interface EventSources {
@@ -28,6 +29,8 @@ export function followSources(feed: EventFeed, s: EventSources): void {
     } else if (event.type === 'delivery') {
       const d = event.delivery;
       feed.publish('delivery', { delivery: deliveryView(d), failed_attempt: event.failedAttempt }, { interfaceId: d.interface_id, kind: d.kind });
+    } else if (event.type === 'node') {
+      feed.publish('node', { node: { interface_id: event.interfaceId, ...event.change } }, { interfaceId: event.interfaceId });
     } else if (event.type === 'link') {
       const rt = s.runtime(event.interfaceId);
       feed.publish(
