@@ -356,6 +356,12 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
         } catch (error) {
           log.error('final_commit_failed', { error: (error as Error).message });
         }
+        try {
+          // After the last commit: the events of everything stored are in.
+          services.eventFeed.save();
+        } catch (error) {
+          log.error('event_log_not_saved', { error: (error as Error).message, note: 'clients that reconnect after the restart are told of the gap' });
+        }
         clearInterval(keepAlive);
         // A clean close checkpoints the WAL, so no journal is left behind.
         db.close();
