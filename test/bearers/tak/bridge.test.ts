@@ -7,7 +7,7 @@ import { meshtasticSimMesh } from '../../../src/bearers/meshtastic/simulator/lin
 import type { MeshtasticMesh, RemoteNode } from '../../../src/bearers/meshtastic/simulator/mesh.ts';
 import type { TestBridge } from '../../helpers/bridge.ts';
 import { createMeshInterface, keepProcessAlive, startMeshBridge, waitOnline, waitUntil } from '../../helpers/meshtastic.ts';
-import { ATAK_CHAT_ALL } from './fixtures.ts';
+import { ATAK_CHAT_ALL, ATAK_PLI } from './fixtures.ts';
 import { takEnd, testPki, type TakEnd } from './tak-end.ts';
 
 // A running bridge between a simulated Meshtastic mesh (sim://, in process) and a stand-in TAK
@@ -115,6 +115,59 @@ test('GeoChat from a TAK user reaches the mesh by one rule; the node\'s reply co
   assert.is(chats().length, 1, 'one GeoChat, not a loop');
   assert.equal(textsHeardBy(beta).filter((x) => x.includes('water on its way')), [], 'the reply did not come back to the mesh');
   assert.is(textsHeardBy(alpha).filter((x) => x.includes('need water')).length, 1, 'the TAK message went to the mesh once');
+});
+
+test('GET /api/positions: the last position of each node with its age and source; a TAK user\'s too; a track across renumbering', async () => {
+  end.write(ATAK_PLI);
+  await waitUntil('the TAK user is a node', async () => (await t.call('GET', '/api/nodes?network=tak')).body.items.length === 1);
+  const r = await t.call('GET', '/api/positions');
+  assert.is(r.status, 200, r.text);
+  const byName = Object.fromEntries(r.body.items.map((p: { name: string }) => [p.name, p]));
+  assert.equal(Object.keys(byName).sort(), ['Alpha team', 'Beta team', 'RESCUE-7']);
+  assert.equal([byName['Alpha team'].latitude, byName['Alpha team'].interface_name, byName['Alpha team'].network], [46.51, 'mesh', 'meshtastic']);
+  assert.ok(byName['Alpha team'].age_s >= 30 && byName['Alpha team'].age_s < 300, String(byName['Alpha team'].age_s));
+  assert.equal([byName['RESCUE-7'].node_id, byName['RESCUE-7'].network, byName['RESCUE-7'].interface_name], ['ANDROID-5f2c9a7e1b3d4c60', 'tak', 'tak']);
+  const node = (await t.call('GET', '/api/nodes/ANDROID-5f2c9a7e1b3d4c60'));
+  assert.is(node.status, 200, node.text);
+  const track = await t.call('GET', `/api/positions/${encodeURIComponent(byName['Alpha team'].node_id)}/track`);
+  assert.is(track.status, 200, track.text);
+  assert.equal(track.body.items.map((p: { latitude: number }) => p.latitude), [46.5, 46.51], 'both fixes, before and after the new number');
+  const line = await t.call('GET', `/api/positions/${encodeURIComponent('!0000a1a1')}/track/geojson`);
+  assert.equal(line.body.geometry, { type: 'LineString', coordinates: [[7.25, 46.5, 420], [7.26, 46.51, 420]] }, 'a former id names the node too');
+});
+
+test('the GeoJSON form opens in Leaflet in headless Chromium without errors: one marker per node, one line per track', async () => {
+  const { chromium } = await import('playwright-core');
+  const points = (await t.call('GET', '/api/positions/geojson')).body;
+  const alphaId = points.features.find((f: any) => f.properties.name === 'Alpha team').id;
+  const track = (await t.call('GET', `/api/positions/${encodeURIComponent(alphaId)}/track/geojson`)).body;
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  try {
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => void (m.type() === 'error' && errors.push(m.text())));
+    await page.setContent('<!doctype html><html><body><div id="map" style="width:600px;height:400px"></div></body></html>');
+    await page.addScriptTag({ path: 'node_modules/leaflet/dist/leaflet.js' });
+    const drawn = await page.evaluate(([fc, line]) => {
+      const L = (globalThis as any).L;
+      const map = L.map('map');
+      const markers = L.geoJSON(fc).addTo(map);
+      const lines = L.geoJSON(line).addTo(map);
+      map.fitBounds(markers.getBounds().extend(lines.getBounds()));
+      let m = 0;
+      let l = 0;
+      map.eachLayer((layer: any) => {
+        if (layer instanceof L.Marker) m++;
+        else if (layer instanceof L.Polyline) l++;
+      });
+      return { markers: m, lines: l };
+    }, [points, track]);
+    assert.equal(drawn, { markers: 3, lines: 1 });
+    assert.equal(errors, []);
+  } finally {
+    await browser.close();
+  }
 });
 
 test.run();
