@@ -88,6 +88,8 @@ export class TakBearer extends SupervisedBearer<Phase> implements Bearer {
 
   async send(frame: OutboundFrame): Promise<SendResult> {
     const now = this.#ctx.clock.now();
+    // Size first: a frame that can never fit is not kept for a retry while the link is down.
+    if (frame.payload.length > this.mtu) return { ok: false, retryable: false, error: `ERR_TAK_TOO_LARGE: the message is ${frame.payload.length} bytes; this interface's mtu is ${this.mtu}` };
     if (frame.kind === 'position') {
       const out = positionEvent(frame, this.#s, now);
       if (!out) {
@@ -104,7 +106,6 @@ export class TakBearer extends SupervisedBearer<Phase> implements Bearer {
     if (frame.kind !== 'text') {
       return { ok: false, retryable: false, error: `ERR_TAK_KIND: a TAK interface carries positions and text, not ${frame.kind}` };
     }
-    if (frame.payload.length > this.mtu) return { ok: false, retryable: false, error: `ERR_TAK_TOO_LARGE: the text is ${frame.payload.length} bytes; this interface's mtu is ${this.mtu}` };
     if (!this.#link) return offline();
     const chat = chatEvent(frame, this.#s, now);
     this.#remember(chat.uid);
@@ -183,7 +184,7 @@ export class TakBearer extends SupervisedBearer<Phase> implements Bearer {
         this.#counters.chats_heard++;
         if (this.#s.positions_in) this.#ctx.events.nodes([{ id: r.senderUid, network: 'tak', long_name: r.senderCallsign, last_heard_at: new Date(this.#ctx.clock.now()).toISOString() }]);
         const frame: InboundFrame = {
-          from: r.senderUid, to: r.roomId, channel: null, kind: 'text', text: r.text, payload: Buffer.from(r.text, 'utf8'),
+          from: r.senderUid, to: r.roomId, channel: null, kind: 'text', text: r.text, payload: new TextEncoder().encode(r.text),
           meta: { tak_callsign: r.senderCallsign, tak_room: r.roomName, tak_event_uid: r.uid },
           // A server may send an event again after a reconnect; its uid names the message.
           dedupeKey: `tak:${r.uid}`,

@@ -17,7 +17,7 @@ export interface TakEnd {
   close(): Promise<void>;
 }
 
-export async function takEnd(tls?: { cert: string; key: string; ca: string }): Promise<TakEnd> {
+export async function takEnd(tls?: { cert: string; key: string; ca: string }, options: { port?: number; onEvent?: (xml: string) => void } = {}): Promise<TakEnd> {
   const events: string[] = [];
   const clients = new Set<Socket>();
   const onSocket = (socket: Socket) => {
@@ -27,6 +27,7 @@ export async function takEnd(tls?: { cert: string; key: string; ca: string }): P
       text += chunk.toString('utf8');
       for (let end = text.indexOf('</event>'); end >= 0; end = text.indexOf('</event>')) {
         events.push(text.slice(0, end + 8).trim());
+        options.onEvent?.(events[events.length - 1]);
         text = text.slice(end + 8);
       }
     });
@@ -36,7 +37,10 @@ export async function takEnd(tls?: { cert: string; key: string; ca: string }): P
   const server: Server = tls
     ? createTlsServer({ cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: true, rejectUnauthorized: true }, onSocket)
     : createServer(onSocket);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+  });
   return {
     port: (server.address() as AddressInfo).port,
     events,
