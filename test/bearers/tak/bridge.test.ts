@@ -136,6 +136,31 @@ test('GET /api/positions: the last position of each node with its age and source
   assert.equal(line.body.geometry, { type: 'LineString', coordinates: [[7.25, 46.5, 420], [7.26, 46.51, 420]] }, 'a former id names the node too');
 });
 
+test('a TAK server that is down: the mesh side does not wait; held positions go out latest-only per node when it is back', async () => {
+  const rule = await t.call('POST', '/api/access-rules', { body: { name: 'status-both-ways', match: { direction: 'inbound', interfaces: ['mesh'], kinds: ['text'], text: { regex: '^status' } }, schedule: null, action: 'forward', destinations: [{ interface: 'tak', to: '^all' }, { interface: 'mesh', to: '{from}' }] } });
+  assert.is(rule.status, 201, rule.text);
+  const reorder = await t.call('POST', '/api/access-rules/reorder', { body: { order: ['status-both-ways', 'positions-to-tak', 'mesh-chat-to-tak', 'tak-chat-to-mesh'] } });
+  assert.is(reorder.status, 200, reorder.text);
+  const port = end.port;
+  await end.close();
+  await waitUntil('the TAK interface is down', async () => (await t.call('GET', '/api/interfaces/tak/stats')).body.connected === false);
+  const fixS = Math.floor(Date.now() / 1000);
+  for (const [i, lat] of [46.7, 46.71, 46.72].entries()) sendPosition(beta, lat, 7.4, fixS - 30 + i);
+  alpha.sendText(BROADCAST, 'status: all well at the hut');
+  await waitUntil('the answer on the mesh comes while the TAK server is down', () => textsHeardBy(alpha).includes('status: all well at the hut'), 10_000);
+  const held = await waitUntil('the TAK delivery is held', async () => {
+    const items = (await t.call('GET', '/api/deliveries?interface=tak&state=held')).body.items;
+    return items.length >= 4 && items;
+  });
+  assert.ok(held.length >= 4, 'three positions and the text wait for the TAK server');
+
+  end = await takEnd({ cert: readFileSync(pki.serverCert, 'utf8'), key: readFileSync(pki.serverKey, 'utf8'), ca: readFileSync(pki.ca, 'utf8') }, { port });
+  await waitUntil('the text at the server again', () => chats().some((c) => (c.raw.event.detail as any).remarks._text === 'status: all well at the hut'), 30_000);
+  await waitUntil('Beta\'s newest position', () => positionsOf('Beta team').some((c) => c.raw.event.point._attributes.lat === 46.72), 15_000);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(positionsOf('Beta team').map((c) => c.raw.event.point._attributes.lat), [46.72], 'only the newest of the held fixes went out');
+});
+
 test('the GeoJSON form opens in Leaflet in headless Chromium without errors: one marker per node, one line per track', async () => {
   const { chromium } = await import('playwright-core');
   const points = (await t.call('GET', '/api/positions/geojson')).body;
