@@ -58,7 +58,7 @@ export function buildOpenApi(info: OpenApiInfo, routes: Route[]): Record<string,
     const parameters = [...parametersOf(r.params, 'path'), ...parametersOf(r.query, 'query')];
     if (parameters.length > 0) op.parameters = parameters;
     if (r.body) {
-      const name = register(inputs, inputNames, r.body, r.bodyName ?? `${pascal(opId)}Request`);
+      const name = register(inputs, inputNames, r.bodyDocumented ?? r.body, r.bodyName ?? `${pascal(opId)}Request`);
       op.requestBody = { required: true, content: Object.fromEntries((r.bodyTypes ?? ['application/json']).map((type) => [type, { schema: ref(name) }])) };
     }
     const status = String(r.status ?? 200);
