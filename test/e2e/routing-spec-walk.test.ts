@@ -85,7 +85,7 @@ test('interface unbound -> bind: rules and pipeline stay attached; waiting sends
   assert.is(bound.device, 'sim://walk');
   assert.is(bound.state.bound, true);
   assert.equal(bound.transforms.outbound, outbound, 'pipeline still attached');
-  assert.equal((await ok('GET', `/api/access-rules/${rule.id}`)).destinations, [{ interface: dst.id, to: '{to}' }], 'rule still attached');
+  assert.equal((await ok('GET', `/api/access-rules/${rule.id}`)).destinations, [{ interface: dst.id, interface_name: 'dst', to: '{to}' }], 'rule still attached');
   const done = await untilState(sent.deliveries[0].id, 'delivered');
   assert.is(done.attempts, 1);
   // The outbound pipeline ran: the peer on the channel heard the prefixed text.

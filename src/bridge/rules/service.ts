@@ -4,7 +4,7 @@ import { newId } from '../../lib/ids.ts';
 import { jsonEqual } from '../../lib/json.ts';
 import type { BookService } from '../contacts/service.ts';
 import type { Precedence } from '../engine/precedence.ts';
-import { type AddressResolver, type Decision, type DefaultAction, type Destination, evaluateRules, isFallback, isReference, mapDestinationInterfaces, type RoutableMessage, type RuleActionKind, type RuleMatch, type RuleTraceEntry } from './match.ts';
+import { type AddressResolver, type Decision, type NamedDestination, type DefaultAction, type Destination, evaluateRules, isFallback, isReference, mapDestinationInterfaces, type RoutableMessage, type RuleActionKind, type RuleMatch, type RuleTraceEntry } from './match.ts';
 import type { Schedule } from './schedule.ts';
 import type { RuleRef, RuleRow, RuleStore } from './store.ts';
 import type { InterfaceLookup, RuleDecider } from '../engine/deciders.ts';
@@ -174,8 +174,15 @@ export class RuleService implements RuleDecider {
         const name = address.slice(1);
         return this.#groups.expand(name) ?? this.#contacts.expand(name);
       },
+      interfaceName: (id) => this.#interfaces.find(id)?.name,
     };
     return evaluateRules(this.list(), msg, atMs, resolver, this.#defaultAction(), trace);
+  }
+
+  /** The rule's destinations with each interface's name beside its id (answers people read). */
+  namedDestinations(row: RuleRow): NamedDestination[] {
+    const named = <T extends { interface: string }>({ interface: id, ...rest }: T) => ({ interface: id, interface_name: this.#interfaces.find(id)?.name ?? null, ...rest });
+    return row.destinations.map((d) => (isFallback(d) ? { ...d, fallback: d.fallback.map(named) } : named(d)));
   }
 
   #resolve(input: RuleInput): { match: RuleMatch; destinations: Destination[]; refs: RuleRef[] } {
