@@ -170,7 +170,7 @@ export function bridgeRoutes(services: BridgeServices, extra: { startedAt: numbe
     ...contactRoutes(services.contacts, services.groups),
     ...previewRoutes({ preview: services.preview, interfaces: services.interfaces, now: extra.now }),
     ...senderRoutes(services.senders),
-    ...messageRoutes({ usage: services.usage, store: services.messages, pipeline: services.pipeline, interfaces: services.interfaces, contacts: services.contacts, limiter: services.sendLimiter, fallbacks: services.fallbacks }),
+    ...messageRoutes({ usage: services.usage, store: services.messages, pipeline: services.pipeline, interfaces: services.interfaces, contacts: services.contacts, limiter: services.sendLimiter, fallbacks: services.fallbacks, preview: services.preview }),
     ...deliveryRoutes({ store: services.deliveries, dispatcher: services.dispatcher, interfaces: services.interfaces, clock: services.clock, fallbacks: services.fallbacks, messages: services.messages }),
     ...nodeRoutes(services.nodes, services.interfaces),
     ...auditRoutes(services.audit),
@@ -362,7 +362,10 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   const groups: BookService<string[]> = new BookService<string[]>(new BookStore(db, 'object_groups', 'members'), {
     what: 'object group', refKind: 'group', prefix: 'grp', expand: (v) => v as string[],
   }, clock, books(() => contacts));
-  const rules = new RuleService(ruleStore, { interfaces: interfaceStore, contacts, groups, clock, defaultAction: () => config.section('routing').default_action });
+  const rules = new RuleService(ruleStore, {
+    interfaces: interfaceStore, contacts, groups, clock, defaultAction: () => config.section('routing').default_action,
+    addressProblem: (iface, to) => preview.addressProblem(iface, to),
+  });
 
   const senders = newSenderService(db, clock, contacts, groups);
   const core = new RoutingCore({ db, clock, log, random, interfaceStore, rules, books: addressBooks(contacts, groups), senders, deviceConfig: deviceConfigSource(config) });
@@ -380,11 +383,12 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   lockWaitMetrics(metrics, core);
   interfaceMetrics(metrics, interfaces);
   const audit = new AuditStore(db, log, () => config.section('bridge').audit);
+  const preview = new PreviewService({ pipeline, interfaces, host, clock });
   const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, deliveries, clock, log, senderPolicyNames: () => senders.names() });
   return {
     db, keys, metrics, interfaces, core, host, nodes: core.nodes, rules, contacts, groups, messages, deliveries, writeBehind, dispatcher, pipeline, fallbacks: core.fallbacks, audit, config, configFiles, clock, uplink,
     sendLimiter: new SendRateLimiter(clock, () => config.section('routing').rate_limit),
-    preview: new PreviewService({ pipeline, interfaces, host, clock }),
+    preview,
     senders,
     usage,
   };

@@ -4,12 +4,14 @@ import { newId } from '../../lib/ids.ts';
 import { jsonEqual } from '../../lib/json.ts';
 import type { BookService } from '../contacts/service.ts';
 import type { Precedence } from '../engine/precedence.ts';
-import { type AddressResolver, type Decision, type NamedDestination, type DefaultAction, type Destination, evaluateRules, isFallback, isReference, mapDestinationInterfaces, type RoutableMessage, type RuleActionKind, type RuleMatch, type RuleTraceEntry } from './match.ts';
+import { type AddressResolver, type Decision, type NamedDestination, type DefaultAction, type Destination, destinationTargets, evaluateRules, isFallback, isReference, mapDestinationInterfaces, type RoutableMessage, type RuleActionKind, type RuleMatch, type RuleTraceEntry } from './match.ts';
 import type { Schedule } from './schedule.ts';
 import type { RuleRef, RuleRow, RuleStore } from './store.ts';
 import type { InterfaceLookup, RuleDecider } from '../engine/deciders.ts';
+import type { InterfaceRow } from '../engine/rows.ts';
 
-/** Finds an interface by id or name (the interface store). */
+/** Why `to` can never be an address on this interface, as the preview says it; null when it can be. */
+export type AddressCheck = (iface: InterfaceRow, to: string) => string | null;
 
 // Access rules: an ordered first-match policy (docs/api.md 4.5). Requests may name interfaces by id
 // or name; the stored rule holds interface ids, so renaming an interface never breaks a rule.
@@ -32,12 +34,18 @@ export class RuleService implements RuleDecider {
   readonly #groups: BookService<string[]>;
   readonly #clock: Clock;
   readonly #defaultAction: () => DefaultAction;
+  readonly #addressProblem: AddressCheck | undefined;
   #cache: RuleRow[] | undefined;
 
   constructor(
     store: RuleStore,
-    deps: { interfaces: InterfaceLookup; contacts: BookService<Record<string, string>>; groups: BookService<string[]>; clock: Clock; defaultAction: () => DefaultAction },
+    deps: {
+      interfaces: InterfaceLookup; contacts: BookService<Record<string, string>>; groups: BookService<string[]>; clock: Clock; defaultAction: () => DefaultAction;
+      /** Refuses a destination address its interface's kind can never take (the preview's check). */
+      addressProblem?: AddressCheck;
+    },
   ) {
+    this.#addressProblem = deps.addressProblem;
     this.#store = store;
     this.#interfaces = deps.interfaces;
     this.#contacts = deps.contacts;
@@ -222,10 +230,25 @@ export class RuleService implements RuleDecider {
       } else {
         address(d.to, `body.destinations[${i}].to`);
       }
-      return mapDestinationInterfaces(d, (ref, field) => iface(ref, `body.destinations[${i}].${field}`));
+      const resolved = mapDestinationInterfaces(d, (ref, field) => iface(ref, `body.destinations[${i}].${field}`));
+      destinationTargets(resolved).forEach((t, j) => {
+        const path = isFallback(resolved) ? `body.destinations[${i}].fallback[${j}].to` : `body.destinations[${i}].to`;
+        const problem = this.#literalAddressProblem(t.interface, t.to);
+        if (problem) errors.push({ path, message: problem });
+      });
+      return resolved;
     });
     if (errors.length > 0) throw badRequest(`invalid references: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, errors);
     return { match, destinations, refs };
+  }
+
+  /** A literal address (not @name, not a {from}/{to} template) the destination's interface
+   *  can never send to: the reason the preview gives for a delivery to it. */
+  #literalAddressProblem(interfaceId: string, to: string): string | null {
+    const row = this.#interfaces.find(interfaceId);
+    if (!row || !this.#addressProblem || isReference(to) || to.includes('{')) return null;
+    const problem = this.#addressProblem(row, to);
+    return problem && `'${to}' cannot be an address on interface ${row.name} (${row.kind}): ${problem}`;
   }
 
   #now(): string {
