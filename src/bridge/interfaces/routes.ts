@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PortValueSchema } from '../../bearers/shared/links/port-value.ts';
 import { applyPatch, checkReplace, MERGE_PATCH_TYPES, MergePatchBody, type ReadOnlyField, readOnlyShape } from '../../http/merge-patch.ts';
-import { NOT_PAGED } from '../../http/query.ts';
+import { NOT_PAGED, strictQuery } from '../../http/query.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
 import { DEFAULT_RETRY_POLICY, RetryPolicy } from '../engine/backoff.ts';
 import { DRIVERS, INTERFACE_KINDS } from '../../bearers/drivers.ts';
@@ -180,9 +180,16 @@ export function interfaceRoutes(service: InterfaceService): Route[] {
       },
     }),
     route({
-      method: 'DELETE', path: '/api/interfaces/{id}', summary: 'Delete an interface with the rules that name it and its pipeline', tags, roles: ADMIN, params: Ref,
-      response: z.object({ id: z.string(), removed_rule_ids: z.array(z.string()) }), responseName: 'InterfaceDeleted',
-      handler: ({ params }) => service.delete(params.id),
+      method: 'DELETE', path: '/api/interfaces/{id}', summary: 'Delete an interface and its pipeline; 409 naming what uses it (rules, waiting deliveries) unless ?cascade=true', tags, roles: ADMIN, params: Ref, errors: [409],
+      description: 'An interface that rules name or deliveries wait for is kept (409 in-use, the rules by name and id, the count of deliveries) unless the query says cascade=true: then the rules go with it and the deliveries are cancelled. To swap a radio, bind the new device instead (POST /api/interfaces/{id}/bind): rules, pipeline and queue stay.',
+      query: strictQuery({ cascade: z.enum(['true', 'false'], { error: 'cascade must be true or false' }).optional().describe('true: delete the rules that name the interface and cancel its waiting deliveries with it') }),
+      response: z.object({
+        id: z.string(), name: z.string(),
+        removed_rule_ids: z.array(z.string()),
+        removed_rules: z.array(z.object({ id: z.string(), name: z.string() })).describe('The rules removed with it (cascade), by id and name'),
+        cancelled_deliveries: z.number().int().describe('Waiting deliveries cancelled with it (cascade)'),
+      }), responseName: 'InterfaceDeleted',
+      handler: ({ params, query }) => service.delete(params.id, query.cascade === 'true'),
     }),
     one('Enable: traffic resumes', '/api/interfaces/{id}/enable', (ref) => service.setEnabled(ref, true)),
     one('Disable: traffic stops both ways; configuration is kept', '/api/interfaces/{id}/disable', (ref) => service.setEnabled(ref, false)),

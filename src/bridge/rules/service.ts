@@ -94,12 +94,17 @@ export class RuleService implements RuleDecider {
     this.#cache = undefined;
   }
 
-  /** Removes every rule that names an interface (its deletion takes them along). */
-  deleteNaming(interfaceId: string): string[] {
-    const ids = this.#store.rulesReferring('interface', interfaceId).map((r) => r.id);
-    this.#store.delete(ids);
+  /** The rules that name an interface (in a filter or a destination), in evaluation order. */
+  naming(interfaceId: string): Array<{ id: string; name: string }> {
+    return this.#store.rulesReferring('interface', interfaceId);
+  }
+
+  /** Removes every rule that names an interface (a cascading delete of it takes them along). */
+  deleteNaming(interfaceId: string): Array<{ id: string; name: string }> {
+    const rules = this.naming(interfaceId);
+    this.#store.delete(rules.map((r) => r.id));
     this.#cache = undefined;
-    return ids;
+    return rules;
   }
 
   setEnabled(ref: string, enabled: boolean): RuleRow {

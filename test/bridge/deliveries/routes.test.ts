@@ -143,7 +143,7 @@ test('dead letters: cancel clears one, retry refuses when the interface is gone,
   assert.match(c.body.last_error, /cancelled through the API.*simulated failure/);
   // Its interface deleted: a retry would wait forever, so it is refused with the reason.
   const goneIfc = (await get(gone)).interface_id;
-  assert.is((await t.call('DELETE', '/api/interfaces/dl-gone')).status, 200);
+  assert.is((await t.call('DELETE', '/api/interfaces/dl-gone?cascade=true')).status, 200);
   assertProblem(await t.call('POST', `/api/deliveries/${gone}/retry`), 409, [], /interface .* was deleted/);
   assert.is((await get(gone)).state, 'dead');
 
