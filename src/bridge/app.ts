@@ -384,7 +384,7 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   interfaceMetrics(metrics, interfaces);
   const audit = new AuditStore(db, log, () => config.section('bridge').audit);
   const preview = new PreviewService({ pipeline, interfaces, host, clock });
-  const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, deliveries, clock, log, senderPolicyNames: () => senders.names() });
+  const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, deliveries, clock, log, senders });
   return {
     db, keys, metrics, interfaces, core, host, nodes: core.nodes, rules, contacts, groups, messages, deliveries, writeBehind, dispatcher, pipeline, fallbacks: core.fallbacks, audit, config, configFiles, clock, uplink,
     sendLimiter: new SendRateLimiter(clock, () => config.section('routing').rate_limit),
