@@ -75,6 +75,7 @@ test('stats, health and the detail view name each kind\'s reported values', () =
 test('the document accepts every example interface body in the docs and refuses a misspelt setting, per kind; so does the bridge', async () => {
   const examples = docExamples();
   const validate = validator('CreateInterface');
+  const validateReplace = validator('ReplaceInterface');
   for (const d of DRIVERS) assert.ok(examples.some((e) => e.body.kind === d.kind), `the docs show no ${d.kind} interface body`);
   const t = await startTestBridge();
   try {
@@ -84,6 +85,10 @@ test('the document accepts every example interface body in the docs and refuses 
       // Unbound: what is checked is the body, not a device.
       const created = await t.call('POST', '/api/interfaces', { body: { ...body, name: `doc-${n++}`, device: null } });
       assert.is(created.status, 201, `${where}: the bridge refuses ${JSON.stringify(body)}: ${created.text}`);
+      // What GET answers goes back with PUT: the document takes it, and refuses it misspelt.
+      const shown = (await t.call('GET', `/api/interfaces/${created.body.id}`)).body;
+      assert.ok(validateReplace(shown), `${where}: the document refuses the GET body for PUT: ${JSON.stringify(validateReplace.errors)}`);
+      assert.not.ok(validateReplace({ ...shown, settings: { ...shown.settings, [misspelt(String(body.kind))]: 1 } }), `${where}: PUT with a misspelt setting`);
 
       const settings = (body.settings ?? {}) as Record<string, unknown>;
       const wrong = misspelt(String(body.kind));

@@ -87,6 +87,11 @@ const READ_ONLY: Record<string, ReadOnlyField> = {
 // The body GET answers is accepted: the writable fields, and the read-only ones equal
 // to the stored values.
 const ReplaceInterface = z.strictObject({ ...WRITABLE, ...readOnlyShape(READ_ONLY) });
+// As documented: the settings are those of the interface's kind (its `kind` may be left out of
+// a PUT, so the document lists every kind's, anyOf; the service checks the stored kind's).
+const ReplaceInterfaceDocumented = ReplaceInterface.extend({
+  settings: z.union(DRIVERS.map((d) => d.settings) as unknown as [z.ZodType, ...z.ZodType[]]).describe('The settings of the interface\'s kind (CreateInterface shows which belong to which kind)'),
+});
 
 // What a kind's device reports: the driver module's stats schema ({} for a kind that reports none yet).
 const NoStats = z.object({}).describe('This kind reports no values yet');
@@ -158,7 +163,7 @@ export function interfaceRoutes(service: InterfaceService): Route[] {
     route({
       method: 'PUT', path: '/api/interfaces/{id}', summary: 'Replace an interface\'s name, settings, transforms and retry policy', tags, roles: ADMIN, errors: [409],
       description: 'Takes the body GET answers: read-only fields (id, kind, enabled, device, created_at, updated_at) are ignored when equal to the stored values and refused (400) when not; state and reported are ignored.',
-      params: Ref, body: ReplaceInterface, bodyName: 'ReplaceInterface', response: InterfaceView, responseName: 'Interface',
+      params: Ref, body: ReplaceInterface, bodyDocumented: ReplaceInterfaceDocumented, bodyName: 'ReplaceInterface', response: InterfaceView, responseName: 'Interface',
       handler: async ({ params, body }) => {
         const row = service.get(params.id);
         return service.view(await service.update(row.id, checkReplace(body, service.view(row), READ_ONLY, 'interface')));
