@@ -33,7 +33,7 @@ import type { WriteBehind } from './engine/write-behind.ts';
 import type { BearerHost } from './engine/bearer-host.ts';
 import { driverApi } from './interfaces/driver-api.ts';
 import { interfaceMetrics } from './interfaces/metrics.ts';
-import { interfaceRoutes } from './interfaces/routes.ts';
+import { interfaceKindSchemas, interfaceRoutes } from './interfaces/routes.ts';
 import { type SeedRequest, seedInterfaces } from './interfaces/seed.ts';
 import { InterfaceService } from './interfaces/service.ts';
 import { InterfaceStore } from './engine/interface-store.ts';
@@ -161,7 +161,7 @@ export const BRIDGE_API_INFO = {
  *  `clock`: the bridge clock's state for health. */
 export function bridgeRoutes(services: BridgeServices, extra: { startedAt: number; now: () => number; clock?: () => ClockStatus }): Route[] {
   const routes: Route[] = [];
-  const openapi = () => buildOpenApi(BRIDGE_API_INFO, routes);
+  const openapi = () => buildOpenApi(BRIDGE_API_INFO, routes, interfaceKindSchemas());
   routes.push(
     ...systemRoutes({ db: services.db, metrics: services.metrics, startedAt: extra.startedAt, now: () => services.clock.monotonic(), openapi, uplink: services.uplink, clock: extra.clock }),
     ...keyRoutes(services.keys),
@@ -185,7 +185,7 @@ export function bridgeRoutes(services: BridgeServices, extra: { startedAt: numbe
 export function bridgeOpenApi(): Record<string, unknown> {
   const unused = new Proxy({}, { get: () => { throw new Error('not available while generating OpenAPI'); } }) as never;
   const services = new Proxy({}, { get: () => unused }) as BridgeServices;
-  return buildOpenApi(BRIDGE_API_INFO, bridgeRoutes(services, { startedAt: 0, now: () => 0 }));
+  return buildOpenApi(BRIDGE_API_INFO, bridgeRoutes(services, { startedAt: 0, now: () => 0 }), interfaceKindSchemas());
 }
 
 /** Opens and migrates the bridge database. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { PortValueSchema } from '../../bearers/shared/links/port-value.ts';
 import { applyPatch, checkReplace, MERGE_PATCH_TYPES, MergePatchBody, type ReadOnlyField, readOnlyShape } from '../../http/merge-patch.ts';
 import { NOT_PAGED, strictQuery } from '../../http/query.ts';
+import type { NamedSchema } from '../../http/openapi.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
 import { DEFAULT_RETRY_POLICY, RetryPolicy } from '../engine/backoff.ts';
 import { DRIVERS, INTERFACE_KINDS } from '../../bearers/drivers.ts';
@@ -131,6 +132,16 @@ const InterfaceStats = perKind(
 
 const Ref = z.object({ id: z.string().min(1).describe('Interface id or name') });
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Each kind's settings and reported values as components of their own (MeshtasticSettings,
+ *  IridiumInterfaceStats), which the per-kind bodies refer to. */
+export function interfaceKindSchemas(): NamedSchema[] {
+  const name = (d: (typeof DRIVERS)[number]) => d.title[0].toUpperCase() + d.title.slice(1).replace(/[^A-Za-z0-9]/g, '');
+  return DRIVERS.flatMap((d) => [
+    { name: `${name(d)}Settings`, schema: d.settings, io: 'input' as const },
+    ...(d.stats ? [{ name: `${name(d)}InterfaceStats`, schema: d.stats.schema, io: 'output' as const }] : []),
+  ]);
+}
 
 export function interfaceRoutes(service: InterfaceService): Route[] {
   const tags = ['interfaces'];
