@@ -192,6 +192,12 @@ export class RuleService implements RuleDecider {
     return evaluateRules(this.list(), msg, atMs, resolver, this.#defaultAction(), trace);
   }
 
+  /** The rule's filters, with the names of the interfaces match.interfaces names by id. */
+  namedMatch(row: RuleRow): RuleMatch & { interface_names?: Array<string | null> } {
+    if (!row.match.interfaces) return row.match;
+    return { ...row.match, interface_names: row.match.interfaces.map((id) => this.#interfaces.find(id)?.name ?? null) };
+  }
+
   /** The rule's destinations with each interface's name beside its id (answers people read). */
   namedDestinations(row: RuleRow): NamedDestination[] {
     const named = <T extends { interface: string }>({ interface: id, ...rest }: T) => ({ interface: id, interface_name: this.#interfaces.find(id)?.name ?? null, ...rest });

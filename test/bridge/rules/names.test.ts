@@ -25,6 +25,15 @@ test('the reason of a decision names the interface the message came in on, with 
   const r = await t.call('POST', '/api/messages/simulate-mesh-rx', { body: { interface: 'mesh-a', from: '!0000beef', text: 'hi' } });
   assert.is(r.status, 202, r.text);
   assert.is(r.body.message.decision.reason, `rule 'mesh-a-to-sms' matched: direction inbound, interface mesh-a (${meshA.id})`);
+
+  // The rule lists show the filter's interfaces by id with their names beside; PUT takes it back.
+  const listed = (await t.call('GET', '/api/access-rules')).body.items.find((x: any) => x.name === 'mesh-a-to-sms');
+  assert.equal(listed.match, { direction: 'inbound', interfaces: [meshA.id], interface_names: ['mesh-a'] });
+  const put = await t.call('PUT', `/api/access-rules/${listed.id}`, { body: listed });
+  assert.is(put.status, 200, put.text);
+  assert.equal(put.body.match, listed.match);
+  const typo = await t.call('POST', '/api/access-rules', { body: { name: 'by-names', match: { interface_names: ['mesh-a'] }, schedule: null, action: 'store' } });
+  assert.is(typo.status, 400, 'a new rule cannot filter by interface_names (it would be ignored): interfaces takes names');
 });
 
 test('rule views show each destination interface\'s name beside its id; the GET body goes back with PUT', async () => {
