@@ -63,7 +63,7 @@ export function messageRoutes(deps: {
   const { store, usage, pipeline, interfaces, contacts, limiter, fallbacks, preview } = deps;
   const tags = ['messages'];
   // Deliveries answer what they wait for, from their interface now (docs/api.md 2.5).
-  const delivery = (d: DeliveryRow) => deliveryApiView(d, (id) => interfaces.waitingFor(id));
+  const delivery = (d: DeliveryRow) => deliveryApiView(d, (id) => interfaces.waitingFor(id), (id) => interfaces.find(id)?.name);
   const accepted = (r: IngestResult) => {
     const warnings = r.deliveries.flatMap((d) => preview.deliveryProblems(d).map((problem) => `delivery ${d.id} to ${d.to} on interface ${interfaces.find(d.interface_id)?.name ?? d.interface_id} (${d.interface_id}) will fail: ${problem}`));
     return { message: messageView(r.message), deliveries: r.deliveries.map(delivery), ...(warnings.length > 0 ? { warnings } : {}) };
