@@ -18,6 +18,8 @@ type Lazy<T> = T | (() => Promise<T>);
 interface Command {
   summary: Lazy<string>;
   usage: Lazy<string>;
+  /** The usage `--help` prints after these positionals (`sim rnode --help`); `usage` without. */
+  usageFor?(positionals: string[]): Promise<string>;
   options?: Lazy<Options>;
   positionals?: number;
   run(values: Record<string, string | boolean | undefined>, positionals: string[], env: NodeJS.ProcessEnv): Promise<number>;
@@ -44,6 +46,7 @@ const commands: Record<string, Command> = {
   sim: {
     summary: async () => (await simCli()).SIM_SUMMARY,
     usage: async () => (await simCli()).SIM_USAGE,
+    usageFor: async (positionals) => (await simCli()).simUsage(positionals),
     options: async () => (await simCli()).SIM_COMMAND_OPTIONS,
     positionals: 1,
     run: async (values, positionals) => (await simCli()).runSimCommand(values, positionals),
@@ -235,7 +238,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     const options = command.options === undefined ? {} : await resolveLazy(command.options);
     const parsed = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' }, ...options }, allowPositionals: true, strict: true });
     if (parsed.values.help) {
-      process.stdout.write(`usage: ${await resolveLazy(command.usage)}\n`);
+      process.stdout.write(`usage: ${command.usageFor ? await command.usageFor(parsed.positionals) : await resolveLazy(command.usage)}\n`);
       return 0;
     }
     if (parsed.positionals.length > (command.positionals ?? 0)) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals.at(-1))}`);

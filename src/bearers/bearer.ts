@@ -54,8 +54,13 @@ export type FrameNode = Pick<NodeReport, 'id' | 'network' | 'long_name' | 'short
  *  sending it would take (a preview: sms/estimate.ts, iridium/estimate.ts). */
 export type EstimateFrame = Pick<OutboundFrame, 'to' | 'text' | 'payload'> & { kind: string };
 
+/** The `to` of a frame addressed to this station alone (an SMS to its SIM, an Iridium MT
+ *  message to its modem): rules select it as `to: ["local"]`, as an API send is `from: "local"`. */
+export const TO_THIS_STATION = 'local';
+
 export interface InboundFrame {
   from: string;
+  /** null: a broadcast (stored as "broadcast"); TO_THIS_STATION when addressed to this station. */
   to: string | null;
   channel: number | null;
   kind: FrameKind;

@@ -35,7 +35,7 @@ import type { WriteBehind } from './engine/write-behind.ts';
 import type { BearerHost } from './engine/bearer-host.ts';
 import { driverApi } from './interfaces/driver-api.ts';
 import { interfaceMetrics } from './interfaces/metrics.ts';
-import { interfaceRoutes } from './interfaces/routes.ts';
+import { interfaceKindSchemas, interfaceRoutes } from './interfaces/routes.ts';
 import { AlertStore } from './alerts/store.ts';
 import { AlertWatch } from './alerts/watch.ts';
 import { EventFeed } from './events/feed.ts';
@@ -176,7 +176,7 @@ export const BRIDGE_API_INFO = {
  *  `clock`: the bridge clock's state for health. */
 export function bridgeRoutes(services: BridgeServices, extra: { startedAt: number; now: () => number; clock?: () => ClockStatus }): Route[] {
   const routes: Route[] = [];
-  const openapi = () => buildOpenApi(BRIDGE_API_INFO, routes);
+  const openapi = () => buildOpenApi(BRIDGE_API_INFO, routes, interfaceKindSchemas());
   routes.push(
     ...systemRoutes({ db: services.db, metrics: services.metrics, startedAt: extra.startedAt, now: () => services.clock.monotonic(), openapi, uplink: services.uplink, clock: extra.clock }),
     ...keyRoutes(services.keys),
@@ -185,7 +185,7 @@ export function bridgeRoutes(services: BridgeServices, extra: { startedAt: numbe
     ...contactRoutes(services.contacts, services.groups),
     ...previewRoutes({ preview: services.preview, interfaces: services.interfaces, now: extra.now }),
     ...senderRoutes(services.senders),
-    ...messageRoutes({ usage: services.usage, store: services.messages, pipeline: services.pipeline, interfaces: services.interfaces, contacts: services.contacts, limiter: services.sendLimiter, fallbacks: services.fallbacks }),
+    ...messageRoutes({ usage: services.usage, store: services.messages, pipeline: services.pipeline, interfaces: services.interfaces, contacts: services.contacts, limiter: services.sendLimiter, fallbacks: services.fallbacks, preview: services.preview }),
     ...deliveryRoutes({ store: services.deliveries, dispatcher: services.dispatcher, interfaces: services.interfaces, clock: services.clock, fallbacks: services.fallbacks, messages: services.messages }),
     ...nodeRoutes(services.nodes, services.interfaces),
     ...positionRoutes({ positions: new PositionStore(services.db), nodes: services.nodes, interfaces: services.interfaces, now: () => services.clock.now() }),
@@ -202,7 +202,7 @@ export function bridgeRoutes(services: BridgeServices, extra: { startedAt: numbe
 export function bridgeOpenApi(): Record<string, unknown> {
   const unused = new Proxy({}, { get: () => { throw new Error('not available while generating OpenAPI'); } }) as never;
   const services = new Proxy({}, { get: () => unused }) as BridgeServices;
-  return buildOpenApi(BRIDGE_API_INFO, bridgeRoutes(services, { startedAt: 0, now: () => 0 }));
+  return buildOpenApi(BRIDGE_API_INFO, bridgeRoutes(services, { startedAt: 0, now: () => 0 }), interfaceKindSchemas());
 }
 
 /** Opens and migrates the bridge database. */
@@ -391,7 +391,10 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
   // Which node an address names now (a renumbered node at its new id): the rules, the senders
   // policy and the pipeline all read addresses through it.
   const identity = new NodeIdentity(db);
-  const rules = new RuleService(ruleStore, { interfaces: interfaceStore, contacts, groups, clock, defaultAction: () => config.section('routing').default_action, nodes: identity });
+  const rules = new RuleService(ruleStore, {
+    interfaces: interfaceStore, contacts, groups, clock, defaultAction: () => config.section('routing').default_action, nodes: identity,
+    addressProblem: (iface, to) => preview.addressProblem(iface, to),
+  });
 
   const senders = newSenderService(db, clock, contacts, groups, identity);
   const core = new RoutingCore({ db, clock, log, random, interfaceStore, rules, books: addressBooks(contacts, groups), senders, deviceConfig: deviceConfigSource(config), identity });
@@ -422,11 +425,12 @@ export function createServices(db: DatabaseSync, clock: Clock, log: Logger, rand
     freeBytes: () => fileSystemFreeBytes(dirname(db.location() ?? '.')),
     send: (m) => void pipeline.ingest(m),
   });
-  const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, deliveries, clock, log, senderPolicyNames: () => senders.names() });
+  const preview = new PreviewService({ pipeline, interfaces, host, clock });
+  const configFiles = new ConfigFileService({ db, config, interfaces, rules, groups, contacts, deliveries, clock, log, senders });
   return {
     db, keys, metrics, interfaces, core, host, nodes: core.nodes, rules, contacts, groups, messages, deliveries, writeBehind, dispatcher, pipeline, fallbacks: core.fallbacks, audit, config, configFiles, clock, uplink, eventFeed, alerts,
     sendLimiter: new SendRateLimiter(clock, () => config.section('routing').rate_limit),
-    preview: new PreviewService({ pipeline, interfaces, host, clock }),
+    preview,
     senders,
     usage,
   };

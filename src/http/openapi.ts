@@ -27,7 +27,15 @@ const ERROR_STATUSES: Record<number, string> = {
   507: 'The disk holding the database is full: nothing was saved; send again once there is room.',
 };
 
-export function buildOpenApi(info: OpenApiInfo, routes: Route[]): Record<string, unknown> {
+/** A schema several bodies share, documented once as a component of its own and referred to
+ *  (a kind's settings); `io`: which side it appears on (a request's input or an answer's output). */
+export interface NamedSchema {
+  name: string;
+  schema: z.ZodType;
+  io: 'input' | 'output';
+}
+
+export function buildOpenApi(info: OpenApiInfo, routes: Route[], named: readonly NamedSchema[] = []): Record<string, unknown> {
   const inputs = z.registry<{ id: string }>();
   const outputs = z.registry<{ id: string }>();
   const inputNames = new Map<z.ZodType, string>();
@@ -41,6 +49,11 @@ export function buildOpenApi(info: OpenApiInfo, routes: Route[]): Record<string,
     registry.add(schema, { id: unique });
     return unique;
   };
+
+  for (const n of named) {
+    if (n.io === 'input') register(inputs, inputNames, n.schema, n.name);
+    else register(outputs, outputNames, n.schema, n.name);
+  }
 
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
@@ -58,7 +71,7 @@ export function buildOpenApi(info: OpenApiInfo, routes: Route[]): Record<string,
     const parameters = [...parametersOf(r.params, 'path'), ...parametersOf(r.query, 'query')];
     if (parameters.length > 0) op.parameters = parameters;
     if (r.body) {
-      const name = register(inputs, inputNames, r.body, r.bodyName ?? `${pascal(opId)}Request`);
+      const name = register(inputs, inputNames, r.bodyDocumented ?? r.body, r.bodyName ?? `${pascal(opId)}Request`);
       op.requestBody = { required: true, content: Object.fromEntries((r.bodyTypes ?? ['application/json']).map((type) => [type, { schema: ref(name) }])) };
     }
     const status = String(r.status ?? 200);

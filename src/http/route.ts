@@ -52,6 +52,10 @@ export interface Route<P = any, Q = any, B = any, R = any> {
   /** Name of the response component in the OpenAPI document. */
   responseName?: string;
   bodyName?: string;
+  /** The body as the OpenAPI document describes it, where the server checks it in two steps:
+   *  `body` the shape, the handler what depends on another field (an interface's settings, by
+   *  its kind). Built from the same schemas both steps use; `body` when absent. */
+  bodyDocumented?: z.ZodType;
   /** Media types the body may have (default: application/json and application/*+json); others are 415. */
   bodyTypes?: readonly string[];
   status?: number;

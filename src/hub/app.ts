@@ -62,7 +62,7 @@ export async function startHub(options: HubOptions): Promise<RunningHub> {
   const log = options.log;
   const startedAt = clock.now();
   const startedMono = clock.monotonic();
-  const store = await openHubStore(options.store, { now: () => clock.now(), ...options.storeOptions });
+  const store = await openHubStore(options.store, { now: () => clock.now(), log, ...options.storeOptions });
   if (store.migrations.applied.length > 0) {
     log.info('hub_db_migrated', { dialect: store.dialect, applied: store.migrations.applied.map((m) => `${m.version} ${m.name}`).join(', ') });
   }

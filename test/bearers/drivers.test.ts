@@ -4,6 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { contactAddressFields, DRIVERS, driverFor, INTERFACE_KINDS } from '../../src/bearers/drivers.ts';
 import { SIM_COMMAND_OPTIONS, SIM_USAGE } from '../../src/bearers/shared/simulators/cli.ts';
+import { runCommand } from '../helpers/process.ts';
 
 // The driver registry (bearers/drivers.ts): a kind is its folder's index.ts module plus one
 // line in the list, and every kind list the bridge shows is derived from that list.
@@ -56,6 +57,18 @@ test('fieldbridge sim: usage and options come from the modules that bring a simu
     assert.ok(SIM_USAGE.includes(`fieldbridge sim ${d.kind}`), `usage names sim ${d.kind}`);
     for (const option of Object.keys(d.simulator!.options)) assert.ok(option in SIM_COMMAND_OPTIONS, `--${option}`);
   }
+});
+
+test('fieldbridge sim <kind> --help prints that simulator\'s usage only; sim --help every one', () => {
+  const kinds = DRIVERS.filter((m) => m.simulator).map((m) => m.kind);
+  for (const kind of kinds) {
+    const r = runCommand(['sim', kind, '--help']);
+    assert.is(r.status, 0, r.stderr);
+    assert.ok(r.stdout.includes(`fieldbridge sim ${kind}`), r.stdout);
+    for (const other of kinds.filter((k) => k !== kind)) assert.not.ok(r.stdout.includes(`fieldbridge sim ${other} `), `sim ${kind} --help names sim ${other}: ${r.stdout}`);
+  }
+  const all = runCommand(['sim', '--help']);
+  for (const kind of kinds) assert.ok(all.stdout.includes(`fieldbridge sim ${kind}`), kind);
 });
 
 test.run();

@@ -88,6 +88,7 @@ test('both interfaces come online and show the board they found', async () => {
     return r.status === 200 && r.body;
   });
   assert.is(nodes.id, idB);
+  assert.is(nodes.hw_model, 'PORTDUINO', 'the board by its HardwareModel name (37 on the wire)');
 });
 
 test('a direct message from A is stored by B and delivered on B\'s acknowledgement', async () => {

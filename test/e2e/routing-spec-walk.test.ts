@@ -85,7 +85,7 @@ test('interface unbound -> bind: rules and pipeline stay attached; waiting sends
   assert.is(bound.device, 'sim://walk');
   assert.is(bound.state.bound, true);
   assert.equal(bound.transforms.outbound, outbound, 'pipeline still attached');
-  assert.equal((await ok('GET', `/api/access-rules/${rule.id}`)).destinations, [{ interface: dst.id, to: '{to}' }], 'rule still attached');
+  assert.equal((await ok('GET', `/api/access-rules/${rule.id}`)).destinations, [{ interface: dst.id, interface_name: 'dst', to: '{to}' }], 'rule still attached');
   const done = await untilState(sent.deliveries[0].id, 'delivered');
   assert.is(done.attempts, 1);
   // The outbound pipeline ran: the peer on the channel heard the prefixed text.
@@ -158,7 +158,7 @@ test('interface enabled -> disable: traffic stops both ways, configuration is ke
   assert.is(rx.body.message.interface_id, enabled.id);
 });
 
-test('interface any -> DELETE: its rules and pipeline are removed with it; the response lists the rule ids', async () => {
+test('interface any -> DELETE: refused while rules or deliveries use it, saying which; with cascade its rules go with it and the response lists them', async () => {
   const gone = await createSim('gone', { transforms: { inbound: [{ type: 'truncate', max_bytes: 10 }], outbound: [] } });
   const r1 = await createRule('gone-out', 'walk-gone', [{ interface: 'gone', to: '{to}' }]);
   const r2 = await call('POST', '/api/access-rules', { name: 'gone-in', match: { direction: 'inbound', interfaces: ['gone'] }, schedule: null, action: 'store' });
@@ -168,9 +168,22 @@ test('interface any -> DELETE: its rules and pipeline are removed with it; the r
   const waiting = await send('walk-gone');
   assert.is(waiting.deliveries[0].state, 'pending');
 
-  const del = await ok('DELETE', '/api/interfaces/gone');
+  const inUse = await call('DELETE', '/api/interfaces/gone');
+  assert.is(inUse.status, 409, inUse.text);
+  assert.is(inUse.body.detail,
+    `interface 'gone' (${gone.id}) is used by rules 'gone-out' (${r1.id}), 'gone-in' (${r2.body.id}), 'gone-mixed' (${r3.id}) and 1 waiting delivery; `
+    + 'to swap its radio, bind the new device (POST /api/interfaces/gone/bind), which keeps them; to delete it anyway with those rules and cancel the deliveries: DELETE /api/interfaces/gone?cascade=true');
+  assert.equal(inUse.body.errors.map((e: any) => e.path), ['rules', 'rules', 'rules', 'deliveries']);
+  assert.is((await call('GET', `/api/interfaces/${gone.id}`)).status, 200, 'the refused delete changed nothing');
+  for (const id of [r1.id, r2.body.id, r3.id]) assert.is((await call('GET', `/api/access-rules/${id}`)).status, 200);
+  assert.is((await delivery(waiting.deliveries[0].id)).state, 'held', 'still waiting (the unbound interface holds it)');
+
+  const del = await ok('DELETE', '/api/interfaces/gone?cascade=true');
   assert.is(del.id, gone.id);
+  assert.is(del.name, 'gone');
   assert.equal([...del.removed_rule_ids].sort(), [r1.id, r2.body.id, r3.id].sort());
+  assert.equal(del.removed_rules.map((r: any) => r.name), ['gone-out', 'gone-in', 'gone-mixed']);
+  assert.is(del.cancelled_deliveries, 1);
   assert.is((await call('GET', `/api/interfaces/${gone.id}`)).status, 404);
   for (const id of del.removed_rule_ids) assert.is((await call('GET', `/api/access-rules/${id}`)).status, 404, `rule ${id} removed`);
   const rules = (await ok('GET', '/api/access-rules')).items;

@@ -105,6 +105,7 @@ test('a GSM-7 text from A is stored once by B, from A\'s number, and delivered o
   const d = await send(text);
   const heard = await storedOnceByB(text);
   assert.is(heard.from, NUMBER_A);
+  assert.is(heard.to, 'local', 'addressed to this SIM, not a broadcast');
   assert.is(heard.kind, 'text');
   assert.is(heard.direction, 'inbound');
   assert.is(heard.meta.encoding, 'gsm7');

@@ -22,7 +22,7 @@ test('a route without query parameters refuses any, naming them, and does nothin
   const refused: Array<[string, string, RegExp]> = [
     ['POST', '/api/interfaces/q-sim/disable?force=1', /takes no query parameters; got "force"/],
     ['DELETE', `/api/access-rules/${rule.id}?cascade=true`, /takes no query parameters; got "cascade"/],
-    ['DELETE', `/api/interfaces/${ifc.id}?x=1&y=2`, /got "x", "y"/],
+    ['DELETE', `/api/interfaces/${ifc.id}?x=1&y=2`, /unknown query parameter "x", "y"; this endpoint takes "cascade"/],
     ['GET', '/api/health?verbose=1', /takes no query parameters/],
     ['GET', '/api/deliveries/stats?state=dead', /takes no query parameters/],
   ];

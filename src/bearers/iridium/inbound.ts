@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
-import type { InboundFrame } from '../bearer.ts';
+import { type InboundFrame, TO_THIS_STATION } from '../bearer.ts';
 import { splitRockblockSender } from './sbd.ts';
 
 // An MT message as the bridge stores it (docs/iridium.md, "Receiving"). Pure.
@@ -21,7 +21,8 @@ export function mtFrame(payload: Uint8Array, facts: { imei: string | null; mtmsn
   const digest = createHash('sha256').update(payload).digest('hex').slice(0, 16);
   return {
     from: rockblock ? rockblock.from : 'gateway',
-    to: null,
+    // An MT message is addressed to this modem.
+    to: TO_THIS_STATION,
     channel: null,
     kind: text !== null ? 'text' : 'data',
     text,

@@ -1,4 +1,5 @@
 import type { InboundFrame, NodeReport } from '../bearer.ts';
+import { HARDWARE_MODEL } from './codec/hardware-model.ts';
 import {
   BITFIELD, decodePosition, decodeTelemetry, decodeUser, formatNodeId, isBroadcast, isKnownPort, nameOf, portName, DEVICE_ROLE, PORT_NUM,
   type DeviceMetrics, type MeshPacket, type NodeInfo, type Position, type Telemetry, type User,
@@ -120,7 +121,7 @@ export function userOf(u: User): Partial<NodeReport> {
   const out: Partial<NodeReport> = {};
   if (u.long_name) out.long_name = u.long_name;
   if (u.short_name) out.short_name = u.short_name;
-  if (u.hw_model !== undefined) out.hw_model = String(u.hw_model);
+  if (u.hw_model !== undefined) out.hw_model = nameOf(HARDWARE_MODEL, u.hw_model);
   out.role = nameOf(DEVICE_ROLE, u.role ?? 0);
   // mesh.proto User.public_key (8): the node's X25519 key, 32 bytes; the bridge follows a node
   // whose number changes by it (docs/protocols/meshtastic.md 2.10).

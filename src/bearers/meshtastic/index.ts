@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineDriver } from '../driver-module.ts';
 import { MESHTASTIC_BLE } from './ble.ts';
 import { TCP_PORT, SERIAL_BAUD } from './codec/messages.ts';
+import { DATA_PAYLOAD_LEN } from './codec/mesh.ts';
 import { lazyOpenSim, lazySimulator } from '../shared/simulators/lazy.ts';
 import { MESHTASTIC_SIM_OPTIONS, MESHTASTIC_SIM_USAGE } from './simulator/usage.ts';
 import { createMeshtasticBearer } from './driver.ts';
@@ -32,4 +33,6 @@ export const meshtasticDriver = defineDriver({
   openSim: lazyOpenSim(async () => (await import('./simulator/link.ts')).openMeshtasticSimLink),
   simulator: lazySimulator({ usage: MESHTASTIC_SIM_USAGE, options: MESHTASTIC_SIM_OPTIONS }, async () => (await import('./simulator/cli.ts')).meshtasticSimulator),
   stats: meshtasticStats,
+  // What the driver's mtu is once it runs: a preview or a send is measured against it before.
+  idleMtu: () => DATA_PAYLOAD_LEN,
 });

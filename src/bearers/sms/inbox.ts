@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { InboundFrame } from '../bearer.ts';
+import { type InboundFrame, TO_THIS_STATION } from '../bearer.ts';
 import { concat as concatBytes } from '../shared/codec/bytes.ts';
 import type { SmsDeliver } from './codec/index.ts';
 
@@ -122,7 +122,8 @@ function frameOf(scope: string, parts: SmsDeliver[], concat: { reference: number
   }
   return {
     from: first.originator.address,
-    to: null,
+    // An SMS-DELIVER names no recipient: it is addressed to this SIM.
+    to: TO_THIS_STATION,
     channel: null,
     kind: isText ? 'text' : 'data',
     text,

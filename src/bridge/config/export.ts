@@ -12,10 +12,11 @@ import type { RuleRow } from '../rules/store.ts';
 import { ConfigSections, SECTION_NAMES, type ConfigValues } from './sections.ts';
 import { MAX_JSON_DEPTH } from '../../http/body.ts';
 import type { InterfaceRow } from '../engine/rows.ts';
+import { SenderPolicy } from '../senders/policy.ts';
 
 // The configuration file (docs/api.md 2.6, 4.4 GET /api/config/export): one readable,
 // hand-editable JSON document with every section, the interfaces, the access rules in
-// evaluation order, the object groups and the contacts. It carries intent, not history, and
+// evaluation order, the object groups, the contacts and the senders policy. It carries intent, not history, and
 // no ids: interfaces, groups and contacts are named, so the file is a template for another
 // bridge too. The import (import.ts) reads exactly this shape.
 //
@@ -36,7 +37,9 @@ export const CONFIG_FILE_FORMAT = 'fieldbridge-config';
 export const CONFIG_FILE_VERSION = 1;
 
 /** Every top-level key, in the order the file is written. */
-export const FILE_KEYS = ['format', 'version', 'exported_at', ...SECTION_NAMES, 'interfaces', 'access_rules', 'object_groups', 'contacts'] as const;
+export const FILE_KEYS = ['format', 'version', 'exported_at', ...SECTION_NAMES, 'interfaces', 'access_rules', 'object_groups', 'contacts', 'senders'] as const;
+/** Keys a file may leave out: written by a release before they existed, import keeps what is stored. */
+export const OPTIONAL_KEYS = ['exported_at', 'senders'] as const;
 export const LIST_KEYS = ['interfaces', 'access_rules', 'object_groups', 'contacts'] as const;
 
 export const InterfaceEntry = z.strictObject({
@@ -78,6 +81,7 @@ export const ConfigFile = z.strictObject({
   access_rules: z.array(RuleEntry).describe('In evaluation order'),
   object_groups: z.array(GroupEntry).describe('Sorted by name; rules refer to them as @name'),
   contacts: z.array(ContactEntry).describe('Sorted by name; rules refer to them as @name'),
+  senders: SenderPolicy.optional().describe('The senders policy (docs/senders.md); its @names are groups and contacts of this file. Left out (a file of an older release), import keeps the stored policy'),
 });
 export type ConfigFile = z.output<typeof ConfigFile>;
 
@@ -88,6 +92,8 @@ export interface ConfigParts {
   rules: RuleEntry[];
   groups: GroupEntry[];
   contacts: ContactEntry[];
+  /** undefined: the file has none (import keeps the stored policy). */
+  senders?: SenderPolicy;
 }
 
 /**
@@ -105,6 +111,7 @@ export function buildConfigFile(parts: ConfigParts, exportedAt?: string): Config
   file.access_rules = parts.rules.map((r) => canonical(RuleEntry, r));
   file.object_groups = byName(parts.groups).map((g) => canonical(GroupEntry, g));
   file.contacts = byName(parts.contacts).map((c) => canonical(ContactEntry, c));
+  if (parts.senders !== undefined) file.senders = canonical(SenderPolicy, parts.senders);
   return file as ConfigFile;
 }
 
@@ -172,6 +179,7 @@ export interface ConfigSources {
   rules: { list(): RuleRow[] };
   groups: { list(): Array<BookRow<string[]>> };
   contacts: { list(): Array<BookRow<Record<string, string>>> };
+  senders?: { policy(): SenderPolicy };
 }
 
 /** The stored configuration as file parts, unredacted: rules name interfaces by name, not id. */
@@ -196,5 +204,6 @@ export function readConfigParts(from: ConfigSources): ConfigParts {
     groups: from.groups.list().map((g) => ({ name: g.name, members: g.value })),
     // The preferred order is the order of the stored addresses; the file spells it out.
     contacts: from.contacts.list().map((c) => ({ name: c.name, addresses: c.value, prefer: Object.keys(c.value) })),
+    ...(from.senders ? { senders: from.senders.policy() } : {}),
   };
 }

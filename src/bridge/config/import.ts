@@ -11,6 +11,9 @@ import type { InterfaceService, ReplacedInterfaces } from '../interfaces/service
 import { orderAddresses } from '../contacts/routes.ts';
 import { isReference, mapDestinationInterfaces } from '../rules/match.ts';
 import type { RuleService } from '../rules/service.ts';
+import { SenderPolicy } from '../senders/policy.ts';
+import type { SenderService } from '../senders/service.ts';
+import { jsonEqual } from '../../lib/json.ts';
 import { diffConfig, type ConfigChange } from './diff.ts';
 import {
   buildConfigFile,
@@ -21,6 +24,7 @@ import {
   GroupEntry,
   InterfaceEntry,
   LIST_KEYS,
+  OPTIONAL_KEYS,
   readConfigParts,
   RuleEntry,
   type ConfigFile,
@@ -62,7 +66,7 @@ export function checkConfigFile(raw: unknown, config: Pick<ConfigService, 'check
   const known: readonly string[] = FILE_KEYS;
   for (const key of Object.keys(raw)) if (!known.includes(key)) fail(at(key), `is not part of a configuration file; its keys are ${FILE_KEYS.join(', ')}`);
   for (const key of FILE_KEYS) {
-    if (key === 'exported_at' || raw[key] !== undefined) continue;
+    if ((OPTIONAL_KEYS as readonly string[]).includes(key) || raw[key] !== undefined) continue;
     const empty = (LIST_KEYS as readonly string[]).includes(key) ? '[] for none' : '{} for the defaults';
     fail(at(key), `is required: import replaces the whole configuration (write ${empty})`);
   }
@@ -93,6 +97,16 @@ export function checkConfigFile(raw: unknown, config: Pick<ConfigService, 'check
   const ifaceNames = interfaces.isList ? new Set(interfaces.names.keys()) : null;
   const bookNames = groups.isList && contacts.isList ? new Set([...groups.names.keys(), ...contacts.names.keys()]) : null;
   checkReferences(raw.access_rules, ifaceNames, bookNames, at, errors);
+  const senders = raw.senders === undefined ? undefined : SenderPolicy.safeParse(raw.senders);
+  if (senders && !senders.success) for (const issue of senders.error.issues) fail(at('senders', ...issue.path), issue.message);
+  // The policy's @names must be in the file, like the rules' (read raw: reported with its other errors).
+  for (const list of ['blocklist', 'allowlist'] as const) {
+    const entries = isObject(raw.senders) ? raw.senders[list] : undefined;
+    if (!bookNames || !Array.isArray(entries)) continue;
+    entries.forEach((entry: unknown, k: number) => {
+      if (typeof entry === 'string' && isReference(entry) && !bookNames.has(entry.slice(1))) fail(at('senders', list, k), `no object group or contact '${entry.slice(1)}' in this file`);
+    });
+  }
 
   if (errors.length > 0 || !sections.ok) return { ok: false, errors };
   const clearSecrets = new Set<string>();
@@ -111,6 +125,7 @@ export function checkConfigFile(raw: unknown, config: Pick<ConfigService, 'check
       rules: values(rules),
       groups: values(groups),
       contacts: values(contacts),
+      ...(senders?.success ? { senders: senders.data } : {}),
     },
     clearSecrets,
   };
@@ -189,8 +204,9 @@ export interface ConfigFileDeps {
   deliveries?: { flush(): void };
   clock: Clock;
   log?: Logger;
-  /** The @names the senders policy uses (it is not part of the file): an import must keep them. */
-  senderPolicyNames?: () => string[];
+  /** The senders policy: exported, and replaced by a file that has one; a file without one
+   *  (an older release's) keeps it, and must then keep the groups and contacts it names. */
+  senders?: Pick<SenderService, 'policy' | 'setPolicy' | 'names' | 'forgetCache'>;
 }
 
 export interface ImportResult {
@@ -229,10 +245,10 @@ export class ConfigFileService {
     const changes = this.#changes(checked);
     const { config, interfaces, rules, groups, contacts } = this.#d;
     const { parts } = checked;
-    // The senders policy is not in the file but names groups and contacts: an import that
-    // removed one would leave it naming nothing, so it is refused.
+    // A file without a senders policy keeps the stored one, which names groups and contacts:
+    // an import that removed one would leave it naming nothing, so it is refused.
     const kept = new Set([...parts.groups.map((g) => g.name.toLowerCase()), ...parts.contacts.map((c) => c.name.toLowerCase())]);
-    const dangling = (this.#d.senderPolicyNames?.() ?? []).filter((n) => !kept.has(n.toLowerCase()));
+    const dangling = parts.senders ? [] : (this.#d.senders?.names() ?? []).filter((n) => !kept.has(n.toLowerCase()));
     if (dangling.length > 0) {
       throw conflict('ERR_IN_USE', `the senders policy refers to ${dangling.map((n) => `@${n}`).join(', ')}, which the file does not have; add ${dangling.length > 1 ? 'them' : 'it'} to the file or change the policy first (PUT /api/senders/policy)`);
     }
@@ -251,9 +267,12 @@ export class ConfigFileService {
           match: r.match.interfaces ? { ...r.match, interfaces: r.match.interfaces.map(idOf) } : r.match,
           destinations: r.destinations.map((d) => mapDestinationInterfaces(d, idOf)),
         })));
+        const senders = this.#d.senders;
+        if (parts.senders && senders && !jsonEqual(parts.senders, senders.policy())) senders.setPolicy(parts.senders);
       });
     } finally {
       rules.forgetCache();
+      this.#d.senders?.forgetCache();
     }
     // After COMMIT only: a rolled-back import never reaches a radio or a bearer.
     config.announce(announce);
@@ -280,7 +299,8 @@ export class ConfigFileService {
   /** diffConfig over the stored and the incoming file, secrets redacted in both. */
   #changes(checked: Extract<FileCheck, { ok: true }>): ConfigChange[] {
     const current = redactParts(readConfigParts(this.#d));
-    const incoming = redactParts({ ...checked.parts });
+    // A file without a senders policy keeps the stored one: no change.
+    const incoming = redactParts({ ...checked.parts, senders: checked.parts.senders ?? current.senders });
     const sections = incoming.sections as unknown as Record<string, Record<string, unknown>>;
     for (const path of checked.clearSecrets) {
       const [section, field] = path.split('.');

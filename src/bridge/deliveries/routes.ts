@@ -64,7 +64,7 @@ export function deliveryRoutes(deps: {
       if (!seen.has(id)) seen.set(id, interfaces.waitingFor(id));
       return seen.get(id)!;
     };
-    return (d: DeliveryRow) => deliveryApiView(d, reason);
+    return (d: DeliveryRow) => deliveryApiView(d, reason, (id) => interfaces.find(id)?.name);
   };
   // A delivery whose interface was deleted would wait forever: it is not retried.
   const gone = (interfaceId: string) => (interfaces.find(interfaceId) ? null : `its interface ${interfaceId} was deleted, so it would wait forever; cancel it instead`);

@@ -28,20 +28,24 @@ export const DeliveryView = z.object({
 
 /** The API's delivery: the shared view and what it waits for. */
 export const DeliveryApiView = DeliveryView.extend({
+  interface: z.string().nullable().describe('The name of its interface, beside interface_id (null once the interface was deleted)'),
   waiting_for: z.string().nullable().describe('Why a waiting delivery (pending, held, retrying) cannot go out now, read from its interface when this answer was made: '
     + 'disabled, unbound, offline with the reason, out of budget, no driver, deleted; or the node it waits to hear (until_heard). null when nothing stops it, and once finished'),
 });
 
 /** Why an interface cannot send now, or null (InterfaceService.waitingFor). */
 export type WaitingReason = (interfaceId: string) => string | null;
+/** An interface's name, or undefined once it was deleted. */
+export type InterfaceName = (interfaceId: string) => string | undefined;
 
 /**
  * The delivery as the API answers it: the shared view plus waiting_for, worked out from its
  * interface's state now. It is never stored, so the uplink, which publishes stored events,
  * carries the plain view.
  */
-export function deliveryApiView(d: DeliveryRow, reason: WaitingReason) {
-  return { ...deliveryView(d), waiting_for: waitingFor(d, reason) };
+export function deliveryApiView(d: DeliveryRow, reason: WaitingReason, name: InterfaceName) {
+  const { id, message_id, interface_id, ...rest } = deliveryView(d);
+  return { id, message_id, interface_id, interface: name(interface_id) ?? null, ...rest, waiting_for: waitingFor(d, reason) };
 }
 
 function waitingFor(d: DeliveryRow, reason: WaitingReason): string | null {

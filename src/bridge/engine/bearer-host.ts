@@ -289,7 +289,7 @@ export class BearerHost {
   #openLink(driver: DriverModule, row: InterfaceRow, device: string, log: Logger): Promise<Link> {
     const baudRate = typeof driver.baudRate === 'function' ? driver.baudRate(row.settings) : driver.baudRate;
     return openLink(device, {
-      clock: this.#clock, log, ...this.#d.linkOptions, owner: row.id, probe: driver.probe, openSim: driver.openSim, defaultTcpPort: driver.tcpPort, bleFraming: driver.bleFraming, baudRate,
+      clock: this.#clock, log, ...this.#d.linkOptions, owner: row.id, ownerName: row.name, probe: driver.probe, openSim: driver.openSim, defaultTcpPort: driver.tcpPort, bleFraming: driver.bleFraming, baudRate,
     });
   }
 

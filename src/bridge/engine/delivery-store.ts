@@ -159,12 +159,16 @@ export class DeliveryStore {
   // straight from pending or retrying, counting the attempt.
   // A delivery a fallback list escalated away from while it was on the air may still be
   // acknowledged: that late 'delivered' is written over the cancellation, never lost.
+  // A delivered delivery keeps no error: what failed before it went out (a retry, a pacing
+  // wait) would read as a failure of a success; `attempts` still counts the tries.
   settle(id: string, state: 'delivered' | 'dead' | 'cancelled', error: string | null, nowMs: number, fromWaiting = false, result: Record<string, unknown> | null = null): boolean {
     const late = state === 'delivered' ? " OR (state = 'cancelled' AND last_error LIKE 'escalated:%')" : '';
+    const lastError = state === 'delivered' ? 'NULL' : 'coalesce(?, last_error)';
     const sql = fromWaiting
-      ? `UPDATE deliveries SET state = ?, attempts = attempts + 1, front_ms = NULL, last_error = coalesce(?, last_error), result = ?, updated_at = ?, finished_at = ? WHERE id = ? AND (state IN ('pending', 'retrying')${late})`
-      : `UPDATE deliveries SET state = ?, last_error = coalesce(?, last_error), result = ?, updated_at = ?, finished_at = ? WHERE id = ? AND (state = 'sending'${late})`;
-    return this.#changed(this.#prepare(sql).run(state, error, result === null ? null : JSON.stringify(result), iso(nowMs), iso(nowMs), id));
+      ? `UPDATE deliveries SET state = ?, attempts = attempts + 1, front_ms = NULL, last_error = ${lastError}, result = ?, updated_at = ?, finished_at = ? WHERE id = ? AND (state IN ('pending', 'retrying')${late})`
+      : `UPDATE deliveries SET state = ?, last_error = ${lastError}, result = ?, updated_at = ?, finished_at = ? WHERE id = ? AND (state = 'sending'${late})`;
+    const params = state === 'delivered' ? [] : [error];
+    return this.#changed(this.#prepare(sql).run(state, ...params, result === null ? null : JSON.stringify(result), iso(nowMs), iso(nowMs), id));
   }
   scheduleRetry(id: string, nextMs: number, error: string, nowMs: number, fromWaiting = false): boolean {
     const sql = fromWaiting

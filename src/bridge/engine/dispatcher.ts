@@ -474,7 +474,8 @@ export class Dispatcher {
   #record(d: DeliveryRow, state: DeliveryRow['state'], error: string | null, write: (fromWaiting: boolean) => boolean, failedAttempt = false): void {
     const at = new Date(this.#d.clock.now()).toISOString();
     const final = state === 'delivered' || state === 'dead' || state === 'cancelled' || state === 'expired';
-    const row: DeliveryRow = { ...d, state, last_error: error ?? d.last_error, front_ms: null, updated_at: at, finished_at: final ? at : null };
+    // A delivered delivery keeps no error (delivery-store.ts settle).
+    const row: DeliveryRow = { ...d, state, last_error: state === 'delivered' ? null : error ?? d.last_error, front_ms: null, updated_at: at, finished_at: final ? at : null };
     this.#d.writeBehind.defer(
       d.id,
       d.interface_id,

@@ -11,7 +11,7 @@ import { DELIVERY_STATES } from './rows.ts';
 // `interface` (what the operator wrote and queries by) and its id as `interface_id` (stable
 // across a rename; the name of an interface deleted since is its id).
 
-export function routerMetrics(metrics: MetricsRegistry, events: EventStream<RouterEvent>, deliveries: DeliveryStore, interfaces: Pick<InterfaceStore, 'find'>): void {
+export function routerMetrics(metrics: MetricsRegistry, events: EventStream<RouterEvent>, deliveries: DeliveryStore, interfaces: Pick<InterfaceStore, 'find' | 'list'>): void {
   const labelsOf = (id: string) => ({ interface: interfaces.find(id)?.name ?? id, interface_id: id });
   const messages = metrics.counter('fieldbridge_messages_total', 'Messages that entered the router, by direction and the action decided.');
   const bearerErrors = metrics.counter('fieldbridge_bearer_errors_total', 'Failed send attempts, by interface.');
@@ -23,9 +23,13 @@ export function routerMetrics(metrics: MetricsRegistry, events: EventStream<Rout
     const counts = deliveries.countByState();
     return DELIVERY_STATES.map((state) => ({ labels: { state }, value: counts[state] ?? 0 }));
   });
-  metrics.gauge('fieldbridge_queue_depth', 'Deliveries waiting per interface.', () =>
-    deliveries.countByInterfaceWaiting().map((r) => ({ labels: labelsOf(r.interface_id), value: r.n })),
-  );
+  // Every interface has a sample, 0 for an empty queue: a missing series reads as "no data",
+  // and an alert on the depth would not see an interface whose queue was never used.
+  metrics.gauge('fieldbridge_queue_depth', 'Deliveries waiting per interface.', () => {
+    const waiting = new Map(deliveries.countByInterfaceWaiting().map((r) => [r.interface_id, r.n]));
+    const ids = new Set([...interfaces.list().map((i) => i.id), ...waiting.keys()]);
+    return [...ids].map((id) => ({ labels: labelsOf(id), value: waiting.get(id) ?? 0 }));
+  });
   // docs/routing.md, "Bounded queues": depth by precedence (held ones have state held).
   metrics.gauge('fieldbridge_queue_by_precedence', 'Deliveries waiting per interface, by precedence and state (pending, held, retrying, sending).', () =>
     deliveries.queueByPrecedence().map((r) => ({ labels: { ...labelsOf(r.interface_id), precedence: precedenceName(r.precedence), state: r.state }, value: r.n })),

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { PortValueSchema } from '../../bearers/shared/links/port-value.ts';
 import { applyPatch, checkReplace, MERGE_PATCH_TYPES, MergePatchBody, type ReadOnlyField, readOnlyShape } from '../../http/merge-patch.ts';
-import { NOT_PAGED } from '../../http/query.ts';
+import { NOT_PAGED, strictQuery } from '../../http/query.ts';
+import type { NamedSchema } from '../../http/openapi.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
 import { DEFAULT_RETRY_POLICY, RetryPolicy } from '../engine/backoff.ts';
 import { DRIVERS, INTERFACE_KINDS } from '../../bearers/drivers.ts';
@@ -14,7 +15,14 @@ export const InterfaceName = z
   .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, `must be ${SLUG}`);
 
 const Kind = z.enum(INTERFACE_KINDS);
-const Settings = z.record(z.string(), z.unknown()).describe('Kind-specific settings (see docs/routing.md); validated against the kind');
+const Settings = z.record(z.string(), z.unknown()).describe('Kind-specific settings, validated against the kind: the document lists each kind\'s under CreateInterface');
+
+/** One variant of `base` per kind, discriminated by `kind`: what the document shows where a
+ *  body's fields depend on the kind (its settings, what its device reports). */
+function perKind(base: z.ZodObject, fields: (d: (typeof DRIVERS)[number]) => z.ZodRawShape) {
+  const variants = DRIVERS.map((d) => base.extend({ kind: z.literal(d.kind), ...fields(d) }));
+  return z.discriminatedUnion('kind', variants as unknown as [z.ZodObject, ...z.ZodObject[]]);
+}
 
 const CreateInterface = z.strictObject({
   name: InterfaceName,
@@ -25,6 +33,9 @@ const CreateInterface = z.strictObject({
   transforms: TransformPipeline.default({ inbound: [], outbound: [] }),
   retry: RetryPolicy.default(DEFAULT_RETRY_POLICY),
 });
+// The create body as documented: the service checks the settings against the kind's schema
+// (after restoring secrets written back as the marker), the same schema each variant names.
+const CreateInterfaceDocumented = perKind(CreateInterface, (d) => ({ settings: d.settings.default({}) }));
 
 // PUT replaces the writable fields and, like a create, needs all of them: a missing field is a
 // 400, never a silent default. enabled and device move only through their own endpoints.
@@ -60,7 +71,6 @@ export const InterfaceView = z.object({
   warnings: z.array(z.string()).optional().describe('Create and bind only, when there is something to know: a kind without a driver in this release'),
 });
 
-const DeviceValues = z.record(z.string(), z.unknown()).describe('What the device reports, as GET /api/interfaces/{id}/stats answers it in `stats` ({} for a kind that reports nothing)');
 
 // What GET answers beyond the writable fields: PUT and PATCH accept them back (docs/api.md 4.12).
 const READ_ONLY: Record<string, ReadOnlyField> = {
@@ -78,6 +88,15 @@ const READ_ONLY: Record<string, ReadOnlyField> = {
 // The body GET answers is accepted: the writable fields, and the read-only ones equal
 // to the stored values.
 const ReplaceInterface = z.strictObject({ ...WRITABLE, ...readOnlyShape(READ_ONLY) });
+// As documented: the settings are those of the interface's kind (its `kind` may be left out of
+// a PUT, so the document lists every kind's, anyOf; the service checks the stored kind's).
+const ReplaceInterfaceDocumented = ReplaceInterface.extend({
+  settings: z.union(DRIVERS.map((d) => d.settings) as unknown as [z.ZodType, ...z.ZodType[]]).describe('The settings of the interface\'s kind (CreateInterface shows which belong to which kind)'),
+});
+
+// What a kind's device reports: the driver module's stats schema ({} for a kind that reports none yet).
+const NoStats = z.object({}).describe('This kind reports no values yet');
+const reportedBy = (d: (typeof DRIVERS)[number]) => d.stats?.schema ?? NoStats;
 
 const Health = z.object({
   id: z.string(),
@@ -97,34 +116,32 @@ const Health = z.object({
     evicted: z.number().int().describe('Evicted from a full queue to the dead letters (while the dead letters are kept)'),
   }),
   counters: z.object({ sent: z.number().int(), failed: z.number().int(), received: z.number().int(), duplicates: z.number().int().describe('Repeated frames (same sender and packet id within 24 h) dropped, not stored') }),
-  device: DeviceValues,
 });
 
 // One interface as GET /api/interfaces/{id} answers it: the stored fields (`device` is the port
 // value) and what the device reports, `reported` (an Iridium interface's credits, an SMS
 // modem's day budget; health calls the same values `device`).
-const InterfaceDetail = InterfaceView.extend({ reported: DeviceValues });
+const InterfaceDetail = perKind(InterfaceView, (d) => ({ reported: reportedBy(d) }));
+const HealthOfKind = perKind(Health, (d) => ({ device: reportedBy(d) }));
+
+// The link state every interface has, and the values its driver reports.
+const InterfaceStats = perKind(
+  z.object({ id: z.string(), name: z.string(), kind: Kind, connected: z.boolean(), phase: z.string(), last_error: z.string().nullable() }),
+  (d) => ({ stats: reportedBy(d) }),
+);
 
 const Ref = z.object({ id: z.string().min(1).describe('Interface id or name') });
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-// One shape per kind: the link state every interface has, and the values its driver reports
-// (the driver module's stats schema; {} for a kind that reports none yet).
-const NoStats = z.object({}).describe('This kind reports no values yet');
-const InterfaceStats = z.discriminatedUnion(
-  'kind',
-  DRIVERS.map((d) =>
-    z.object({
-      id: z.string(),
-      name: z.string(),
-      kind: z.literal(d.kind),
-      connected: z.boolean(),
-      phase: z.string(),
-      last_error: z.string().nullable(),
-      stats: d.stats?.schema ?? NoStats,
-    }),
-  ) as unknown as [z.ZodObject, ...z.ZodObject[]],
-);
+/** Each kind's settings and reported values as components of their own (MeshtasticSettings,
+ *  IridiumInterfaceStats), which the per-kind bodies refer to. */
+export function interfaceKindSchemas(): NamedSchema[] {
+  const name = (d: (typeof DRIVERS)[number]) => d.title[0].toUpperCase() + d.title.slice(1).replace(/[^A-Za-z0-9]/g, '');
+  return DRIVERS.flatMap((d) => [
+    { name: `${name(d)}Settings`, schema: d.settings, io: 'input' as const },
+    ...(d.stats ? [{ name: `${name(d)}InterfaceStats`, schema: d.stats.schema, io: 'output' as const }] : []),
+  ]);
+}
 
 export function interfaceRoutes(service: InterfaceService): Route[] {
   const tags = ['interfaces'];
@@ -138,12 +155,12 @@ export function interfaceRoutes(service: InterfaceService): Route[] {
     }),
     route({
       method: 'POST', path: '/api/interfaces', summary: 'Create an interface', tags, roles: ADMIN, status: 201, errors: [409],
-      body: CreateInterface, bodyName: 'CreateInterface', response: InterfaceView, responseName: 'Interface',
+      body: CreateInterface, bodyDocumented: CreateInterfaceDocumented, bodyName: 'CreateInterface', response: InterfaceView, responseName: 'Interface',
       handler: async ({ body }) => service.withWarnings(await service.create(body)),
     }),
     route({
       method: 'GET', path: '/api/interfaces/health', summary: 'Health of every interface', tags, roles: ANY_KEY,
-      response: z.object({ items: z.array(Health) }), responseName: 'InterfaceHealthList',
+      response: z.object({ items: z.array(HealthOfKind) }), responseName: 'InterfaceHealthList',
       handler: () => ({ items: service.list().map((r) => service.health(r)) }),
     }),
     route({
@@ -157,7 +174,7 @@ export function interfaceRoutes(service: InterfaceService): Route[] {
     route({
       method: 'PUT', path: '/api/interfaces/{id}', summary: 'Replace an interface\'s name, settings, transforms and retry policy', tags, roles: ADMIN, errors: [409],
       description: 'Takes the body GET answers: read-only fields (id, kind, enabled, device, created_at, updated_at) are ignored when equal to the stored values and refused (400) when not; state and reported are ignored.',
-      params: Ref, body: ReplaceInterface, bodyName: 'ReplaceInterface', response: InterfaceView, responseName: 'Interface',
+      params: Ref, body: ReplaceInterface, bodyDocumented: ReplaceInterfaceDocumented, bodyName: 'ReplaceInterface', response: InterfaceView, responseName: 'Interface',
       handler: async ({ params, body }) => {
         const row = service.get(params.id);
         return service.view(await service.update(row.id, checkReplace(body, service.view(row), READ_ONLY, 'interface')));
@@ -179,9 +196,16 @@ export function interfaceRoutes(service: InterfaceService): Route[] {
       },
     }),
     route({
-      method: 'DELETE', path: '/api/interfaces/{id}', summary: 'Delete an interface with the rules that name it and its pipeline', tags, roles: ADMIN, params: Ref,
-      response: z.object({ id: z.string(), removed_rule_ids: z.array(z.string()) }), responseName: 'InterfaceDeleted',
-      handler: ({ params }) => service.delete(params.id),
+      method: 'DELETE', path: '/api/interfaces/{id}', summary: 'Delete an interface and its pipeline; 409 naming what uses it (rules, waiting deliveries) unless ?cascade=true', tags, roles: ADMIN, params: Ref, errors: [409],
+      description: 'An interface that rules name or deliveries wait for is kept (409 in-use, the rules by name and id, the count of deliveries) unless the query says cascade=true: then the rules go with it and the deliveries are cancelled. To swap a radio, bind the new device instead (POST /api/interfaces/{id}/bind): rules, pipeline and queue stay.',
+      query: strictQuery({ cascade: z.enum(['true', 'false'], { error: 'cascade must be true or false' }).optional().describe('true: delete the rules that name the interface and cancel its waiting deliveries with it') }),
+      response: z.object({
+        id: z.string(), name: z.string(),
+        removed_rule_ids: z.array(z.string()),
+        removed_rules: z.array(z.object({ id: z.string(), name: z.string() })).describe('The rules removed with it (cascade), by id and name'),
+        cancelled_deliveries: z.number().int().describe('Waiting deliveries cancelled with it (cascade)'),
+      }), responseName: 'InterfaceDeleted',
+      handler: ({ params, query }) => service.delete(params.id, query.cascade === 'true'),
     }),
     one('Enable: traffic resumes', '/api/interfaces/{id}/enable', (ref) => service.setEnabled(ref, true)),
     one('Disable: traffic stops both ways; configuration is kept', '/api/interfaces/{id}/disable', (ref) => service.setEnabled(ref, false)),

@@ -13,7 +13,8 @@ import type { InterfaceRow } from '../engine/rows.ts';
 
 // Interfaces and their state transitions, exactly docs/api.md section 3: bind/unbind attach and
 // detach a device (rules and pipeline stay), enable/disable start and stop traffic
-// (configuration stays), delete removes the interface with its rules and pipeline.
+// (configuration stays), delete removes an unused interface (with ?cascade=true, one in use,
+// with its rules and waiting deliveries).
 
 export interface InterfaceInput {
   name: string;
@@ -23,8 +24,8 @@ export interface InterfaceInput {
 }
 
 export interface InterfaceServiceDeps {
-  /** Rules naming an interface are deleted with it. */
-  rules: { deleteNaming(interfaceId: string): string[] };
+  /** Rules naming an interface keep it from being deleted, or go with it (cascade). */
+  rules: { naming(interfaceId: string): RuleName[]; deleteNaming(interfaceId: string): RuleName[] };
   /** Deliveries still waiting for a removed interface are cancelled with a reason. */
   deliveries: {
     cancelWaitingFor(interfaceId: string, reason: string, nowMs: number): number;
@@ -32,6 +33,17 @@ export interface InterfaceServiceDeps {
     queueStats(interfaceId: string): { by_precedence: Record<string, number>; held: number; evicted: number };
   };
   clock: Clock;
+}
+
+type RuleName = { id: string; name: string };
+
+/** What a delete removed: the interface, the rules that named it, the deliveries it cancelled. */
+export interface DeletedInterface {
+  id: string;
+  name: string;
+  removed_rule_ids: string[];
+  removed_rules: RuleName[];
+  cancelled_deliveries: number;
 }
 
 /** What replaceAll did: every imported name's id, and the ids it removed. */
@@ -111,15 +123,29 @@ export class InterfaceService {
   // Writes answer after the bearer was started or stopped, so a 200 to disable or unbind means
   // traffic has stopped, and the state in the answer is the state of the link.
 
-  /** Removes the interface, the rules that name it and its pipeline; returns the rule ids. */
-  async delete(ref: string): Promise<{ id: string; removed_rule_ids: string[] }> {
+  /** Removes the interface and its pipeline. While rules name it or deliveries wait for it,
+   *  409 saying which, unless `cascade`: then those rules go with it and the deliveries are
+   *  cancelled. (Swapping a radio is a bind, which keeps all of them.) */
+  async delete(ref: string, cascade = false): Promise<DeletedInterface> {
     const row = this.get(ref);
+    const label = `interface '${row.name}' (${row.id})`;
+    const rules = this.#d.rules.naming(row.id);
+    const waiting = this.#d.deliveries.queueDepth(row.id);
+    if (!cascade && (rules.length > 0 || waiting > 0)) {
+      const uses = [
+        ...(rules.length > 0 ? [`rule${rules.length > 1 ? 's' : ''} ${rules.map((r) => `'${r.name}' (${r.id})`).join(', ')}`] : []),
+        ...(waiting > 0 ? [`${waiting} waiting deliver${waiting > 1 ? 'ies' : 'y'}`] : []),
+      ];
+      throw new AppError('ERR_IN_USE', 409,
+        `${label} is used by ${uses.join(' and ')}; to swap its radio, bind the new device (POST /api/interfaces/${row.name}/bind), which keeps them; to delete it anyway with those rules and cancel the deliveries: DELETE /api/interfaces/${row.name}?cascade=true`,
+        { errors: [...rules.map((r) => ({ path: 'rules', message: `'${r.name}' (${r.id})` })), ...(waiting > 0 ? [{ path: 'deliveries', message: `${waiting} waiting` }] : [])] });
+    }
     await this.#host.stop(row.id);
     const removed = this.#d.rules.deleteNaming(row.id);
-    this.#cancelWaiting(row.id, `interface '${row.name}' was deleted`);
+    const cancelled = this.#d.deliveries.cancelWaitingFor(row.id, `${label} was deleted`, this.#clock.now());
     this.#store.delete(row.id);
     this.#host.forget(row.id);
-    return { id: row.id, removed_rule_ids: removed };
+    return { id: row.id, name: row.name, removed_rule_ids: removed.map((r) => r.id), removed_rules: removed, cancelled_deliveries: cancelled };
   }
 
   setEnabled(ref: string, enabled: boolean): Promise<InterfaceRow> {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { driverFor } from '../../bearers/drivers.ts';
+import { DRIVERS, driverFor } from '../../bearers/drivers.ts';
 import { badRequest } from '../../lib/errors.ts';
 import { PrecedenceSchema } from '../engine/precedence.ts';
 import type { InterfaceService } from '../interfaces/service.ts';
@@ -50,10 +50,18 @@ export function sendInput(body: Omit<SendBody, 'ttl_s'> & { ttl_s?: number | nul
  *  else the first that carries mesh traffic); 400 for an unknown, non-mesh or disabled one. */
 export function meshRxInput(body: SimulateBody, interfaces: Pick<InterfaceService, 'find' | 'list'>): IngressMessage {
   const meshy = (k: string) => driverFor(k)?.meshTraffic === true;
-  const iface = body.interface ? interfaces.find(body.interface) : interfaces.list().find((i) => meshy(i.kind));
+  const kinds = DRIVERS.filter((d) => meshy(d.kind)).map((d) => d.kind).join(', ');
+  // Without `interface` the one mesh interface there is receives; with several, picking one
+  // silently would route the message by whichever was created first.
+  const candidates = body.interface ? [] : interfaces.list().filter((i) => meshy(i.kind));
+  if (candidates.length > 1) {
+    const names = candidates.map((i) => i.name).join(', ');
+    throw badRequest(`there are ${candidates.length} mesh interfaces (${names}): name the one to receive on in interface`, [{ path: 'body.interface', message: `required while several mesh interfaces exist: ${names}` }]);
+  }
+  const iface = body.interface ? interfaces.find(body.interface) : candidates[0];
   if (body.interface && !iface) throw badRequest(`no interface '${body.interface}'`, [{ path: 'body.interface', message: 'no such interface' }]);
-  if (!iface) throw badRequest('there is no meshtastic or sim interface to receive on; create one first', [{ path: 'body.interface', message: 'no mesh interface exists' }]);
-  if (!meshy(iface.kind)) throw badRequest(`interface '${iface.name}' is a ${iface.kind} interface; simulate-mesh-rx takes a meshtastic or sim interface`, [{ path: 'body.interface', message: 'not a mesh interface' }]);
+  if (!iface) throw badRequest(`there is no mesh interface (${kinds}) to receive on; create one first`, [{ path: 'body.interface', message: 'no mesh interface exists' }]);
+  if (!meshy(iface.kind)) throw badRequest(`interface '${iface.name}' is a ${iface.kind} interface; simulate-mesh-rx takes a mesh interface (${kinds})`, [{ path: 'body.interface', message: 'not a mesh interface' }]);
   if (!iface.enabled) throw badRequest(`interface '${iface.name}' is disabled: it accepts no inbound traffic`, [{ path: 'body.interface', message: 'interface disabled' }]);
   return { direction: 'inbound', interfaceId: iface.id, from: body.from, to: body.to, channel: body.channel, kind: 'text', text: body.text, payload: null, meta: { simulated: true } };
 }

@@ -15,6 +15,7 @@ import { Channel, DeliveryOptions, meshRxInput, refineTtl, SendBody, sendInput, 
 import type { SendRateLimiter } from './rate-limit.ts';
 import type { MessageStore } from '../engine/message-store.ts';
 import type { UsageStore } from './usage.ts';
+import type { PreviewService } from '../preview/service.ts';
 import { MessageKind, MessageView, messageView } from './view.ts';
 import type { DeliveryRow } from '../engine/rows.ts';
 
@@ -23,7 +24,10 @@ import type { DeliveryRow } from '../engine/rows.ts';
 // (bridge/preview/) asks the same decision code without sending.
 
 
-const OneAccepted = z.object({ message: MessageView, deliveries: z.array(DeliveryApiView) });
+const OneAccepted = z.object({
+  message: MessageView, deliveries: z.array(DeliveryApiView),
+  warnings: z.array(z.string()).optional().describe('Deliveries that cannot go out as their interfaces are set now (a text longer than the interface takes, an address its kind cannot use), in the words of the preview: each fails unless a setting changes before it is sent'),
+});
 // An inbound transform that splits a message (split) gives several messages: then {items}.
 const Accepted = z.union([OneAccepted, z.object({ items: z.array(OneAccepted).describe('One per part, when an inbound transform split the message') })]);
 
@@ -54,13 +58,16 @@ function contactRoute(name: string, addresses: Record<string, string>, strategy:
 
 export function messageRoutes(deps: {
   store: MessageStore; usage: Pick<UsageStore, 'list'>; pipeline: Pipeline; interfaces: InterfaceService; contacts: BookService<Record<string, string>>; limiter: SendRateLimiter;
-  fallbacks: Pick<FallbackService, 'cancelMessage'>;
+  fallbacks: Pick<FallbackService, 'cancelMessage'>; preview: Pick<PreviewService, 'deliveryProblems'>;
 }): Route[] {
-  const { store, usage, pipeline, interfaces, contacts, limiter, fallbacks } = deps;
+  const { store, usage, pipeline, interfaces, contacts, limiter, fallbacks, preview } = deps;
   const tags = ['messages'];
   // Deliveries answer what they wait for, from their interface now (docs/api.md 2.5).
-  const delivery = (d: DeliveryRow) => deliveryApiView(d, (id) => interfaces.waitingFor(id));
-  const accepted = (r: IngestResult) => ({ message: messageView(r.message), deliveries: r.deliveries.map(delivery) });
+  const delivery = (d: DeliveryRow) => deliveryApiView(d, (id) => interfaces.waitingFor(id), (id) => interfaces.find(id)?.name);
+  const accepted = (r: IngestResult) => {
+    const warnings = r.deliveries.flatMap((d) => preview.deliveryProblems(d).map((problem) => `delivery ${d.id} to ${d.to} on interface ${interfaces.find(d.interface_id)?.name ?? d.interface_id} (${d.interface_id}) will fail: ${problem}`));
+    return { message: messageView(r.message), deliveries: r.deliveries.map(delivery), ...(warnings.length > 0 ? { warnings } : {}) };
+  };
   const answer = (results: IngestResult[]) => (results.length === 1 ? new Reply(202, accepted(results[0])) : new Reply(202, { items: results.map(accepted) }));
   return [
     route({

@@ -5,8 +5,8 @@ import type { InterfaceService } from '../interfaces/service.ts';
 import { applyTransforms, type TransformStep } from '../engine/transforms.ts';
 import type { RuleTraceEntry } from '../rules/match.ts';
 import type { IngressMessage, ListStep, Pipeline, PlainStep, RoutePlan } from '../engine/pipeline.ts';
-import { estimateDelivery, type FrameEstimate } from './estimate.ts';
-import type { FallbackMemberRow, InterfaceRow } from '../engine/rows.ts';
+import { estimateDelivery, type EstimateSources, type FrameEstimate } from './estimate.ts';
+import type { DeliveryRow, FallbackMemberRow, InterfaceRow } from '../engine/rows.ts';
 
 // POST /api/messages/preview (docs/routing.md "Preview"): what the router would do
 // with a message, asked of the same decision code a real message meets (Pipeline.preview ->
@@ -115,7 +115,7 @@ export class PreviewService {
 
   #plain(step: PlainStep, plan: RoutePlan): DeliveryPreview[] {
     if (!step.iface) return [];
-    return step.addresses.map((to) => this.#delivery(step.iface!, to, step.dest.until_heard ?? false, plan));
+    return step.addresses.map((to) => this.#delivery(step.iface!, to, step.dest.until_heard ?? false, plan.message));
   }
 
   /** Which members would start mirrors fallback.ts #startNext: `all` starts every usable one;
@@ -138,7 +138,7 @@ export class PreviewService {
         return {
           position: i, interface_id: m.interface_id, interface: m.interface, to: m.to, cannot_take: cannot[i],
           would_start: starting.includes(i),
-          delivery: iface && m.to !== null ? this.#delivery(iface, m.to, false, plan) : null,
+          delivery: iface && m.to !== null ? this.#delivery(iface, m.to, false, plan.message) : null,
         };
       }),
     };
@@ -165,10 +165,33 @@ export class PreviewService {
     return rt.connected ? 'connected' : 'offline';
   }
 
+  /** Why `to` can never be an address on this interface, in the words the preview uses for a
+   *  delivery to it (the kind's estimate of a one-letter text, which fits every bearer); null
+   *  when it can be. */
+  addressProblem(row: InterfaceRow, to: string): string | null {
+    const e = estimateDelivery(row.kind, [{ to, kind: 'text', text: '.', payload: Uint8Array.of(0x2e) }], this.#sources(row));
+    return e.frames[0]?.error ?? null;
+  }
+
+  /** What the preview would say is wrong with a delivery as it was queued: each frame that can
+   *  never go out as the interface is set now (too long, an address its kind cannot take). */
+  deliveryProblems(d: Pick<DeliveryRow, 'interface_id' | 'to' | 'kind' | 'text' | 'payload' | 'from' | 'channel'>): string[] {
+    const row = this.#d.interfaces.find(d.interface_id);
+    if (!row) return [];
+    const preview = this.#delivery(row, d.to, false, d);
+    return [...new Set(preview.frames.flatMap((f) => (f.fits || f.error === null ? [] : [f.error])))];
+  }
+
+  #sources(row: InterfaceRow): EstimateSources {
+    return {
+      settings: row.settings, stats: this.#d.interfaces.stats(row).stats as Record<string, unknown>, state: this.#d.host.driverState(row.id),
+      runningMtu: this.#d.host.bearer(row.id)?.mtu, clock: this.#d.clock,
+    };
+  }
+
   /** One delivery as the dispatcher would send it (dispatcher.ts #attempt): the outbound
    *  transforms, then one frame per part, measured by the kind's estimate. */
-  #delivery(row: InterfaceRow, to: string, untilHeard: boolean, plan: RoutePlan): DeliveryPreview {
-    const m = plan.message;
+  #delivery(row: InterfaceRow, to: string, untilHeard: boolean, m: Pick<DeliveryRow, 'kind' | 'text' | 'payload' | 'from' | 'channel'>): DeliveryPreview {
     const payload = m.text !== null ? null : m.payload;
     const transformed = applyTransforms(row.transforms.outbound as TransformStep[], { text: m.text, payload, from: m.from, to, interface: row.name, channel: m.channel });
     const base = {
@@ -178,10 +201,7 @@ export class PreviewService {
       return { ...base, address: to, dropped_by_transform: `dropped by outbound transform step ${transformed.step + 1}: ${transformed.reason}`, frames: [], mtu: null, fits_mtu: true, budget: { allows: true, reason: null }, cost: null };
     }
     const frames = transformed.outputs.map((part) => ({ to: part.to, kind: m.kind, text: part.text, payload: part.payload ?? Buffer.from(part.text ?? '', 'utf8') }));
-    const e = estimateDelivery(row.kind, frames, {
-      settings: row.settings, stats: this.#d.interfaces.stats(row).stats as Record<string, unknown>, state: this.#d.host.driverState(row.id),
-      runningMtu: this.#d.host.bearer(row.id)?.mtu, clock: this.#d.clock,
-    });
+    const e = estimateDelivery(row.kind, frames, this.#sources(row));
     return {
       ...base, address: e.address, dropped_by_transform: null,
       frames: e.frames.map((f, i) => ({ ...f, text: frames[i].text })),

@@ -121,6 +121,23 @@ export const FallbackDestination = z.strictObject({
  *  union types stored rules and answers. */
 export const Destination = z.union([FallbackDestination, PlainDestination]);
 
+// A destination as answers show it: each interface id with the interface's name beside it
+// (null once the interface is gone). Writes take the answer back and ignore the names.
+const InterfaceNameShown = z.string().nullable().describe('The interface\'s name, beside its id; ignored on write');
+export const NamedDestination = z.union([
+  FallbackDestination.extend({ fallback: z.array(FallbackMember.extend({ interface_name: InterfaceNameShown })) }),
+  PlainDestination.extend({ interface_name: InterfaceNameShown }),
+]);
+export type NamedDestination = z.infer<typeof NamedDestination>;
+
+/** A destination from an answer, without the names it showed (a PUT or PATCH of what GET said). */
+export function withoutInterfaceNames(d: unknown): unknown {
+  if (typeof d !== 'object' || d === null || Array.isArray(d)) return d;
+  const { interface_name: _n, ...rest } = d as Record<string, unknown>;
+  if (Array.isArray(rest.fallback)) rest.fallback = rest.fallback.map(withoutInterfaceNames);
+  return rest;
+}
+
 /** A destination as written in a request or a configuration file: one object whose fields
  *  say which kind it is, so every mistake is reported at its own field (a union would only say
  *  "matches neither"). Parses to a Destination. */
@@ -227,6 +244,8 @@ export interface AddressResolver {
   /** Where the node an address names is now (engine/node-identity.ts): a filter entry naming a
    *  renumbered node's former id matches the node at its new one. */
   current?(address: string): string | null;
+  /** The name of the interface with this id (for reasons people read); undefined when unknown. */
+  interfaceName?(id: string): string | undefined;
 }
 
 
@@ -317,11 +336,17 @@ function decide(rule: EvaluableRule, matched: string[], msg: RoutableMessage): D
     if (members.length > 0) kept.push(members.length === d.fallback.length ? d : { ...d, fallback: members });
   }
   if (removed.length > 0) {
-    reason += `; removed ${removed.map((d) => `${d.interface} -> ${d.to}`).join(', ')}: a rule may not forward back to the interface the message came from`;
+    reason += `; removed ${removed.map((d) => `${arrivedOn(msg)} -> ${d.to}`).join(', ')}: a rule may not forward back to the interface the message came from`;
   }
   const precedence = rule.precedence ? { precedence: rule.precedence } : {};
   if (kept.length === 0) return { rule_id: rule.id, action: 'store', destinations: [], reason: `${reason}; no destination left, so the message is stored`, ...precedence };
   return { rule_id: rule.id, action: 'forward', destinations: kept, reason, ...precedence };
+}
+
+/** The interface a message arrived on as people read it: its name, with the id programs use. */
+function arrivedOn(msg: RoutableMessage): string {
+  if (msg.interface_name === null || msg.interface_id === null) return msg.interface_name ?? msg.interface_id ?? 'no interface';
+  return msg.interface_name === msg.interface_id ? msg.interface_id : `${msg.interface_name} (${msg.interface_id})`;
 }
 
 /** Descriptions of the filters that matched, or null as soon as one does not; `why` (a
@@ -341,8 +366,8 @@ function matchFilters(match: RuleMatch, msg: RoutableMessage, addresses: Address
   }
   if (match.interfaces) {
     const hit = match.interfaces.find((i) => i === msg.interface_id || i === msg.interface_name);
-    if (hit === undefined) return fail('interfaces', () => (msg.interface_id === null ? 'the message was sent through the API, so it arrived on no interface' : `the message arrived on ${msg.interface_name ?? msg.interface_id}, not one of ${match.interfaces!.join(', ')}`));
-    matched.push(`interface ${hit}`);
+    if (hit === undefined) return fail('interfaces', () => (msg.interface_id === null ? 'the message was sent through the API, so it arrived on no interface' : `the message arrived on ${arrivedOn(msg)}, not one of ${match.interfaces!.map((i) => addresses.interfaceLabel(i)).join(', ')}`));
+    matched.push(`interface ${arrivedOn(msg)}`);
   }
   if (match.channel) {
     if (msg.channel === null || !match.channel.includes(msg.channel)) return fail('channel', () => (msg.channel === null ? 'the message has no channel' : `channel ${msg.channel} is not one of ${match.channel!.join(', ')}`));
@@ -406,6 +431,12 @@ class AddressMatcher {
   /** An address as compared: where its node is now, in lower case. */
   #now(address: string): string {
     return (this.#resolve.current?.(address) ?? address).toLowerCase();
+  }
+
+  /** An interface reference of a rule (ids, as stored) with its name beside it. */
+  interfaceLabel(ref: string): string {
+    const name = this.#resolve.interfaceName?.(ref);
+    return name === undefined || name === ref ? ref : `${name} (${ref})`;
   }
 
   #members(reference: string): Set<string> {

@@ -4,7 +4,7 @@ import { NOT_PAGED } from '../../http/query.ts';
 import { ADMIN, ANY_KEY, route, type Route } from '../../http/route.ts';
 import { InterfaceName } from '../interfaces/routes.ts';
 import { PrecedenceSchema } from '../engine/precedence.ts';
-import { Destination, refineRuleAction, RULE_ACTION_FIELDS, RuleMatch } from './match.ts';
+import { NamedDestination, refineRuleAction, RULE_ACTION_FIELDS, RuleMatch, withoutInterfaceNames } from './match.ts';
 import { Schedule, ScheduleOrNull } from './schedule.ts';
 import type { RuleService } from './service.ts';
 import type { RuleRow } from './store.ts';
@@ -23,7 +23,12 @@ const RuleBody = z
 
 // PUT replaces every writable field and, like an interface's PUT, needs match and schedule: a
 // replacement that left them out would silently widen the rule to every message at every time.
-const WRITABLE = { name: InterfaceName, match: RuleMatch, schedule: ScheduleOrNull, ...RULE_ACTION_FIELDS };
+// The interface names a GET shows beside the ids are dropped before the destinations are checked.
+const WRITABLE = {
+  name: InterfaceName, schedule: ScheduleOrNull, ...RULE_ACTION_FIELDS,
+  match: z.preprocess(withoutMatchNames, RuleMatch),
+  destinations: z.preprocess((v) => (Array.isArray(v) ? v.map(withoutInterfaceNames) : v), RULE_ACTION_FIELDS.destinations),
+};
 const ReplaceWritable = z.strictObject(WRITABLE).superRefine(refineRuleAction);
 
 // What GET answers beyond the writable fields: PUT and PATCH accept them back (docs/api.md 4.12).
@@ -41,10 +46,12 @@ const RuleView = z.object({
   name: z.string(),
   enabled: z.boolean(),
   priority: z.number().int().describe('1-based position in evaluation order; changed only by reorder'),
-  match: RuleMatch,
+  match: RuleMatch.extend({
+    interface_names: z.array(z.string().nullable()).optional().describe('The names of match.interfaces, in their order (null: deleted); ignored on write'),
+  }),
   schedule: Schedule.nullable(),
   action: z.enum(['forward', 'drop', 'store']),
-  destinations: z.array(Destination).describe('Interface ids, as stored'),
+  destinations: z.array(NamedDestination).describe('Interface ids, as stored, each with the interface\'s name beside it'),
   precedence: PrecedenceSchema.nullable(),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
@@ -53,12 +60,18 @@ const RuleView = z.object({
 const Stats = z.object({ id: z.string(), fired: z.number().int(), last_fired_at: z.iso.datetime().nullable() });
 const Ref = z.object({ id: z.string().min(1).describe('Rule id or name') });
 
-const view = (r: RuleRow) => {
-  const { fired: _f, last_fired_at: _l, ...rest } = r;
+/** A match from an answer, without the interface names it showed (a PUT or PATCH of what GET said). */
+function withoutMatchNames(match: unknown): unknown {
+  if (typeof match !== 'object' || match === null || Array.isArray(match)) return match;
+  const { interface_names: _n, ...rest } = match as Record<string, unknown>;
   return rest;
-};
+}
 
 export function ruleRoutes(rules: RuleService): Route[] {
+  const view = (r: RuleRow) => {
+    const { fired: _f, last_fired_at: _l, ...rest } = r;
+    return { ...rest, match: rules.namedMatch(r), destinations: rules.namedDestinations(r) };
+  };
   const tags = ['access-rules'];
   const toggle = (enabled: boolean): Route =>
     route({

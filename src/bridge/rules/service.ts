@@ -4,12 +4,14 @@ import { newId } from '../../lib/ids.ts';
 import { jsonEqual } from '../../lib/json.ts';
 import type { BookService } from '../contacts/service.ts';
 import type { Precedence } from '../engine/precedence.ts';
-import { type AddressResolver, type Decision, type DefaultAction, type Destination, evaluateRules, isFallback, isReference, mapDestinationInterfaces, type RoutableMessage, type RuleActionKind, type RuleMatch, type RuleTraceEntry } from './match.ts';
+import { type AddressResolver, type Decision, type NamedDestination, type DefaultAction, type Destination, destinationTargets, evaluateRules, isFallback, isReference, mapDestinationInterfaces, type RoutableMessage, type RuleActionKind, type RuleMatch, type RuleTraceEntry } from './match.ts';
 import type { Schedule } from './schedule.ts';
 import type { RuleRef, RuleRow, RuleStore } from './store.ts';
 import type { InterfaceLookup, NodeAddresses, RuleDecider } from '../engine/deciders.ts';
+import type { InterfaceRow } from '../engine/rows.ts';
 
-/** Finds an interface by id or name (the interface store). */
+/** Why `to` can never be an address on this interface, as the preview says it; null when it can be. */
+export type AddressCheck = (iface: InterfaceRow, to: string) => string | null;
 
 // Access rules: an ordered first-match policy (docs/api.md 4.5). Requests may name interfaces by id
 // or name; the stored rule holds interface ids, so renaming an interface never breaks a rule.
@@ -32,6 +34,7 @@ export class RuleService implements RuleDecider {
   readonly #groups: BookService<string[]>;
   readonly #clock: Clock;
   readonly #defaultAction: () => DefaultAction;
+  readonly #addressProblem: AddressCheck | undefined;
   #cache: RuleRow[] | undefined;
   readonly #nodes: NodeAddresses | undefined;
 
@@ -41,8 +44,11 @@ export class RuleService implements RuleDecider {
       interfaces: InterfaceLookup; contacts: BookService<Record<string, string>>; groups: BookService<string[]>; clock: Clock; defaultAction: () => DefaultAction;
       /** Where a node named by an address is now (a renumbered node; engine/node-identity.ts). */
       nodes?: NodeAddresses;
+      /** Refuses a destination address its interface's kind can never take (the preview's check). */
+      addressProblem?: AddressCheck;
     },
   ) {
+    this.#addressProblem = deps.addressProblem;
     this.#store = store;
     this.#interfaces = deps.interfaces;
     this.#contacts = deps.contacts;
@@ -92,12 +98,17 @@ export class RuleService implements RuleDecider {
     this.#cache = undefined;
   }
 
-  /** Removes every rule that names an interface (its deletion takes them along). */
-  deleteNaming(interfaceId: string): string[] {
-    const ids = this.#store.rulesReferring('interface', interfaceId).map((r) => r.id);
-    this.#store.delete(ids);
+  /** The rules that name an interface (in a filter or a destination), in evaluation order. */
+  naming(interfaceId: string): Array<{ id: string; name: string }> {
+    return this.#store.rulesReferring('interface', interfaceId);
+  }
+
+  /** Removes every rule that names an interface (a cascading delete of it takes them along). */
+  deleteNaming(interfaceId: string): Array<{ id: string; name: string }> {
+    const rules = this.naming(interfaceId);
+    this.#store.delete(rules.map((r) => r.id));
     this.#cache = undefined;
-    return ids;
+    return rules;
   }
 
   setEnabled(ref: string, enabled: boolean): RuleRow {
@@ -181,8 +192,21 @@ export class RuleService implements RuleDecider {
         return this.#groups.expand(name) ?? this.#contacts.expand(name);
       },
       current: this.#nodes && ((address) => this.#nodes!.current(address)),
+      interfaceName: (id) => this.#interfaces.find(id)?.name,
     };
     return evaluateRules(this.list(), msg, atMs, resolver, this.#defaultAction(), trace);
+  }
+
+  /** The rule's filters, with the names of the interfaces match.interfaces names by id. */
+  namedMatch(row: RuleRow): RuleMatch & { interface_names?: Array<string | null> } {
+    if (!row.match.interfaces) return row.match;
+    return { ...row.match, interface_names: row.match.interfaces.map((id) => this.#interfaces.find(id)?.name ?? null) };
+  }
+
+  /** The rule's destinations with each interface's name beside its id (answers people read). */
+  namedDestinations(row: RuleRow): NamedDestination[] {
+    const named = <T extends { interface: string }>({ interface: id, ...rest }: T) => ({ interface: id, interface_name: this.#interfaces.find(id)?.name ?? null, ...rest });
+    return row.destinations.map((d) => (isFallback(d) ? { ...d, fallback: d.fallback.map(named) } : named(d)));
   }
 
   #resolve(input: RuleInput): { match: RuleMatch; destinations: Destination[]; refs: RuleRef[] } {
@@ -222,10 +246,25 @@ export class RuleService implements RuleDecider {
       } else {
         address(d.to, `body.destinations[${i}].to`);
       }
-      return mapDestinationInterfaces(d, (ref, field) => iface(ref, `body.destinations[${i}].${field}`));
+      const resolved = mapDestinationInterfaces(d, (ref, field) => iface(ref, `body.destinations[${i}].${field}`));
+      destinationTargets(resolved).forEach((t, j) => {
+        const path = isFallback(resolved) ? `body.destinations[${i}].fallback[${j}].to` : `body.destinations[${i}].to`;
+        const problem = this.#literalAddressProblem(t.interface, t.to);
+        if (problem) errors.push({ path, message: problem });
+      });
+      return resolved;
     });
     if (errors.length > 0) throw badRequest(`invalid references: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, errors);
     return { match, destinations, refs };
+  }
+
+  /** A literal address (not @name, not a {from}/{to} template) the destination's interface
+   *  can never send to: the reason the preview gives for a delivery to it. */
+  #literalAddressProblem(interfaceId: string, to: string): string | null {
+    const row = this.#interfaces.find(interfaceId);
+    if (!row || !this.#addressProblem || isReference(to) || to.includes('{')) return null;
+    const problem = this.#addressProblem(row, to);
+    return problem && `'${to}' cannot be an address on interface ${row.name} (${row.kind}): ${problem}`;
   }
 
   #now(): string {

@@ -59,6 +59,12 @@ export class SenderService implements SenderScreen {
     return (this.#policy ??= this.store.policy() ?? EMPTY_POLICY);
   }
 
+  /** Drops the cached policy (after a configuration import's transaction, whichever way it ended). */
+  forgetCache(): void {
+    this.#policy = undefined;
+    this.#expansions.clear();
+  }
+
   setPolicy(policy: SenderPolicy): SenderPolicy {
     const errors: FieldError[] = [];
     const check = (list: readonly string[] | null, field: string) =>

@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
+import { preparePrivateDatabase } from '../../db/private-files.ts';
 import { openSqlite } from '../../db/sqlite.ts';
+import type { Logger } from '../../lib/log.ts';
 import { type CatalogueTable, type Queryable, type Row, type SqlDriver, type SqlValue, toSqliteParams } from './sql.ts';
 
 // The self-hosted hub's store: one SQLite file (HUB_SQLITE_PATH, docs/api.md section 1). node:sqlite
@@ -22,12 +24,14 @@ export class SqliteDriver implements SqlDriver {
   // Statements are prepared once per text: the hub runs the same few over and over.
   readonly #prepared = new Map<string, ReturnType<DatabaseSync['prepare']>>();
 
-  constructor(path: string) {
+  constructor(path: string, options: { log?: Logger } = {}) {
     this.#path = path === ':memory:' ? `:memory:${Math.random()}` : resolve(path);
     const queue = queues.get(this.#path) ?? { tail: Promise.resolve(), users: 0 };
     queue.users++;
     queues.set(this.#path, queue);
     this.#queue = queue;
+    // It holds every enrolled bridge's secret, which verifies that bridge's signatures.
+    preparePrivateDatabase(path, { log: options.log, why: "the hub database holds the bridges' secrets: owner only" });
     this.#db = openSqlite(path);
     this.#direct = {
       query: async (sql, params = []) => this.#statement(sql).all(...(params as SQLInputValue[])) as Row[],

@@ -3,6 +3,7 @@ import type { Role } from '../../auth/roles.ts';
 import { signingKey } from '../../hubwire/credentials.ts';
 import type { UplinkEventKind } from '../../hubwire/topics.ts';
 import type { Migration } from '../../db/migrate.ts';
+import type { Logger } from '../../lib/log.ts';
 import { maskUrlCredentials } from '../../lib/mask-url.ts';
 import { hubMigrations } from '../migrations.ts';
 import { ownTables, type TenantTable, tenantTables } from './catalogue.ts';
@@ -214,12 +215,14 @@ export interface OpenHubStoreOptions {
   now?: () => number;
   /** PostgreSQL pool size. */
   maxConnections?: number;
+  /** Told when an older SQLite file readable by others is narrowed to its owner. */
+  log?: Logger;
 }
 
 /** Opens the database, verifies recorded checksums and applies pending migrations. */
 export async function openHubStore(location: HubStoreLocation, options: OpenHubStoreOptions = {}): Promise<HubStore> {
   const driver: SqlDriver =
-    'databaseUrl' in location ? new PostgresDriver(location.databaseUrl, { max: options.maxConnections }) : new SqliteDriver(location.sqlitePath);
+    'databaseUrl' in location ? new PostgresDriver(location.databaseUrl, { max: options.maxConnections }) : new SqliteDriver(location.sqlitePath, { log: options.log });
   const what = 'databaseUrl' in location ? `hub database ${redactUrl(location.databaseUrl)}` : `hub database ${location.sqlitePath}`;
   try {
     const migrations = options.migrations ?? hubMigrations;

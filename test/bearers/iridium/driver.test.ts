@@ -216,7 +216,7 @@ test('RockBLOCK to RockBLOCK: a message to RB<serial> reaches that modem, stored
     const result = await a.bearer.send(frame('hello b', `RB${modem(b).serial}`));
     assert.ok(result.ok, JSON.stringify(result));
     await until('b stored it', () => b.heard.length === 1);
-    assert.equal([b.heard[0].from, b.heard[0].kind, b.heard[0].text], [`RB${modem(a).serial}`, 'text', 'hello b']);
+    assert.equal([b.heard[0].from, b.heard[0].to, b.heard[0].kind, b.heard[0].text], [`RB${modem(a).serial}`, 'local', 'text', 'hello b']);
     assert.is(b.heard[0].meta.rockblock_sender, `RB${modem(a).serial}`);
   } finally {
     await a.bearer.stop();

@@ -7,7 +7,7 @@ import type { Call } from '../../helpers/api.ts';
 // the configuration tables, the configuration of a well-furnished bridge, and small helpers.
 
 /** The tables import replaces. History (messages, deliveries, audit_log, api_keys) is not here. */
-export const CONFIG_TABLES = ['config_sections', 'interfaces', 'access_rules', 'rule_refs', 'object_groups', 'contacts'] as const;
+export const CONFIG_TABLES = ['config_sections', 'interfaces', 'access_rules', 'rule_refs', 'object_groups', 'contacts', 'sender_policy'] as const;
 
 /** SHA-256 over every row of the configuration tables, in a fixed order. */
 export function configChecksum(db: DatabaseSync): string {
@@ -71,7 +71,10 @@ export async function furnish(call: Call, simChannel: string): Promise<void> {
   await created(call, '/api/access-rules', { name: 'to-ann', match: { direction: 'outbound', to: ['@ann'] }, schedule: null, action: 'forward', destinations: [{ interface: 'mesh', to: '!0000beef' }] });
   await created(call, '/api/access-rules', { name: 'to-lab', match: { to: ['!1ab'] }, schedule: null, action: 'forward', destinations: [{ interface: 'lab', to: '!1ab' }] });
   await ok(call, 'POST', '/api/access-rules/reorder', { order: ['to-ann', 'night-relay', 'drop-spam', 'to-lab'] });
+  await ok(call, 'PUT', '/api/senders/policy', SENDERS);
 }
+
+export const SENDERS = { limits: [{ kinds: ['iridium', 'sms'], per_hour: 5, burst: 3 }], blocklist: ['!deadbeef', '@field'], allowlist: null };
 
 /** The export's text (asserting a 200). */
 export async function exportText(call: Call, query = ''): Promise<string> {

@@ -42,7 +42,7 @@ test('export from A, import into a fresh B, export from B: identical but for exp
   const bRules = (await b.call('GET', '/api/access-rules')).body.items;
   const bMesh = (await b.call('GET', '/api/interfaces/mesh')).body;
   assert.equal(bRules.map((r: any) => r.name), ['to-ann', 'night-relay', 'drop-spam', 'to-lab']);
-  assert.equal(bRules[0].destinations, [{ interface: bMesh.id, to: '!0000beef' }]);
+  assert.equal(bRules[0].destinations, [{ interface: bMesh.id, interface_name: 'mesh', to: '!0000beef' }]);
   assert.is.not(bMesh.id, (await a.call('GET', '/api/interfaces/mesh')).body.id, 'ids are not carried over: the file has none');
   assert.is(bMesh.state.connected, true, 'the imported sim interface was started');
 });

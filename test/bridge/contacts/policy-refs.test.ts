@@ -41,7 +41,12 @@ test('a group on the blocklist and a contact on the allowlist cannot be renamed 
 
 test('a config import without a group the policy names is refused; nothing changes', async () => {
   const file = await ok('GET', '/api/config/export?secrets=include');
-  const r = await t.call('POST', '/api/config/import', { body: { ...file, object_groups: [] } });
+  // The file's own policy names a group the file lost: an error at its path.
+  const own = await t.call('POST', '/api/config/import', { body: { ...file, object_groups: [] } });
+  assertProblem(own, 400, ['body.senders.blocklist[0]'], /no object group or contact 'pranks' in this file/);
+  // A file without a policy (an older export) keeps the stored one, which names the group.
+  const { senders: _s, ...older } = file;
+  const r = await t.call('POST', '/api/config/import', { body: { ...older, object_groups: [] } });
   assertProblem(r, 409, [], /the senders policy refers to @pranks, which the file does not have/);
   assert.is((await ok('GET', '/api/object-groups/pranks')).name, 'pranks');
   // With the group kept the same file imports.

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FakeClock } from '../../../src/lib/clock.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
-import { assertProblem, createRule, createSim, sendText, settle } from '../../helpers/routing.ts';
+import { assertProblem, createRule, createSim, sendText, settle, until } from '../../helpers/routing.ts';
 
 // /api/deliveries (docs/api.md 4.7, issue 4): every state is reachable and counted, retry and cancel
 // answer 409 in the wrong state, filters and pagination refuse bad input.
@@ -143,7 +143,7 @@ test('dead letters: cancel clears one, retry refuses when the interface is gone,
   assert.match(c.body.last_error, /cancelled through the API.*simulated failure/);
   // Its interface deleted: a retry would wait forever, so it is refused with the reason.
   const goneIfc = (await get(gone)).interface_id;
-  assert.is((await t.call('DELETE', '/api/interfaces/dl-gone')).status, 200);
+  assert.is((await t.call('DELETE', '/api/interfaces/dl-gone?cascade=true')).status, 200);
   assertProblem(await t.call('POST', `/api/deliveries/${gone}/retry`), 409, [], /interface .* was deleted/);
   assert.is((await get(gone)).state, 'dead');
 
@@ -228,6 +228,22 @@ test('pagination walks every delivery once, newest first, with a Link header', a
   }
   assert.equal(seen, total);
   assert.equal([...seen].sort().reverse(), seen, 'newest first');
+});
+
+test('a delivery that failed before it went out keeps no last_error once delivered; attempts count the tries', async () => {
+  const id = await deliveryVia('flaky1', { settings: { behaviour: 'fail_then_deliver', fail_count: 1 } });
+  const failed = await until('the first attempt to fail', async () => {
+    const d = await get(id);
+    return d.state === 'retrying' && d;
+  });
+  assert.match(failed.last_error, /simulated failure/);
+  assert.is((await t.call('POST', `/api/deliveries/${id}/retry`)).status, 200);
+  const done = await until('the delivery', async () => {
+    const d = await get(id);
+    return d.state === 'delivered' && d;
+  });
+  assert.is(done.last_error, null, 'an earlier failure does not read as the error of a success');
+  assert.is(done.attempts, 2);
 });
 
 test.run();

@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { DatabaseSync } from 'node:sqlite';
 import { FakeClock } from '../../../src/lib/clock.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
+import { assertProblem } from '../../helpers/routing.ts';
 
 // Edges found in review: what happens to a delivery when its interface is deleted, disabled or
 // restarted while a send is on the air, when its TTL passes between attempts, and when an old
@@ -47,7 +48,8 @@ test('an interface deleted while a send is on the air: the delivery stays cancel
   const id = await route('del', { latency_ms: 1000 });
   await inState(id, 'sending');
   assert.is((await t.call('POST', `/api/deliveries/${id}/cancel`)).status, 409, 'cancel refuses a send on the air');
-  assert.is((await t.call('DELETE', '/api/interfaces/del')).status, 200);
+  assertProblem(await t.call('DELETE', '/api/interfaces/del'), 409, ['deliveries'], /1 waiting delivery/);
+  assert.is((await t.call('DELETE', '/api/interfaces/del?cascade=true')).status, 200);
   clock.advance(2000);
   await new Promise((r) => setTimeout(r, 50));
   const d = await delivery(id);

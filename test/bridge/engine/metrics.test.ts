@@ -36,4 +36,9 @@ test('bearer errors, queue depth, queue by precedence and evictions name the int
   assert.not.match(text, /interface="ifc_/, 'no series is labelled by id alone');
 });
 
+test('an interface with an empty queue has a queue depth sample of 0', async () => {
+  const idle = await createSim(t.call, 'idle-link');
+  assert.ok((await metrics()).includes(`fieldbridge_queue_depth{interface="idle-link",interface_id="${idle.id}"} 0\n`));
+});
+
 test.run();

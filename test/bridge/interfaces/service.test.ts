@@ -79,8 +79,9 @@ test('a delivery for an interface without a driver says so in waiting_for', asyn
     const later = await h.interfaces.create({ name: 'later', kind: 'sms', enabled: true, device: '/dev/serial/by-id/usb-modem', settings: {}, transforms: { inbound: [], outbound: [] }, retry: DEFAULT_RETRY_POLICY });
     h.rules.create({ name: 'to-later', match: {}, schedule: null, action: 'forward', destinations: [{ interface: later.id, to: '{to}' }] });
     const [result] = h.core.pipeline.ingest({ direction: 'outbound', interfaceId: null, from: 'local', to: '+4917012345678', channel: null, kind: 'text', text: 'hi', payload: null });
-    const view = deliveryApiView(result.deliveries[0], (id) => h.interfaces.waitingFor(id));
+    const view = deliveryApiView(result.deliveries[0], (id) => h.interfaces.waitingFor(id), (id) => h.interfaces.find(id)?.name);
     assert.is(view.waiting_for, "interface 'later' has no driver for kind 'sms' in this release");
+    assert.equal([view.interface_id, view.interface], [later.id, 'later'], 'the interface by name beside its id');
   } finally {
     await h.close();
   }

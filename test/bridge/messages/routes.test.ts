@@ -34,12 +34,16 @@ test('send, send-to-contact and simulate-mesh-rx refuse bad bodies with 400 nami
   assertProblem(await t.call('POST', '/api/messages/send-to-contact', { body: { contact: 'nobody', text: 'a' } }), 400, ['body.contact']);
   assertProblem(await t.call('POST', '/api/messages/send-to-contact', { body: { contact: 'nobody' } }), 400, ['body.text']);
   // simulate-mesh-rx: no mesh interface yet, then an unknown, a non-mesh and a disabled one.
-  assertProblem(await t.call('POST', '/api/messages/simulate-mesh-rx', { body: { from: '!a', text: 'hi' } }), 400, ['body.interface'], /no meshtastic or sim interface/);
+  assertProblem(await t.call('POST', '/api/messages/simulate-mesh-rx', { body: { from: '!a', text: 'hi' } }), 400, ['body.interface'], /no mesh interface \(meshtastic, meshcore, sim\)/);
   await t.call('POST', '/api/interfaces', { body: { name: 'sms-0', kind: 'sms', settings: {} } });
   await createSim(t.call, 'mesh-off', { enabled: false });
   assertProblem(await t.call('POST', '/api/messages/simulate-mesh-rx', { body: { from: '!a', text: 'hi', interface: 'ghost' } }), 400, ['body.interface']);
   assertProblem(await t.call('POST', '/api/messages/simulate-mesh-rx', { body: { from: '!a', text: 'hi', interface: 'sms-0' } }), 400, ['body.interface'], /sms interface/);
   assertProblem(await t.call('POST', '/api/messages/simulate-mesh-rx', { body: { from: '!a', text: 'hi', interface: 'mesh-off' } }), 400, ['body.interface'], /disabled/);
+  // Without interface: the one mesh interface receives; with several, none is picked silently.
+  assertProblem(await t.call('POST', '/api/messages/simulate-mesh-rx', { body: { from: '!a', text: 'hi' } }), 400, [], /disabled/);
+  await createSim(t.call, 'mesh-two');
+  assertProblem(await t.call('POST', '/api/messages/simulate-mesh-rx', { body: { from: '!a', text: 'hi' } }), 400, ['body.interface'], /^there are 2 mesh interfaces \(mesh-off, mesh-two\): name the one to receive on in interface$/);
   assertProblem(await t.call('POST', '/api/messages/simulate-mesh-rx', { body: { text: 'hi' } }), 400, ['body.from']);
   assertProblem(await t.call('POST', '/api/messages/simulate-mesh-rx', { body: { from: '!a' } }), 400, ['body.text']);
   assert.is((await t.call('GET', '/api/messages')).body.items.length, 0, 'nothing refused reached history');

@@ -133,8 +133,13 @@ test(`preview and send agree on ${CASES} generated messages over ${CASES / PER_R
     const n = 1 + r.int(6);
     for (let i = 0; i < n; i++) {
       const rule = genRule(i);
-      await call('POST', '/api/access-rules', rule);
-      if (r.chance(0.1)) await call('POST', `/api/access-rules/r${i}/disable`);
+      const created = await t.call('POST', '/api/access-rules', { body: rule });
+      const disable = r.chance(0.1);
+      // A literal address its interface's kind can never take (!b1 on sms-0) is refused when
+      // written, in the preview's words: such a rule never exists to be compared.
+      if (created.status === 400 && created.body.errors.every((e: { message: string }) => e.message.includes('cannot be an address on interface'))) continue;
+      assert.ok(created.status < 300, `POST /api/access-rules ${JSON.stringify(rule)}: ${created.status} ${created.text}`);
+      if (disable) await call('POST', `/api/access-rules/r${i}/disable`);
     }
     for (let m = 0; m < PER_RULE_SET; m++) {
       const { path, body } = genMessage();

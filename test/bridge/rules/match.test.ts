@@ -244,7 +244,7 @@ test('the reason names the rule and each filter that matched', () => {
   });
   assert.is(
     decide([all]).reason,
-    "rule 'all' matched: direction inbound, interface mesh-0, channel 0, kind text, from !A1B2C3D4, to ^all, text matches /camp \\d/",
+    "rule 'all' matched: direction inbound, interface mesh-0 (ifc_mesh), channel 0, kind text, from !A1B2C3D4, to ^all, text matches /camp \\d/",
   );
   assert.is(decide([rule('catch-all')]).reason, "rule 'catch-all' matched: no filters (every message)");
 });
@@ -265,7 +265,7 @@ test('destinations on the source interface (by id or name) are removed and said 
   const d = decide([rule('echo', { action: 'forward', destinations })]);
   assert.equal(d.action, 'forward');
   assert.equal(d.destinations, [{ interface: 'sms-0', to: '+1' }]);
-  assert.is(d.reason, "rule 'echo' matched: no filters (every message); removed mesh-0 -> ^all, ifc_mesh -> !x: a rule may not forward back to the interface the message came from");
+  assert.is(d.reason, "rule 'echo' matched: no filters (every message); removed mesh-0 (ifc_mesh) -> ^all, mesh-0 (ifc_mesh) -> !x: a rule may not forward back to the interface the message came from");
   // From the API (no interface) nothing is removed.
   assert.is(decide([rule('echo2', { action: 'forward', destinations })], msg({ interface_id: null, interface_name: null })).destinations.length, 3);
 });
@@ -276,7 +276,7 @@ test('a forward left with no destination becomes store, with the reason', () => 
     rule_id: 'rul_loop',
     action: 'store',
     destinations: [],
-    reason: "rule 'loop' matched: no filters (every message); removed mesh-0 -> ^all: a rule may not forward back to the interface the message came from; no destination left, so the message is stored",
+    reason: "rule 'loop' matched: no filters (every message); removed mesh-0 (ifc_mesh) -> ^all: a rule may not forward back to the interface the message came from; no destination left, so the message is stored",
   });
 });
 

@@ -40,6 +40,8 @@ export class DeviceSupervisor {
   readonly #maxMs: number;
   readonly #resetAfterMs: number;
   #state: BearerState = { connected: false, lastError: null, phase: 'closed' };
+  /** The last failure was opening the device (not its session). */
+  #openFailed = false;
   #running = false;
   #generation = 0;
   #failures = 0;
@@ -110,7 +112,7 @@ export class DeviceSupervisor {
     try {
       link = await this.#o.open(this.#o.device);
     } catch (error) {
-      if (generation === this.#generation) this.#down(errorText(error));
+      if (generation === this.#generation) this.#down(errorText(error), true);
       return;
     }
     if (generation !== this.#generation) {
@@ -118,6 +120,13 @@ export class DeviceSupervisor {
       return;
     }
     this.#link = link;
+    // The device opened: why it could not be opened before (a port another interface held) is
+    // over, and would read as the reason of the bring-up now running. A failure of the session
+    // itself stays shown until the next one is known or the device is online.
+    if (this.#openFailed) {
+      this.#openFailed = false;
+      this.#setState({ connected: false, lastError: null, phase: 'opening' });
+    }
     let closedReason: string | null = null;
     link.onClose((reason) => {
       closedReason = reason;
@@ -139,8 +148,9 @@ export class DeviceSupervisor {
     this.#o.log.info('device.online', { device: this.#o.device, link: link.description });
   }
 
-  #down(reason: string): void {
+  #down(reason: string, openFailed = false): void {
     if (!this.#running) return;
+    this.#openFailed = openFailed;
     if (this.#onlineAt !== null && this.#o.clock.now() - this.#onlineAt >= this.#resetAfterMs) this.#failures = 0;
     this.#onlineAt = null;
     const delay = Math.min(this.#maxMs, this.#initialMs * 2 ** Math.min(this.#failures, 30));

@@ -34,6 +34,8 @@ export interface OpenLinkOptions {
   log?: Logger;
   /** Who claims the device (the interface id); a device claimed by another owner is refused. */
   owner?: string;
+  /** The owner as people read it (the interface's name), beside its id in messages. */
+  ownerName?: string;
   claims?: PortClaims;
   /** Lists serial ports (default: udev through list-ports.ts). Tests inject their own. */
   listPorts?: () => Promise<SerialPortEntry[]>;
@@ -108,8 +110,8 @@ function resolveOptions(options: OpenLinkOptions): Resolved {
 
 /** Claims `key`, opens, and releases the claim when the link closes or the open fails. */
 async function claimed(key: string, o: Resolved, open: () => Promise<Link>): Promise<Link> {
-  if (!o.claims.claim(key, o.owner)) {
-    throw new DeviceError('ERR_PORT_BUSY', `${key} is already used by interface ${o.claims.holder(key)}`, { retryable: true });
+  if (!o.claims.claim(key, o.owner, o.ownerName)) {
+    throw new DeviceError('ERR_PORT_BUSY', `${key} is already used by interface ${o.claims.describeHolder(key)}`, { retryable: true });
   }
   try {
     const link = await open();
@@ -169,7 +171,7 @@ async function openAuto(o: Resolved): Promise<Link> {
     const key = serialClaimKey(port.path);
     const holder = o.claims.holder(key);
     if (holder !== null && holder !== o.owner) {
-      tried.push(`${port.path}: used by interface ${holder}`);
+      tried.push(`${port.path}: used by interface ${o.claims.describeHolder(key)}`);
       continue;
     }
     let link: Link;

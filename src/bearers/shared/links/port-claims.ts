@@ -6,17 +6,30 @@ import { realpathSync } from 'node:fs';
 
 export class PortClaims {
   readonly #owners = new Map<string, string>();
+  readonly #names = new Map<string, string>();
 
-  /** Takes the device for `owner`; false when another owner holds it. Claiming twice is fine. */
-  claim(key: string, owner: string): boolean {
+  /** Takes the device for `owner` (named `name` in messages); false when another owner holds
+   *  it. Claiming twice is fine. */
+  claim(key: string, owner: string, name?: string): boolean {
     const holder = this.#owners.get(key);
     if (holder !== undefined && holder !== owner) return false;
     this.#owners.set(key, owner);
+    if (name !== undefined && name !== owner) this.#names.set(key, name);
     return true;
   }
 
   release(key: string, owner: string): void {
-    if (this.#owners.get(key) === owner) this.#owners.delete(key);
+    if (this.#owners.get(key) !== owner) return;
+    this.#owners.delete(key);
+    this.#names.delete(key);
+  }
+
+  /** The holder as people read it: its name with its id, `mesh-a (ifc_...)`; null when free. */
+  describeHolder(key: string): string | null {
+    const holder = this.#owners.get(key);
+    if (holder === undefined) return null;
+    const name = this.#names.get(key);
+    return name === undefined ? holder : `${name} (${holder})`;
   }
 
   holder(key: string): string | null {

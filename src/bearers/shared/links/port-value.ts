@@ -54,7 +54,9 @@ export function parsePortValue(text: string, options: { defaultTcpPort?: number 
 
   const scheme = /^([A-Za-z][A-Za-z0-9+._-]*):(\/\/)?/.exec(text);
   if (!scheme) {
-    const hint = /^(tty|com\d|serial)/i.test(text) ? ` (a device path must be absolute, e.g. /dev/${text})` : '';
+    const hint = /^com\d+$/i.test(text)
+      ? ` (${text} is a Windows port name; here serial ports are /dev/ttyUSB0, /dev/ttyACM0 or /dev/serial/by-id/...: \`fieldbridge ports\` lists them)`
+      : /^(tty|serial)/i.test(text) ? ` (a device path must be absolute, e.g. /dev/${text})` : '';
     return fail(`${JSON.stringify(text)} is not a port value${hint}; expected ${EXPECTED}`);
   }
   const name = scheme[1].toLowerCase();

@@ -95,7 +95,8 @@ class TcpLink implements Link {
 function describeSocketError(error: NodeJS.ErrnoException): string {
   switch (error.code) {
     case 'ECONNREFUSED':
-      return 'connection refused (nothing listens on that port; is the board in WiFi mode?)';
+      // Said for every kind: a WiFi radio, a modem behind a serial-to-network adapter, a simulator.
+      return 'connection refused (nothing listens on that port: is the device on the network, and is this its port?)';
     case 'ECONNRESET':
       return 'connection reset by the board';
     case 'ETIMEDOUT':

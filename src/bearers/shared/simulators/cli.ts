@@ -13,6 +13,12 @@ export const SIM_COMMAND_OPTIONS: NonNullable<ParseArgsConfig['options']> = Obje
 
 export const SIM_USAGE = simulators.map((s) => s.command.usage).join('\n');
 
+/** `fieldbridge sim <kind> --help`: that simulator's usage; every simulator's without a known kind. */
+export function simUsage(positionals: readonly string[]): string {
+  const found = positionals.length === 1 ? simulators.find((s) => s.kind === positionals[0]) : undefined;
+  return found ? found.command.usage : SIM_USAGE;
+}
+
 export const SIM_SUMMARY = `run simulated devices: ${simulators.map((s) => `sim ${s.kind}`).join(', ')} (see the usage of each)`;
 
 /** Returns the exit code: 0 after a clean stop, 2 for a usage error (message written). */

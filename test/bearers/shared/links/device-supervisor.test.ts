@@ -80,7 +80,8 @@ test('a pty board that is unplugged and plugged back is reconnected, with the re
   await waitUntil(() => sup.state.connected, 3000, 'did not reconnect');
   assert.equal(
     states.map((s) => s.phase),
-    ['opening', 'online', 'backoff', 'opening', 'backoff', 'opening', 'online'],
+    // The second 'opening' after the missing device: the device opened, its 'no device at' is over.
+    ['opening', 'online', 'backoff', 'opening', 'backoff', 'opening', 'opening', 'online'],
   );
 
   await sup.stop();
@@ -141,6 +142,33 @@ test('stop() while a link is opening closes that link once it opens', async () =
   release();
   await waitUntil(() => closed, 1000, 'the late link was left open');
   assert.is(sup.state.connected, false);
+});
+
+test('a port that was busy opens at the retry: its ERR_PORT_BUSY is not shown during the bring-up; a session failure is', async () => {
+  const clock = new FakeClock();
+  let closed: ((reason: string) => void) | undefined;
+  const link: Link = { kind: 'tcp', description: 'freed', write: async () => {}, onData() {}, onClose: (fn) => void (closed = fn), close: async () => closed?.('closed by the bridge') };
+  let opens = 0;
+  let finishSession!: (error?: Error) => void;
+  const { sup, states } = supervise({
+    device: 'tcp://freed',
+    clock,
+    open: async () => {
+      if (++opens === 1) throw Object.assign(new Error('/dev/ttyUSB0 is already used by interface mesh-a (ifc_a)'), { code: 'ERR_PORT_BUSY' });
+      return link;
+    },
+    session: () => new Promise<void>((resolve, reject) => (finishSession = (e) => (e ? reject(e) : resolve()))),
+  });
+  sup.start();
+  await waitUntil(() => sup.state.phase === 'backoff', 1000, 'the busy port was not reported');
+  assert.match(sup.state.lastError ?? '', /already used by interface mesh-a/);
+  clock.advance(1000);
+  await waitUntil(() => finishSession !== undefined && opens === 2, 1000, 'no second open');
+  assert.equal([sup.state.phase, sup.state.lastError], ['opening', null], 'the bring-up runs without the stale busy error');
+  finishSession(new Error('no answer to the detect burst within 1000 ms'));
+  await waitUntil(() => sup.state.phase === 'backoff', 1000, 'the session failure was not reported');
+  assert.is(sup.state.lastError, 'no answer to the detect burst within 1000 ms');
+  assert.ok(states.length > 0);
 });
 
 interface Board {

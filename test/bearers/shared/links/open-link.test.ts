@@ -61,7 +61,7 @@ const quick = (extra: OpenLinkOptions = {}): OpenLinkOptions => ({ resetWaitMs: 
 test('a device path opens directly, and a second interface cannot take the same device', async () => {
   const { pair, device } = await pty();
   const claims = new PortClaims();
-  const link = keep(await openLink(pair.bridgePath, quick({ owner: 'ifc_a', claims })));
+  const link = keep(await openLink(pair.bridgePath, quick({ owner: 'ifc_a', ownerName: 'mesh-a', claims })));
   assert.is(link.kind, 'serial');
   await link.write(Uint8Array.from([1, 2, 3]));
   await device.waitFor(Uint8Array.from([1, 2, 3]));
@@ -69,7 +69,7 @@ test('a device path opens directly, and a second interface cannot take the same 
   // The same pty under its /dev/pts name is the same device.
   const busy = await failure(openLink(pair.bridgeTty, quick({ owner: 'ifc_b', claims })));
   assert.is(busy.code, 'ERR_PORT_BUSY');
-  assert.ok(busy.message.includes('ifc_a'), busy.message);
+  assert.ok(busy.message.includes('used by interface mesh-a (ifc_a)'), busy.message);
 
   await link.close();
   keep(await openLink(pair.bridgeTty, quick({ owner: 'ifc_b', claims })));
@@ -139,7 +139,7 @@ test('auto never opens a modem, a ZigBee stick or an unknown id; probes candidat
   const log = createLogger({ level: 'debug', format: 'json', write: (l) => lines.push(l) });
   const clock = new FakeClock();
   const claims = new PortClaims();
-  const result = openLink('auto', { clock, log, claims, owner: 'ifc_rnode', listPorts: async () => ports, probe: rnodeProbe, probeTimeoutMs: 3000 });
+  const result = openLink('auto', { clock, log, claims, owner: 'ifc_rnode', ownerName: 'lora-0', listPorts: async () => ports, probe: rnodeProbe, probeTimeoutMs: 3000 });
 
   // The board speaking garbage: opened, then nothing written until the 2 s reset wait is over.
   await waitUntil(() => clock.pending() === 1, 3000, 'no reset wait for the first candidate');
@@ -177,7 +177,7 @@ test('auto never opens a modem, a ZigBee stick or an unknown id; probes candidat
   // Another interface running auto skips the claimed board and finds nothing else.
   const second = await failure(openLink('auto', { claims, owner: 'ifc_other', resetWaitMs: 0, probeTimeoutMs: 200, listPorts: async () => ports.slice(4), probe: rnodeProbe }));
   assert.is(second.code, 'ERR_PORT_NOT_FOUND');
-  assert.ok(second.message.includes('used by interface ifc_rnode'), second.message);
+  assert.ok(second.message.includes('used by interface lora-0 (ifc_rnode)'), second.message);
   await link.close();
   assert.is(claims.holder(board.pair.bridgeTty), null, 'closing releases the claim');
 });

@@ -47,7 +47,7 @@ const bad: Array<[string, string]> = [
   ['x'.repeat(513), 'at most 512'],
   ['automatic', 'not a port value'],
   ['ttyUSB0', 'must be absolute'],
-  ['COM3', 'must be absolute'],
+  ['COM3', 'COM3 is a Windows port name; here serial ports are /dev/ttyUSB0'],
   ['rnode', 'not a port value'],
   ['http://10.0.0.5', "unknown scheme 'http'"],
   ['ftp://10.0.0.5:7633', "unknown scheme 'ftp'"],
