@@ -40,7 +40,15 @@ export interface FrameOrigin {
   precedence: string;
   /** The decision the message was routed by (its rule id, action and reason), when stored. */
   decision: { rule_id: string | null; action: string; reason: string } | null;
+  /** The name of the interface the message was heard on (null: the API sent it). */
+  interfaceName?: string | null;
+  /** The sender as the node database knows it, when it is a node there: for a bearer that
+   *  shows the node itself (a marker on a map named after the node, its battery). */
+  node?: FrameNode;
 }
+
+/** A sender's node record, as OutboundFrame.origin carries it. */
+export type FrameNode = Pick<NodeReport, 'id' | 'network' | 'long_name' | 'short_name' | 'public_key' | 'device_metrics' | 'last_heard_at'>;
 
 /** One frame as the dispatcher would hand it to a bearer, for a driver's estimate of what
  *  sending it would take (a preview: sms/estimate.ts, iridium/estimate.ts). */

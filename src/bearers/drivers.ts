@@ -7,13 +7,14 @@ import { meshtasticDriver } from './meshtastic/index.ts';
 import { rnodeDriver } from './rnode/index.ts';
 import { simDriver } from './sim/index.ts';
 import { smsDriver } from './sms/index.ts';
+import { takDriver } from './tak/index.ts';
 import { webhookDriver } from './webhook/index.ts';
 
 // Every interface kind this release knows, one line each: adding a kind is its folder under
 // bearers/ plus one line here (docs/architecture.md, "Adding a driver"). Everything else that
 // lists kinds derives from this list.
 
-export const DRIVERS = [meshtasticDriver, rnodeDriver, iridiumDriver, smsDriver, meshcoreDriver, simDriver, webhookDriver] as const;
+export const DRIVERS = [meshtasticDriver, rnodeDriver, iridiumDriver, smsDriver, meshcoreDriver, simDriver, webhookDriver, takDriver] as const;
 
 export type InterfaceKind = (typeof DRIVERS)[number]['kind'];
 export const INTERFACE_KINDS = DRIVERS.map((d) => d.kind) as [InterfaceKind, ...InterfaceKind[]];

@@ -55,6 +55,8 @@ import type { MessageStore } from './engine/message-store.ts';
 import { followUsage, UsageStore } from './messages/usage.ts';
 import { bridgeMigrations } from './migrations.ts';
 import { nodeRoutes } from './nodes/routes.ts';
+import { positionRoutes } from './positions/routes.ts';
+import { PositionStore } from './positions/store.ts';
 import type { NodeStore } from './engine/node-store.ts';
 import { NodeIdentity } from './engine/node-identity.ts';
 import { RoutingCore } from './engine/core.ts';
@@ -186,6 +188,7 @@ export function bridgeRoutes(services: BridgeServices, extra: { startedAt: numbe
     ...messageRoutes({ usage: services.usage, store: services.messages, pipeline: services.pipeline, interfaces: services.interfaces, contacts: services.contacts, limiter: services.sendLimiter, fallbacks: services.fallbacks }),
     ...deliveryRoutes({ store: services.deliveries, dispatcher: services.dispatcher, interfaces: services.interfaces, clock: services.clock, fallbacks: services.fallbacks, messages: services.messages }),
     ...nodeRoutes(services.nodes, services.interfaces),
+    ...positionRoutes({ positions: new PositionStore(services.db), nodes: services.nodes, interfaces: services.interfaces, now: () => services.clock.now() }),
     ...auditRoutes(services.audit),
     ...eventRoutes({ feed: services.eventFeed, clock: services.clock, interfaceId: (ref) => services.interfaces.get(ref).id }),
     ...configRoutes(services.config),
@@ -355,6 +358,12 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
           commitGroup(db);
         } catch (error) {
           log.error('final_commit_failed', { error: (error as Error).message });
+        }
+        try {
+          // After the last commit: the events of everything stored are in.
+          services.eventFeed.save();
+        } catch (error) {
+          log.error('event_log_not_saved', { error: (error as Error).message, note: 'clients that reconnect after the restart are told of the gap' });
         }
         clearInterval(keepAlive);
         // A clean close checkpoints the WAL, so no journal is left behind.

@@ -496,17 +496,26 @@ export const bridgeMigrations: Migration[] = [
     version: 17,
     name: 'event_log',
     sql: `
-      -- What GET /api/events replays to a client that reconnects (docs/events.md): bounded by
-      -- bridge.events, its ids the events' ids (AUTOINCREMENT: an id is never used twice, also
-      -- after the log was pruned empty). No index but the id: replay reads a range.
+      -- What GET /api/events replays to a client that reconnects (docs/events.md). The bridge
+      -- keeps its recent events in memory and writes them here only when it stops (nothing per
+      -- event: the SD card's writes per message do not grow), and reads them back at start.
+      -- event_ids: ids are reserved in blocks, so a bridge that crashed never gives out an id
+      -- again; \`clean\` says whether the last run saved its events.
       CREATE TABLE event_log (
-        id            INTEGER PRIMARY KEY AUTOINCREMENT,
+        id            INTEGER PRIMARY KEY,
         at            TEXT NOT NULL,
         type          TEXT NOT NULL,
         interface_id  TEXT,
         kind          TEXT,
         data          TEXT NOT NULL
       );
+      CREATE TABLE event_ids (
+        one           INTEGER PRIMARY KEY CHECK (one = 1),
+        reserved_to   INTEGER NOT NULL,
+        saved_to      INTEGER NOT NULL,
+        clean         INTEGER NOT NULL
+      );
+      INSERT INTO event_ids (one, reserved_to, saved_to, clean) VALUES (1, 0, 0, 1);
     `,
   },
 ];

@@ -74,6 +74,9 @@ export interface ContractHarness extends ContextOptions {
   connectTimeoutMs?: number;
   /** Where frames go (default 'broadcast'; an SMS bearer needs a phone number). */
   destination?: string;
+  /** Set false for a bearer that carries text but no bytes (TAK's chat): the size tests send
+   *  text of that many bytes, and the binary frame of (6) is not sent. */
+  carriesData?: boolean;
 }
 
 // ---- the context -------------------------------------------------------------------------
@@ -239,6 +242,8 @@ interface Kit {
 // ---- the suite -------------------------------------------------------------------------------
 
 export function bearerContract(name: string, harness: ContractHarness) {
+  /** `size` bytes: binary, or ASCII text for a bearer that carries no bytes. */
+  const sizedFrame = (size: number) => (harness.carriesData === false ? textFrame('x'.repeat(size)) : dataFrame(size));
   const s = suite(`bearer contract: ${name}`);
   const connectMs = harness.connectTimeoutMs ?? 10_000;
   s.before(() => void (destination = harness.destination ?? 'broadcast'));
@@ -362,7 +367,7 @@ export function bearerContract(name: string, harness: ContractHarness) {
     await kit.connect(bearer, rec, device);
     const mtu = bearer.mtu;
     for (const size of [mtu + 1, mtu * 4]) {
-      const r = await sendNoThrow(bearer, dataFrame(size), `${size} bytes with mtu ${mtu}`);
+      const r = await sendNoThrow(bearer, sizedFrame(size), `${size} bytes with mtu ${mtu}`);
       assert.is(r.ok, false, `${size} bytes (mtu ${mtu}) is refused`);
       if (!r.ok) {
         assert.is(r.retryable, false, `retrying cannot make ${size} bytes fit: ${r.error}`);
@@ -374,7 +379,7 @@ export function bearerContract(name: string, harness: ContractHarness) {
     // Size is judged before link state: a frame that can never fit is not kept for a retry
     // just because the interface happens to be down.
     await bearer.stop();
-    const stopped = await sendNoThrow(bearer, dataFrame(mtu + 1), 'oversize after stop');
+    const stopped = await sendNoThrow(bearer, sizedFrame(mtu + 1), 'oversize after stop');
     if (!stopped.ok) assert.is(stopped.retryable, false, `oversize to a stopped bearer: ${stopped.error}`);
     else assert.unreachable('an oversize frame was sent by a stopped bearer');
   });
@@ -477,6 +482,7 @@ export function bearerContract(name: string, harness: ContractHarness) {
     assert.is(t.text, text);
     assert.equal(t.payload, new TextEncoder().encode(text));
 
+    if (harness.carriesData === false) return;
     const binary = dataFrame(40);
     assert.is((await peer.send(binary)).ok, true, 'the peer sends binary data');
     await waitFor('the binary frame arrives', () => rec.received.length >= 2);
@@ -505,7 +511,7 @@ export function bearerContract(name: string, harness: ContractHarness) {
     const { bearer, rec } = kit.bearer();
     await kit.connect(bearer, rec, device);
     const { rec: peerRec } = await kit.peer(device);
-    const full = dataFrame(bearer.mtu);
+    const full = sizedFrame(bearer.mtu);
     const r = await sendNoThrow(bearer, full, `exactly mtu (${bearer.mtu}) bytes`);
     assert.is(r.ok, true, `a frame of exactly mtu bytes goes out: ${JSON.stringify(r)}`);
     if (harness.peerHears !== false) {

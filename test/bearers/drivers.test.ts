@@ -38,7 +38,7 @@ test('the sim kind is a complete example: settings, contact field, factory and s
 
 test('contact address fields: one per address family, each with its schema, in registry order', () => {
   const fields = contactAddressFields();
-  assert.equal(fields.map((f) => f.field), ['mesh', 'rnode', 'iridium', 'sms', 'meshcore', 'url']);
+  assert.equal(fields.map((f) => f.field), ['mesh', 'rnode', 'iridium', 'sms', 'meshcore', 'url', 'tak_uid']);
   const meshcore = fields.find((f) => f.field === 'meshcore')!;
   assert.ok(meshcore.schema.safeParse('a1b2c3d4e5f6').success, 'a 6-byte key prefix');
   assert.not.ok(meshcore.schema.safeParse('!a1b2c3d4').success, 'not a Meshtastic node id');

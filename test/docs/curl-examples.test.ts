@@ -31,8 +31,14 @@ test('the runner splits words like sh: quotes, continuations, variables, comment
   assert.throws(() => extractBlocks('t.md', '<!-- curl-test: skip (x) -->\ntext\n```sh\ncurl a\n```'), /right before a fenced block/);
 });
 
-test('docs/routing.md defines the api helper the runner assumes', () => {
-  assert.ok(readFileSync(join(root, 'docs/routing.md'), 'utf8').includes(API_HELPER), API_HELPER);
+test('docs/shell.md defines the api helper the runner assumes, and every page that uses it links there', () => {
+  assert.ok(readFileSync(join(root, 'docs/shell.md'), 'utf8').includes(API_HELPER), API_HELPER);
+  for (const file of files.filter((f) => f !== 'docs/shell.md')) {
+    const text = readFileSync(join(root, file), 'utf8');
+    if (blocksOf.get(file)!.some((b) => b.commands.some((c) => /^\s*api\b/.test(c.source) || c.source.includes('$B'))) && !/\(shell\.md\)|\(docs\/shell\.md\)/.test(text)) {
+      assert.unreachable(`${file} uses the api helper or $B but does not link to shell.md`);
+    }
+  }
 });
 
 test('skips are few and each says why', () => {

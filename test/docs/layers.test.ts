@@ -92,6 +92,8 @@ export function kindMentions(from: string, text: string, imports: string[], kind
 /** What still names a kind outside its folder, each with why. A new mention fails the test; so
  *  does an entry here that no longer holds (take it out). */
 const KIND_MENTIONS_LEFT: Record<string, string> = {
+  // Meshtastic firmware's own TAK module is one of the module configs the board holds.
+  'bearers/meshtastic/simulator/state.ts: tak': 'a Meshtastic module config name',
   // "sim://" is a port scheme, served by whichever kind's simulator; not the sim kind.
   'bearers/shared/links/open-link.ts: sim': 'the sim:// port scheme',
   'bearers/shared/links/port-value.ts: sim': 'the sim:// port scheme',

@@ -50,7 +50,9 @@ export const BridgeSettings = z.strictObject({
   // GET /api/events (docs/events.md): the replay log and the live streams are bounded.
   events: z.strictObject({
     log_max_events: z.number().int().min(0).max(1_000_000).default(10_000)
-      .describe('Most events kept for clients that reconnect with Last-Event-ID, the oldest going first; 0 = no replay (live events only, nothing written)'),
+      .describe('Most recent events kept (in memory, saved when the bridge stops) for clients that reconnect with Last-Event-ID, the oldest going first; 0 = no replay'),
+    log_max_kib: z.number().int().min(16).max(65_536).default(2_048)
+      .describe('Most KiB of recent events kept for replay (a large message makes a large event), the oldest going first'),
     log_max_hours: z.number().int().min(1).max(8_760).default(168)
       .describe('Events older than this many hours are not kept for replay'),
     max_streams: z.number().int().min(1).max(10_000).default(256)

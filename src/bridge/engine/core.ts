@@ -95,7 +95,7 @@ export class RoutingCore {
     const nodes = { upsert: (interfaceId: string, report: NodeReport, nowIso: string) => this.deferred.run(() => this.#nodeReport(interfaceId, report, nowIso, d)) };
     this.host = new BearerHost({ log, clock, events, sink: this.held, nodes, driverState: this.driverState, deviceConfig: d.deviceConfig, drivers: d.drivers, linkOptions: d.linkOptions });
     this.dispatcher = new Dispatcher({
-      store: this.deliveries, writeBehind: this.writeBehind, host: this.host, events, interfaces: d.interfaceStore, messages: this.messages, clock, log, random: d.random,
+      store: this.deliveries, writeBehind: this.writeBehind, host: this.host, events, interfaces: d.interfaceStore, messages: this.messages, nodes: this.nodes, clock, log, random: d.random,
       lockFree: () => writeLockFree(db),
     });
     // A group of ingests whose COMMIT failed (a full disk, an I/O error; db/transaction.ts) took

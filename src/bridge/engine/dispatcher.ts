@@ -1,4 +1,5 @@
-import type { Bearer, FrameOrigin, OutboundFrame, SendResult } from '../../bearers/bearer.ts';
+import type { Bearer, OutboundFrame, SendResult } from '../../bearers/bearer.ts';
+import { frameOrigin } from './frame-origin.ts';
 import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import type { EventStream } from '../../lib/events.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -6,10 +7,10 @@ import type { RouterEvent } from './events.ts';
 import type { BearerHost } from './bearer-host.ts';
 import { applyTransforms, type TransformStep } from './transforms.ts';
 import { nextRetryDelayMs, retryPolicyOf } from './backoff.ts';
-import { DEFAULT_PRECEDENCE, precedenceName, precedenceRank, retryCapMs } from './precedence.ts';
+import { DEFAULT_PRECEDENCE, precedenceRank, retryCapMs } from './precedence.ts';
 import type { DeliveryStore } from './delivery-store.ts';
 import type { WriteBehind } from './write-behind.ts';
-import type { InterfaceRow, DeliveryRow, MessageRow } from './rows.ts';
+import type { InterfaceRow, DeliveryRow, MessageRow, NodeRow } from './rows.ts';
 
 // One queue per interface (docs/routing.md): each interface sends one delivery at a time,
 // and interfaces run independently, so a slow or failing bearer never holds up another.
@@ -34,6 +35,7 @@ export interface DispatcherDeps {
   interfaces: { find(id: string): InterfaceRow | undefined };
   /** The stored message of a delivery, for OutboundFrame.origin. */
   messages?: { get(id: string): Pick<MessageRow, 'interface_id' | 'created_at' | 'decision'> | undefined };
+  nodes?: { get(id: string): NodeRow | undefined }; // the node database, for OutboundFrame.origin.node
   clock: Clock;
   log: Logger;
   random?: () => number;
@@ -360,18 +362,13 @@ export class Dispatcher {
     const meta: Record<string, unknown> = {};
     for (const part of transformed.outputs) {
       const payload = part.payload ?? Buffer.from(part.text ?? '', 'utf8');
-      const frame: OutboundFrame = { deliveryId: d.id, messageId: d.message_id, to: part.to, channel: part.channel, kind: d.kind, text: part.text, payload, origin: this.#origin(d) };
+      const frame: OutboundFrame = { deliveryId: d.id, messageId: d.message_id, to: part.to, channel: part.channel, kind: d.kind, text: part.text, payload, origin: frameOrigin(d, this.#d) };
       // A bearer that waits for acknowledgements or reports names how long a send may take.
       const result = await withTimeout(Promise.resolve().then(() => bearer.send(frame)), Math.max(SEND_TIMEOUT_MS, bearer.maxSendMs ?? 0));
       if (!result.ok) return result;
       if (result.meta) Object.assign(meta, result.meta);
     }
     return { ok: true, meta };
-  }
-
-  #origin(d: DeliveryRow, m = this.#d.messages?.get(d.message_id)): FrameOrigin {
-    const decision = m?.decision ? { rule_id: m.decision.rule_id, action: m.decision.action, reason: m.decision.reason } : null;
-    return { from: d.from, interfaceId: m?.interface_id ?? null, createdAt: m?.created_at ?? d.created_at, attempt: d.attempts + 1, precedence: precedenceName(d.precedence), decision };
   }
 
   #settle(row: InterfaceRow, d: DeliveryRow, outcome: SendResult | { dropped: string }, bearer: Bearer | undefined): void {

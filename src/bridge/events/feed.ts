@@ -6,18 +6,20 @@ import type { ConfigValues } from '../config/sections.ts';
 import type { EventLogStore, LoggedEvent } from './store.ts';
 
 // The bridge's event feed (docs/events.md): what GET /api/events streams. Each event gets the
-// next id and, while bridge.events.log_max_events allows, a row in the event log, written in
-// the transaction that makes the event true (a message stored, a delivery's state), so the log
-// and the data agree after a crash. Live followers hear an event once its transaction has
-// committed: never an event that was rolled back.
+// next id when it is published (inside the transaction that makes it true) and, once that
+// transaction has committed, joins the recent events kept in memory for clients that reconnect
+// and goes to the live followers: never an event that was rolled back. The recent events are
+// bounded (bridge.events) and saved only when the bridge stops (EventLogStore), so an event
+// costs the SD card nothing; ids are reserved in blocks, so a crash never makes an id mean two
+// events. What a crash lost is a known range of ids, answered with a `gap`.
 
 export type EventType = 'message' | 'delivery' | 'interface' | 'node' | 'config';
 export const EVENT_TYPES: readonly EventType[] = ['message', 'delivery', 'interface', 'node', 'config'];
 
 export type EventLimits = ConfigValues['bridge']['events'];
 
-/** Appends between two prunes of the log. */
-const PRUNE_EVERY = 256;
+/** Ids reserved per write of event_ids: one small write per this many events. */
+export const ID_BLOCK = 10_000;
 
 export class EventFeed {
   readonly #db: DatabaseSync;
@@ -26,10 +28,16 @@ export class EventFeed {
   readonly #log: Logger;
   readonly #limits: () => EventLimits;
   readonly #followers = new Set<(event: LoggedEvent) => void>();
-  #last: number;
-  #sincePrune = 0;
-  #streams = 0;
   readonly #closers = new Set<(reason: string) => void>();
+  /** Committed events, oldest first, within the limits. */
+  #recent: LoggedEvent[];
+  #recentBytes = 0;
+  #last: number;
+  #committed: number;
+  #reservedTo: number;
+  /** Ids a crashed run may have given out and nobody kept: [from, to], or null. */
+  readonly lost: { from: number; to: number } | null;
+  #streams = 0;
 
   constructor(deps: { db: DatabaseSync; store: EventLogStore; clock: Clock; log: Logger; limits: () => EventLimits }) {
     this.#db = deps.db;
@@ -37,53 +45,100 @@ export class EventFeed {
     this.#clock = deps.clock;
     this.#log = deps.log;
     this.#limits = deps.limits;
-    this.#last = deps.store.lastId();
+    const saved = deps.store.load();
+    this.#recent = saved.events;
+    for (const e of this.#recent) this.#recentBytes += e.data.length;
+    this.#last = saved.clean ? Math.max(saved.savedTo, saved.reservedTo) : saved.reservedTo;
+    this.#committed = this.#last;
+    this.lost = !saved.clean && saved.reservedTo > saved.savedTo ? { from: saved.savedTo + 1, to: saved.reservedTo } : null;
+    // The first event reserves the first block (publish): a run that publishes nothing writes nothing.
+    this.#reservedTo = this.#last;
+    this.#trim();
   }
 
   get limits(): EventLimits {
     return this.#limits();
   }
 
-  /** The id of the latest event. */
+  /** The id of the latest event given out (its transaction may still be open). */
   get lastId(): number {
     return this.#last;
   }
 
-  /** The oldest event a client may still be given again; null when the log keeps none. */
-  firstKept(): number | null {
-    return this.#limits().log_max_events === 0 ? null : this.#store.firstId();
+  /** The id of the latest event whose transaction committed: followers have heard it. */
+  get lastCommitted(): number {
+    return this.#committed;
   }
 
-  /** Up to `limit` logged events after `id`. */
+  /** The oldest event a client may still be given again; null when none is kept. */
+  firstKept(): number | null {
+    return this.#recent[0]?.id ?? null;
+  }
+
+  /** Up to `limit` kept events after `id`, oldest first. */
   after(id: number, limit: number): LoggedEvent[] {
-    return this.#store.after(id, limit);
+    let lo = 0;
+    let hi = this.#recent.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.#recent[mid].id <= id) lo = mid + 1;
+      else hi = mid;
+    }
+    return this.#recent.slice(lo, lo + limit);
   }
 
   publish(type: EventType, body: Record<string, unknown>, scope: { interfaceId?: string | null; kind?: string | null } = {}): void {
     const id = ++this.#last;
-    const at = new Date(this.#clock.now()).toISOString();
-    const event: LoggedEvent = { id, at, type, interface_id: scope.interfaceId ?? null, kind: scope.kind ?? null, data: JSON.stringify({ id, type, at, ...body }) };
-    const limits = this.#limits();
-    if (limits.log_max_events > 0) {
+    if (id > this.#reservedTo) {
+      this.#reservedTo = id + ID_BLOCK;
       try {
-        this.#store.append(event);
-        if (++this.#sincePrune >= PRUNE_EVERY) this.prune();
+        this.#store.reserve(this.#reservedTo);
       } catch (error) {
-        // The event is still streamed live; a client that reconnects is told of the gap.
-        this.#log.warn('event_log_write_failed', { id, type, error: (error as Error).message });
+        // Written again with the next block; a crash before then may give out an id twice.
+        this.#log.warn('event_ids_not_reserved', { id, error: (error as Error).message });
       }
     }
+    const at = new Date(this.#clock.now()).toISOString();
+    const event: LoggedEvent = { id, at, type, interface_id: scope.interfaceId ?? null, kind: scope.kind ?? null, data: JSON.stringify({ id, type, at, ...body }) };
     afterCommit(this.#db, () => {
+      this.#committed = Math.max(this.#committed, id);
+      this.#keep(event);
       for (const follower of this.#followers) follower(event);
     });
   }
 
-  /** Cuts the log to its bounds (also after the bounds were lowered). */
+  #keep(event: LoggedEvent): void {
+    if (this.#limits().log_max_events === 0) return;
+    this.#recent.push(event);
+    this.#recentBytes += event.data.length;
+    this.#trim();
+  }
+
+  /** Cuts the kept events to bridge.events' bounds (count, bytes, age). */
   prune(): void {
-    this.#sincePrune = 0;
+    this.#trim();
+  }
+
+  #trim(): void {
     const limits = this.#limits();
-    const cutoff = new Date(this.#clock.now() - limits.log_max_hours * 3_600_000).toISOString();
-    this.#store.prune(limits.log_max_events, cutoff);
+    const oldest = new Date(this.#clock.now() - limits.log_max_hours * 3_600_000).toISOString();
+    const maxBytes = limits.log_max_kib * 1024;
+    let cut = 0;
+    let bytes = this.#recentBytes;
+    while (cut < this.#recent.length && (this.#recent.length - cut > limits.log_max_events || bytes > maxBytes || this.#recent[cut].at < oldest)) {
+      bytes -= this.#recent[cut].data.length;
+      cut++;
+    }
+    if (cut > 0) {
+      this.#recent = this.#recent.slice(cut);
+      this.#recentBytes = bytes;
+    }
+  }
+
+  /** Writes the kept events for the next start (the bridge stops). */
+  save(): void {
+    this.#trim();
+    this.#store.save(this.#recent, this.#last);
   }
 
   /** Calls `listener` for every committed event from now on; returns the unsubscribe. */

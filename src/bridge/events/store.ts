@@ -1,8 +1,10 @@
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { DatabaseSync } from 'node:sqlite';
+import { transaction } from '../../db/transaction.ts';
 
-// The SQL of the event log (docs/events.md, "Resume"): one row per event a client may ask to
-// be replayed, its id the event's id. Bounded by count and age (bridge.events); pruned in
-// batches, not on every append.
+// The SQL of the event log (docs/events.md, "Resume"). The feed keeps recent events in memory;
+// here they are saved when the bridge stops and read back when it starts, so nothing is written
+// per event. Ids are reserved in blocks (event_ids.reserved_to): after a crash the next run
+// starts above every id the crashed one may have given out.
 
 export interface LoggedEvent {
   id: number;
@@ -14,42 +16,41 @@ export interface LoggedEvent {
   data: string;
 }
 
+export interface SavedLog {
+  events: LoggedEvent[];
+  /** Every id up to here may have been given out. */
+  reservedTo: number;
+  /** The last id the previous run saved (its events are `events`). */
+  savedTo: number;
+  /** Whether the previous run stopped cleanly and saved its events. */
+  clean: boolean;
+}
+
 export class EventLogStore {
-  readonly #insert: StatementSync;
-  readonly #after: StatementSync;
   readonly #db: DatabaseSync;
 
   constructor(db: DatabaseSync) {
     this.#db = db;
-    this.#insert = db.prepare('INSERT INTO event_log (id, at, type, interface_id, kind, data) VALUES (?, ?, ?, ?, ?, ?)');
-    this.#after = db.prepare('SELECT id, at, type, interface_id, kind, data FROM event_log WHERE id > ? ORDER BY id LIMIT ?');
   }
 
-  /** The highest id ever written (kept when the log is pruned empty), 0 for none. */
-  lastId(): number {
-    const row = this.#db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'event_log'").get() as { seq: number } | undefined;
-    return Number(row?.seq ?? 0);
+  load(): SavedLog {
+    const ids = this.#db.prepare('SELECT reserved_to, saved_to, clean FROM event_ids WHERE one = 1').get() as { reserved_to: number; saved_to: number; clean: number };
+    const events = (this.#db.prepare('SELECT id, at, type, interface_id, kind, data FROM event_log ORDER BY id').all() as unknown as LoggedEvent[]).map((r) => ({ ...r, id: Number(r.id) }));
+    return { events, reservedTo: Number(ids.reserved_to), savedTo: Number(ids.saved_to), clean: ids.clean === 1 };
   }
 
-  /** The oldest id kept, null for an empty log. */
-  firstId(): number | null {
-    const row = this.#db.prepare('SELECT min(id) AS id FROM event_log').get() as { id: number | null };
-    return row.id === null ? null : Number(row.id);
+  /** Ids up to `upTo` may be given out from now on; the run is not clean until save(). */
+  reserve(upTo: number): void {
+    this.#db.prepare('UPDATE event_ids SET reserved_to = ?, clean = 0 WHERE one = 1').run(upTo);
   }
 
-  append(e: LoggedEvent): void {
-    this.#insert.run(e.id, e.at, e.type, e.interface_id, e.kind, e.data);
-  }
-
-  /** Up to `limit` events after `id`, oldest first. */
-  after(id: number, limit: number): LoggedEvent[] {
-    return (this.#after.all(id, limit) as unknown as LoggedEvent[]).map((r) => ({ ...r, id: Number(r.id) }));
-  }
-
-  /** Keeps the `keep` newest events and none older than `olderThan`; returns how many went. */
-  prune(keep: number, olderThan: string): number {
-    const last = this.lastId();
-    const r = this.#db.prepare('DELETE FROM event_log WHERE id <= ? OR at < ?').run(last - keep, olderThan);
-    return Number(r.changes);
+  /** Replaces the saved events with `events` (the run stops cleanly). */
+  save(events: readonly LoggedEvent[], lastId: number): void {
+    transaction(this.#db, () => {
+      this.#db.exec('DELETE FROM event_log');
+      const insert = this.#db.prepare('INSERT INTO event_log (id, at, type, interface_id, kind, data) VALUES (?, ?, ?, ?, ?, ?)');
+      for (const e of events) insert.run(e.id, e.at, e.type, e.interface_id, e.kind, e.data);
+      this.#db.prepare('UPDATE event_ids SET reserved_to = max(reserved_to, ?), saved_to = ?, clean = 1 WHERE one = 1').run(lastId, lastId);
+    });
   }
 }

@@ -40,7 +40,7 @@ export function serveStream(res: ServerResponse, o: { feed: EventFeed; clock: Cl
   let ended = false;
   let heartbeat: TimerHandle | null = null;
   let waiting: LoggedEvent[] | null = [];
-  let sentUpTo = o.lastEventId ?? o.feed.lastId;
+  let sentUpTo = o.lastEventId ?? o.feed.lastCommitted;
 
   const end = (reason: string, tell: boolean) => {
     if (ended) return;
@@ -88,26 +88,43 @@ export function serveStream(res: ServerResponse, o: { feed: EventFeed; clock: Cl
   function replay(after: number): void {
     const last = o.feed.lastId;
     if (after > last) {
-      write(gapEvent(after + 1, null, `event ${after} is newer than any this bridge gave out (${last}); its log was reset`));
+      write(gapEvent(after + 1, null, `event ${after} is newer than any this bridge gave out (${last}); its database was replaced`));
       sentUpTo = last;
       return;
     }
+    const lost = o.feed.lost;
+    // Ids a crashed run gave out and nobody kept: said once, where the client reaches them.
+    const crossLost = (nextId: number) => {
+      if (lost && sentUpTo < lost.to && nextId > lost.to) {
+        write(gapEvent(Math.max(sentUpTo + 1, lost.from), lost.to, 'the bridge stopped without saving its recent events (a crash or a power cut)'));
+        sentUpTo = lost.to;
+      }
+    };
     const first = o.feed.firstKept();
-    if (first === null || first > after + 1) {
-      const to = first === null ? last : first - 1;
-      if (to > after) write(gapEvent(after + 1, to, first === null ? 'the bridge keeps no event log (bridge.events.log_max_events is 0)' : 'older than the event log keeps (bridge.events)'));
+    const committed = o.feed.lastCommitted;
+    if (first === null ? committed > after : first > after + 1) {
+      const to = first === null ? committed : first - 1;
+      if (!lost || to < lost.from || after + 1 < lost.from) {
+        write(gapEvent(after + 1, lost && to >= lost.from ? lost.from - 1 : to, o.feed.limits.log_max_events === 0 ? 'the bridge keeps no recent events (bridge.events.log_max_events is 0)' : 'older than the bridge keeps (bridge.events)'));
+      }
+      sentUpTo = Math.max(sentUpTo, lost && to >= lost.from ? lost.from - 1 : to);
     }
     let from = after;
     for (;;) {
       const page = o.feed.after(from, REPLAY_PAGE);
-      for (const e of page) send(e);
+      for (const e of page) {
+        crossLost(e.id);
+        send(e);
+      }
       if (page.length < REPLAY_PAGE || ended) break;
       from = page[page.length - 1].id;
     }
-    // Events the log lost (a write that failed) are not silently skipped.
-    if (sentUpTo < last && !ended) {
-      write(gapEvent(sentUpTo + 1, last, 'not in the event log'));
-      sentUpTo = last;
+    crossLost(last + 1);
+    // Ids committed but not kept (a limit of 0, an event that was rolled back between kept
+    // ones) are not silently skipped; events still in an open transaction come live.
+    if (sentUpTo < committed && !ended) {
+      write(gapEvent(sentUpTo + 1, committed, 'not kept'));
+      sentUpTo = committed;
     }
   }
 }

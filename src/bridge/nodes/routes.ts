@@ -10,10 +10,13 @@ import type { NodeRow } from '../engine/rows.ts';
 // The node database (docs/meshtastic.md, "Node database"): mesh nodes a radio heard or
 // reported, newest report winning, kept across restarts. Read-only: the radios fill it.
 
-/** A Meshtastic node id, or the hex address of an LXMF destination or a MeshCore key prefix. */
-const NODE_ID = /^(?:![0-9a-f]{8}|[0-9a-f]{12,64})$/;
+/** A Meshtastic node id, the hex address of an LXMF destination or a MeshCore key prefix, or the
+ *  uid a map client gives itself (ANDROID-..., a UUID): printable ASCII without spaces, not
+ *  starting with '!', with a '-', '.', '_' or ':' in it (so a mesh id missing its '!' or in
+ *  upper case is still refused as malformed). */
+const NODE_ID = /^(?:![0-9a-f]{8}|[0-9a-f]{12,64}|(?!!)(?=[\x21-\x7e]*[-._:])[\x21-\x7e]{1,128})$/;
 
-const NodeId = z.string().regex(NODE_ID, 'must be a node id: "!" and 8 lower-case hex digits (Meshtastic, e.g. !a1b2c3d4), or 12 to 64 lower-case hex digits (an LXMF address, a MeshCore key prefix)');
+const NodeId = z.string().regex(NODE_ID, 'must be a node id: "!" and 8 lower-case hex digits (Meshtastic, e.g. !a1b2c3d4), 12 to 64 lower-case hex digits (an LXMF address, a MeshCore key prefix), or a map client\'s uid (1 to 128 printable characters without spaces, with a \'-\', \'.\', \'_\' or \':\')');
 
 export const NodeView = z.object({
   id: z.string().describe('Node id: "!" and 8 hex digits (Meshtastic), 32 hex digits (an LXMF address) or a MeshCore public-key prefix'),

@@ -63,7 +63,7 @@ test('what the bridge holds, by name: no ids anywhere, rules in evaluation order
   assert.equal(mesh.settings, { behaviour: 'deliver', fail_count: 1, latency_ms: 0, mtu: 200 });
   assert.is(file.interfaces[0].enabled, false);
   assert.equal(file.interfaces[1].settings, { preset: 'eu-868', st_alock: 10, callsign: 'DL0ABC' }, 'rnode settings in schema order');
-  assert.equal(file.bridge, { name: 'ridge-3', timezone: 'Europe/Berlin', audit: { retention_days: 90, max_rows: 100_000 }, storage: { sync: 'full' }, events: { log_max_events: 10_000, log_max_hours: 168, max_streams: 256, max_buffered_kib: 1_024, heartbeat_s: 15 }, alerts: { interface_offline_s: null, node_silent_min: null, battery_below_pct: null, dead_letters: false, uplink_down_min: null, disk_free_below_mb: null, max_per_hour: 12 }, clock: { radio_time: [] } });
+  assert.equal(file.bridge, { name: 'ridge-3', timezone: 'Europe/Berlin', audit: { retention_days: 90, max_rows: 100_000 }, storage: { sync: 'full' }, events: { log_max_events: 10_000, log_max_kib: 2_048, log_max_hours: 168, max_streams: 256, max_buffered_kib: 1_024, heartbeat_s: 15 }, alerts: { interface_offline_s: null, node_silent_min: null, battery_below_pct: null, dead_letters: false, uplink_down_min: null, disk_free_below_mb: null, max_per_hour: 12 }, clock: { radio_time: [] } });
   assert.equal(file.modules.canned_message.messages, ['OK', 'SOS']);
 });
 

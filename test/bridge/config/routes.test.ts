@@ -23,7 +23,7 @@ test('GET /api/config answers every section with its defaults on a fresh bridge'
     const res = await h.call('GET', '/api/config', { key: h.keys.viewer });
     assert.is(res.status, 200);
     assert.equal(Object.keys(res.body), SECTION_NAMES);
-    assert.equal(res.body.bridge, { name: 'fieldbridge', timezone: 'UTC', audit: { retention_days: 90, max_rows: 100_000 }, storage: { sync: 'full' }, events: { log_max_events: 10_000, log_max_hours: 168, max_streams: 256, max_buffered_kib: 1_024, heartbeat_s: 15 }, alerts: { interface_offline_s: null, node_silent_min: null, battery_below_pct: null, dead_letters: false, uplink_down_min: null, disk_free_below_mb: null, max_per_hour: 12 }, clock: { radio_time: [] } });
+    assert.equal(res.body.bridge, { name: 'fieldbridge', timezone: 'UTC', audit: { retention_days: 90, max_rows: 100_000 }, storage: { sync: 'full' }, events: { log_max_events: 10_000, log_max_kib: 2_048, log_max_hours: 168, max_streams: 256, max_buffered_kib: 1_024, heartbeat_s: 15 }, alerts: { interface_offline_s: null, node_silent_min: null, battery_below_pct: null, dead_letters: false, uplink_down_min: null, disk_free_below_mb: null, max_per_hour: 12 }, clock: { radio_time: [] } });
     assert.equal(res.body.routing, { default_action: 'store', rate_limit: { sends_per_minute: 120, burst: 20 } });
     assert.is(res.body.hub.enabled, false);
     assert.is(res.body.hub.password, null);
@@ -102,7 +102,7 @@ test('POST /api/config/module also writes bridge and routing; nested fields patc
   withBridge(async (h) => {
     const bridge = await h.call('POST', '/api/config/module', { body: { section: 'bridge', settings: { name: 'ridge-3', timezone: 'Europe/Berlin' } } });
     assert.is(bridge.status, 200);
-    assert.equal((await h.call('GET', '/api/config/bridge')).body, { name: 'ridge-3', timezone: 'Europe/Berlin', audit: { retention_days: 90, max_rows: 100_000 }, storage: { sync: 'full' }, events: { log_max_events: 10_000, log_max_hours: 168, max_streams: 256, max_buffered_kib: 1_024, heartbeat_s: 15 }, alerts: { interface_offline_s: null, node_silent_min: null, battery_below_pct: null, dead_letters: false, uplink_down_min: null, disk_free_below_mb: null, max_per_hour: 12 }, clock: { radio_time: [] } });
+    assert.equal((await h.call('GET', '/api/config/bridge')).body, { name: 'ridge-3', timezone: 'Europe/Berlin', audit: { retention_days: 90, max_rows: 100_000 }, storage: { sync: 'full' }, events: { log_max_events: 10_000, log_max_kib: 2_048, log_max_hours: 168, max_streams: 256, max_buffered_kib: 1_024, heartbeat_s: 15 }, alerts: { interface_offline_s: null, node_silent_min: null, battery_below_pct: null, dead_letters: false, uplink_down_min: null, disk_free_below_mb: null, max_per_hour: 12 }, clock: { radio_time: [] } });
     const routing = await h.call('POST', '/api/config/module', { body: { section: 'routing', settings: { rate_limit: { sends_per_minute: 0 } } } });
     assert.equal(routing.body.settings, { default_action: 'store', rate_limit: { sends_per_minute: 0, burst: 20 } });
   }));
@@ -130,7 +130,7 @@ test('POST /api/config/module reports every bad field at once and stores nothing
     assert.equal(paths(bridge.body), ['body.settings.name', 'body.settings.timezone']);
     const routing = await h.call('POST', '/api/config/module', { body: { section: 'routing', settings: { default_action: 'forward', rate_limit: { burst: 0 } } } });
     assert.equal(paths(routing.body), ['body.settings.default_action', 'body.settings.rate_limit.burst']);
-    assert.equal(h.config.section('bridge'), { name: 'fieldbridge', timezone: 'UTC', audit: { retention_days: 90, max_rows: 100_000 }, storage: { sync: 'full' }, events: { log_max_events: 10_000, log_max_hours: 168, max_streams: 256, max_buffered_kib: 1_024, heartbeat_s: 15 }, alerts: { interface_offline_s: null, node_silent_min: null, battery_below_pct: null, dead_letters: false, uplink_down_min: null, disk_free_below_mb: null, max_per_hour: 12 }, clock: { radio_time: [] } });
+    assert.equal(h.config.section('bridge'), { name: 'fieldbridge', timezone: 'UTC', audit: { retention_days: 90, max_rows: 100_000 }, storage: { sync: 'full' }, events: { log_max_events: 10_000, log_max_kib: 2_048, log_max_hours: 168, max_streams: 256, max_buffered_kib: 1_024, heartbeat_s: 15 }, alerts: { interface_offline_s: null, node_silent_min: null, battery_below_pct: null, dead_letters: false, uplink_down_min: null, disk_free_below_mb: null, max_per_hour: 12 }, clock: { radio_time: [] } });
   }));
 
 test('POST /api/config/module refuses unknown sections, radio and owner, and malformed bodies', () =>

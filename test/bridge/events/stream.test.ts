@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:http';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { waitUntil } from '../../helpers/api.ts';
+import { startBridgeProcess, waitUntil } from '../../helpers/api.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
 import { createRule, createSim, sendText } from '../../helpers/routing.ts';
 
@@ -113,16 +113,53 @@ test('after a restart, Last-Event-ID replays what was missed, once; an id older 
     assert.ok(replayed.some((e) => e.event === 'message' && e.data.message.text === 'two'));
     assert.not.ok(replayed.some((e) => e.event === 'message' && e.data.message.text === 'one'));
     // The log is cut to 1 event: asking from the start is answered with a gap, never silence.
-    again.bridge.services.config.write('bridge', { events: { log_max_events: 1 } }, 'test');
+    again.bridge.services.config.write("bridge", { events: { log_max_events: 1 } }, "test");
     again.bridge.services.eventFeed.prune();
     const old = curlEvents(again, '?last_event_id=0');
     const gap = await waitUntil('a gap', () => old.events().find((e) => e.event === 'gap'));
     old.stop();
     assert.is(gap.data.from, 1);
-    assert.match(gap.data.reason, /older than the event log keeps/);
+    assert.match(gap.data.reason, /older than the bridge keeps/);
   } finally {
     resumed.stop();
     await again.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('after kill -9, a client that reconnects is told which ids were lost, and nothing is given out twice', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fb-events-crash-'));
+  const b = await startBridgeProcess(join(dir, 'bridge.db'));
+  const key = () => readFileSync(join(dir, 'owner.key'), 'utf8').trim();
+  const follow = (headers: string[] = []) => {
+    let out = '';
+    const child = spawn('curl', ['-sN', '-H', `Authorization: Bearer ${key()}`, ...headers.flatMap((h) => ['-H', h]), `${b.process.url}/api/events`]);
+    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    return { events: () => parseSse(out), open: () => out.startsWith('retry:'), stop: () => child.kill() };
+  };
+  try {
+    await b.call('POST', '/api/interfaces', { body: { name: 'radio', kind: 'sim', settings: {}, device: 'sim://crash' } });
+    await b.call('POST', '/api/access-rules', { body: { name: 'out', match: { direction: 'outbound' }, schedule: null, action: 'forward', destinations: [{ interface: 'radio', to: '{to}' }] } });
+    const before = follow();
+    await waitUntil('the stream opens', () => before.open());
+    await sendText(b.call, '!00000001', 'before the crash');
+    const seen = await waitUntil('delivered', () => before.events().find((e) => e.data.delivery?.state === 'delivered'));
+    before.stop();
+    await b.kill();
+    await b.start();
+    const after = follow([`Last-Event-ID: ${seen.id}`]);
+    await waitUntil('the stream opens again', () => after.open());
+    await sendText(b.call, '!00000002', 'after the crash');
+    const events = await waitUntil('the new message', () => after.events().some((e) => e.data.message?.text === 'after the crash') && after.events());
+    after.stop();
+    const gap = events.find((e) => e.event === 'gap');
+    assert.ok(gap, 'a gap event');
+    assert.match(gap!.data.reason, /without saving its recent events/);
+    assert.ok(gap!.data.from <= seen.id! + 1);
+    const ids = events.filter((e) => e.id !== null).map((e) => e.id!);
+    assert.ok(ids.every((id) => id > gap!.data.to), 'new ids start above every id the crashed run may have given out');
+  } finally {
+    await b.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 });

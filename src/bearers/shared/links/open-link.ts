@@ -77,6 +77,9 @@ export async function openLink(device: string | PortValue, options: OpenLinkOpti
       return claimed(formatPortValue(value), o, async () =>
         (await import('./ble-link.ts')).openBleLink(value, { bus: o.bluez?.(), framing: o.bleFraming, report: o.report }),
       );
+    case 'tls':
+    case 'udp':
+      throw new DeviceError('ERR_PORT_UNSUPPORTED', `${formatPortValue(value)}: ${value.kind}:// is opened by the driver of a kind that speaks it; this interface kind does not`, { retryable: false });
     case 'sim':
       if (!o.openSim) {
         throw new DeviceError('ERR_PORT_UNSUPPORTED', `${formatPortValue(value)}: this interface kind has no simulator behind sim:// here`, { retryable: false });

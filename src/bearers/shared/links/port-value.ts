@@ -29,13 +29,16 @@ export type PortValue =
   | { kind: 'usb_serial'; serialNumber: string }
   | { kind: 'path'; path: string }
   | { kind: 'tcp'; host: string; port: number }
+  /** A TLS stream or UDP datagrams (unicast or a multicast group): a kind whose driver speaks
+   *  them opens them itself, with what its settings say (certificates, group membership). */
+  | { kind: 'tls' | 'udp'; host: string; port: number }
   | { kind: 'ble'; mac: string | null; name: string | null }
   | { kind: 'sim'; channel: string };
 
 export type PortValueResult = { ok: true; value: PortValue } | { ok: false; error: string };
 
 const EXPECTED =
-  'auto, usb_serial:<serial_number>, an absolute device path such as /dev/serial/by-id/..., tcp://<host>[:port], ble://<name_or_MAC> or sim://<channel>';
+  'auto, usb_serial:<serial_number>, an absolute device path such as /dev/serial/by-id/..., tcp://<host>[:port], tls://<host>:<port> or udp://<host>:<port> (kinds that speak them), ble://<name_or_MAC> or sim://<channel>';
 
 /** `defaultTcpPort`: the port of a tcp:// value that names none (the RNode's 7633 unless the
  *  driver says otherwise: Meshtastic listens on 4403). */
@@ -64,6 +67,14 @@ export function parsePortValue(text: string, options: { defaultTcpPort?: number 
     case 'tcp':
       if (!slashes) return fail(`write tcp://<host>[:port], got ${JSON.stringify(text)}`);
       return parseTcp(rest, options.defaultTcpPort ?? RNODE_TCP_PORT);
+    case 'tls':
+    case 'udp': {
+      if (!slashes) return fail(`write ${name}://<host>:<port>, got ${JSON.stringify(text)}`);
+      // No default port: which one is a matter of the protocol spoken over it, not the scheme.
+      const parsed = parseTcp(rest, 0, name);
+      if (parsed.ok && parsed.value.kind === 'tcp' && parsed.value.port === 0) return fail(`${name}:// needs a port, e.g. ${name}://${parsed.value.host}:${name === 'tls' ? 8089 : 6969}`);
+      return parsed.ok && parsed.value.kind === 'tcp' ? { ok: true, value: { kind: name, host: parsed.value.host, port: parsed.value.port } } : parsed;
+    }
     case 'ble':
       if (!slashes) return fail(`write ble://<name_or_MAC>, got ${JSON.stringify(text)}`);
       return parseBle(rest);
@@ -87,6 +98,9 @@ export function formatPortValue(value: PortValue): string {
       return value.path;
     case 'tcp':
       return `tcp://${value.host.includes(':') ? `[${value.host}]` : value.host}${value.port === RNODE_TCP_PORT ? '' : `:${value.port}`}`;
+    case 'tls':
+    case 'udp':
+      return `${value.kind}://${value.host.includes(':') ? `[${value.host}]` : value.host}:${value.port}`;
     case 'ble':
       return `ble://${value.mac ?? value.name}`;
     case 'sim':
@@ -124,9 +138,9 @@ function parseUsbSerial(serial: string): PortValueResult {
   return { ok: true, value: { kind: 'usb_serial', serialNumber: serial } };
 }
 
-function parseTcp(rest: string, defaultPort: number): PortValueResult {
-  if (rest === '') return fail('tcp:// needs a host, e.g. tcp://10.0.0.5 or tcp://rnode.local:7633');
-  if (/[/?#@]/.test(rest)) return fail(`tcp:// takes only host[:port]; remove the path, query or user part from ${JSON.stringify(rest)}`);
+function parseTcp(rest: string, defaultPort: number, scheme = 'tcp'): PortValueResult {
+  if (rest === '') return fail(scheme === 'tcp' ? 'tcp:// needs a host, e.g. tcp://10.0.0.5 or tcp://rnode.local:7633' : `${scheme}:// needs a host and a port`);
+  if (/[/?#@]/.test(rest)) return fail(`${scheme}:// takes only host[:port]; remove the path, query or user part from ${JSON.stringify(rest)}`);
   let host: string;
   let portText: string | undefined;
   const bracketed = /^\[([^\]]*)\](?::(.*))?$/.exec(rest);
@@ -136,16 +150,17 @@ function parseTcp(rest: string, defaultPort: number): PortValueResult {
     if (!isIPv6(host)) return fail(`${JSON.stringify(host)} in brackets is not an IPv6 address`);
   } else {
     const colons = rest.split(':').length - 1;
-    if (colons > 1) return fail(`write an IPv6 address in brackets, e.g. tcp://[${rest}]:${RNODE_TCP_PORT}`);
+    if (colons > 1) return fail(`write an IPv6 address in brackets, e.g. ${scheme}://[${rest}]:${RNODE_TCP_PORT}`);
     [host, portText] = rest.split(':') as [string, string | undefined];
-    if (host === '') return fail(`tcp:// needs a host before ':${portText}'`);
+    if (host === '') return fail(`${scheme}:// needs a host before ':${portText}'`);
     if (!isHostname(host) && !isIPv4(host)) return fail(`${JSON.stringify(host)} is not a host name or IPv4 address`);
   }
   let port = defaultPort;
   if (portText !== undefined) {
-    if (!/^\d{1,5}$/.test(portText)) return fail(`TCP port ${JSON.stringify(portText)} is not a number from 1 to 65535`);
+    const what = scheme === 'udp' ? 'UDP' : 'TCP';
+    if (!/^\d{1,5}$/.test(portText)) return fail(`${what} port ${JSON.stringify(portText)} is not a number from 1 to 65535`);
     port = Number(portText);
-    if (port < 1 || port > 65535) return fail(`TCP port ${port} is out of range; expected 1 to 65535`);
+    if (port < 1 || port > 65535) return fail(`${what} port ${port} is out of range; expected 1 to 65535`);
   }
   return { ok: true, value: { kind: 'tcp', host: host.toLowerCase(), port } };
 }
