@@ -11,13 +11,17 @@ export interface DbCheck {
   detail: string | null;
 }
 
-export interface SystemRouteDeps {
-  what: string;
+/** What the bridge and the hub hand their system routes alike. */
+export interface SystemRouteBasics {
   metrics: MetricsRegistry;
   /** The monotonic clock at start, and now: uptime never follows a wall-clock step. */
   startedAt: number;
   now: () => number;
   openapi: () => unknown;
+}
+
+export interface SystemRouteDeps extends SystemRouteBasics {
+  what: string;
   /** Throws (or rejects) when the database cannot be read; or returns its state: anything but
    *  db "ok" answers 503 with that state and its detail (the bridge's DbHealth, db/health.ts). */
   checkDb(): void | DbCheck | Promise<void | DbCheck>;

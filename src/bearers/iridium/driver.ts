@@ -4,7 +4,8 @@ import { equalBytes } from '../shared/codec/bytes.ts';
 import { DeviceError } from '../device-error.ts';
 import { AtSession, describeAtResult, type AtResult } from '../shared/at/command-queue.ts';
 import { parseInfo } from '../shared/codec/at.ts';
-import { clearTimers, DriverLifecycle, SupervisedBearer } from '../shared/links/driver-lifecycle.ts';
+import { clearTimers, type DriverLifecycle } from '../shared/links/driver-lifecycle.ts';
+import { SupervisedDriver } from '../shared/links/supervised-driver.ts';
 import type { Link } from '../shared/links/link.ts';
 import { CreditLedger, type CreditCheck } from './credits.ts';
 import { readIdentity, type ModemIdentity } from './identity.ts';
@@ -42,15 +43,11 @@ type Wait = { reason: string; untilMs: number; phase: boolean; cause?: BearerRea
 type Session = { ok: true; result: SbdixResult } | { ok: false; error: string; ambiguous: boolean };
 type FetchReason = 'ring' | 'queued' | 'periodic';
 
-export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bearer {
+export class IridiumBearer extends SupervisedDriver<IridiumPhase, IridiumSettings, IridiumTiming, IridiumDriverOptions> implements Bearer {
   readonly kind = 'iridium';
   readonly mtu = SBD_MAX_MO_BYTES;
   readonly concurrency = 1;
   readonly maxSendMs: number;
-  readonly settings: IridiumSettings;
-  readonly #ctx: BearerContext;
-  readonly #options: IridiumDriverOptions;
-  readonly #timing: IridiumTiming;
   readonly #credits: CreditLedger;
   readonly #sessionTimeoutMs: number;
   protected readonly lifecycle: DriverLifecycle<IridiumPhase>;
@@ -80,20 +77,13 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
   };
 
   constructor(ctx: BearerContext, options: IridiumDriverOptions) {
-    super();
-    this.#ctx = ctx;
-    this.#options = options;
-    this.#timing = { ...DEFAULT_IRIDIUM_TIMING, ...options.timing };
-    this.settings = IridiumSettings.parse(ctx.settings ?? {});
+    super(ctx, options, { timing: DEFAULT_IRIDIUM_TIMING, settings: IridiumSettings });
     this.#credits = new CreditLedger(ctx.clock, ctx.state, { perDay: this.settings.credits_per_day, perMonth: this.settings.credits_per_month });
-    this.#sessionTimeoutMs = this.#timing.sessionTimeoutMs ?? this.settings.session_timeout_s * 1000;
+    this.#sessionTimeoutMs = this.timing.sessionTimeoutMs ?? this.settings.session_timeout_s * 1000;
     // Clear, write, signal, session and the MT read, one after the other.
-    this.maxSendMs = this.#sessionTimeoutMs + this.#timing.writeTimeoutMs + 6 * this.#timing.commandTimeoutMs;
-    this.lifecycle = new DriverLifecycle(ctx, {
-      kind: 'iridium',
-      open: (d) => this.#options.openLink(d),
+    this.maxSendMs = this.#sessionTimeoutMs + this.timing.writeTimeoutMs + 6 * this.timing.commandTimeoutMs;
+    this.lifecycle = this.supervise({
       session: (link) => this.#bringUp(link),
-      backoff: { initialMs: this.#timing.backoffInitialMs, maxMs: this.#timing.backoffMaxMs },
       opening: 'opening the modem',
       online: { why: 'modem initialised' },
       wentOnline: () => this.#wentOnline(),
@@ -120,7 +110,7 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
       model: this.#identity.model,
       signal_bars: this.#signal,
       waiting: this.#waiting,
-      next_session_at: this.#nextSessionAt > this.#ctx.clock.now() ? new Date(this.#nextSessionAt).toISOString() : null,
+      next_session_at: this.#nextSessionAt > this.ctx.clock.now() ? new Date(this.#nextSessionAt).toISOString() : null,
       last_session: this.#lastSession,
       network_time: this.#networkTime,
       network_time_unavailable: this.#noNetworkTime,
@@ -171,7 +161,7 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
     this.#mo = null;
     const clear = await at.run('AT+SBDD0');
     if (!clear.ok) return `ERR_IRIDIUM_MODEM: the modem did not clear its MO buffer (AT+SBDD0: ${describeAtResult(clear)})`;
-    const r = await at.run(`AT+SBDWB=${payload.length}`, { promptData: sbdWriteData(payload), endOn: (line) => line === '1', timeoutMs: this.#timing.writeTimeoutMs });
+    const r = await at.run(`AT+SBDWB=${payload.length}`, { promptData: sbdWriteData(payload), endOn: (line) => line === '1', timeoutMs: this.timing.writeTimeoutMs });
     const status = r.info.at(-1) ?? null;
     if (!r.ok || status !== '0') {
       const why = status !== null && status in SBDWB_STATUS ? `status ${status}: ${SBDWB_STATUS[status]}` : describeAtResult(r);
@@ -194,9 +184,9 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
   async #mayStartSession(at: AtSession, cost: number, share: number): Promise<Wait | null> {
     if (this.#mtUnstored !== null) {
       await this.#readMt(at, this.#mtUnstored);
-      if (this.#mtUnstored !== null) return { reason: 'a received message could not be stored yet; no session may overwrite it', untilMs: this.#ctx.clock.now() + 10_000, phase: true, cause: 'unstored' };
+      if (this.#mtUnstored !== null) return { reason: 'a received message could not be stored yet; no session may overwrite it', untilMs: this.ctx.clock.now() + 10_000, phase: true, cause: 'unstored' };
     }
-    const now = this.#ctx.clock.now();
+    const now = this.ctx.clock.now();
     if (now < this.#nextSessionAt) return { reason: `sessions are paced: the next may start at ${new Date(this.#nextSessionAt).toISOString()}`, untilMs: this.#nextSessionAt, phase: false };
     const budget: CreditCheck = this.#credits.allows(cost, share);
     if (!budget.ok) return { reason: `ERR_IRIDIUM_BUDGET: ${budget.reason}; waiting until ${new Date(budget.untilMs).toISOString()}`, untilMs: budget.untilMs, phase: true, cause: 'budget' };
@@ -211,7 +201,7 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
     this.#signal = bars.ok ? bars.value : null;
     if (!bars.ok || bars.value >= this.settings.min_signal) return null;
     const retry = Math.max(this.settings.session_interval_s * 1000, 5_000);
-    return { reason: `ERR_IRIDIUM_SIGNAL: ${bars.value} signal bars, ${this.settings.min_signal} needed; waiting for the sky`, untilMs: this.#ctx.clock.now() + retry, phase: true, cause: 'signal' };
+    return { reason: `ERR_IRIDIUM_SIGNAL: ${bars.value} signal bars, ${this.settings.min_signal} needed; waiting for the sky`, untilMs: this.ctx.clock.now() + retry, phase: true, cause: 'signal' };
   }
 
   /** AT+SBDIX (AT+SBDIXA when answering a ring alert), paced after it ends. */
@@ -219,7 +209,7 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
     const command = this.#ringPending ? 'AT+SBDIXA' : 'AT+SBDIX';
     this.#counters.sessions++;
     const r = await at.run(command, { timeoutMs: this.#sessionTimeoutMs });
-    const now = this.#ctx.clock.now();
+    const now = this.ctx.clock.now();
     this.#nextSessionAt = now + this.settings.session_interval_s * 1000;
     const parsed = r.ok ? parseSbdix(r.info.find((l) => l.startsWith('+SBDIX')) ?? '') : null;
     if (!parsed || !parsed.ok) {
@@ -242,7 +232,7 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
 
   #sessionFailed(now: number, code: number | null): void {
     this.#counters.sessions_failed++;
-    const hold = Math.max(this.settings.failure_backoff_s * 1000, code !== null && holdsForMinutes(code) ? this.#timing.noServiceHoldMs : 0);
+    const hold = Math.max(this.settings.failure_backoff_s * 1000, code !== null && holdsForMinutes(code) ? this.timing.noServiceHoldMs : 0);
     this.#nextSessionAt = Math.max(this.#nextSessionAt, now + hold);
   }
 
@@ -268,7 +258,7 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
       }
       if (!r.binary.checksumOk) {
         this.#counters.mt_bad_checksum++;
-        this.#ctx.log.warn('iridium.mt_bad_checksum', { mtmsn, bytes: r.binary.payload.length });
+        this.ctx.log.warn('iridium.mt_bad_checksum', { mtmsn, bytes: r.binary.payload.length });
         continue;
       }
       if (r.binary.payload.length === 0) {
@@ -276,7 +266,7 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
         return;
       }
       // The MT buffer is cleared only once the message is on disk (BearerEvents.receive).
-      const stored = await this.#ctx.events.receive(mtFrame(r.binary.payload, { imei: this.#identity.imei, mtmsn }));
+      const stored = await this.ctx.events.receive(mtFrame(r.binary.payload, { imei: this.#identity.imei, mtmsn }));
       if (stored === false) {
         this.#counters.store_failures++;
         this.#mtUnstored = mtmsn ?? 0;
@@ -295,10 +285,10 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
   #scheduleFetch(reason: FetchReason, atMs = this.#nextSessionAt): void {
     // Not after stop() or while the link is down: bring-up schedules what is still pending.
     if (this.#timers.fetch || !this.#at || !this.lifecycle.running) return;
-    this.#timers.fetch = this.#ctx.clock.setTimeout(() => {
+    this.#timers.fetch = this.ctx.clock.setTimeout(() => {
       this.#timers.fetch = undefined;
       void this.#exclusive(() => this.#fetch(reason));
-    }, Math.max(0, atMs - this.#ctx.clock.now()));
+    }, Math.max(0, atMs - this.ctx.clock.now()));
   }
 
   /** A session with an empty MO buffer (1 credit): for a ring alert, for messages the gateway
@@ -334,8 +324,8 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
 
   #armPeriodic(): void {
     if (this.settings.mailbox_check_s === 0) return;
-    if (this.#timers.periodic) this.#ctx.clock.clearTimeout(this.#timers.periodic);
-    this.#timers.periodic = this.#ctx.clock.setTimeout(() => {
+    if (this.#timers.periodic) this.ctx.clock.clearTimeout(this.#timers.periodic);
+    this.#timers.periodic = this.ctx.clock.setTimeout(() => {
       this.#timers.periodic = undefined;
       void this.#exclusive(() => this.#fetch('periodic')).finally(() => {
         if (this.#at) this.#armPeriodic();
@@ -348,18 +338,18 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
   async #register(): Promise<void> {
     const at = this.#at;
     if (!at || this.#mtUnstored !== null) return;
-    const wait = this.#ctx.clock.now() < this.#nextSessionAt;
+    const wait = this.ctx.clock.now() < this.#nextSessionAt;
     if (wait) return;
     const r = await at.run('AT+SBDREG', { timeoutMs: this.#sessionTimeoutMs });
-    this.#nextSessionAt = this.#ctx.clock.now() + this.settings.session_interval_s * 1000;
+    this.#nextSessionAt = this.ctx.clock.now() + this.settings.session_interval_s * 1000;
     const [status, error] = parseInfo(r.info.find((l) => l.startsWith('+SBDREG')) ?? '').args;
     this.#registered = r.ok && status === 2;
-    if (!this.#registered) this.#ctx.log.info('iridium.not_registered', { status: status ?? null, error: error ?? null, note: 'ring alerts start with the first session that goes through' });
+    if (!this.#registered) this.ctx.log.info('iridium.not_registered', { status: status ?? null, error: error ?? null, note: 'ring alerts start with the first session that goes through' });
   }
 
   #armHealth(): void {
-    if (this.#timers.health) this.#ctx.clock.clearTimeout(this.#timers.health);
-    this.#timers.health = this.#ctx.clock.setTimeout(() => {
+    if (this.#timers.health) this.ctx.clock.clearTimeout(this.#timers.health);
+    this.#timers.health = this.ctx.clock.setTimeout(() => {
       this.#timers.health = undefined;
       const at = this.#at;
       if (!at) return;
@@ -371,7 +361,7 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
       }).finally(() => {
         if (this.#at === at) this.#armHealth();
       });
-    }, this.#timing.healthPollMs);
+    }, this.timing.healthPollMs);
   }
 
   /** AT-MSSTM: the network's time, told to the bridge. "no network service" (the modem has
@@ -386,12 +376,12 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
     if (decoded?.ok) {
       this.#counters.network_time_reads++;
       this.#noNetworkTime = null;
-      this.#networkTime = { time: new Date(decoded.value.ms).toISOString(), era: decoded.value.era, read_at: new Date(this.#ctx.clock.now()).toISOString() };
-      this.#ctx.events.time?.(decoded.value.ms);
+      this.#networkTime = { time: new Date(decoded.value.ms).toISOString(), era: decoded.value.era, read_at: new Date(this.ctx.clock.now()).toISOString() };
+      this.ctx.events.time?.(decoded.value.ms);
       return;
     }
     const why = !parsed.ok ? parsed.error : parsed.value === null ? 'no network service: the modem has no time from the network yet' : (decoded as { ok: false; error: string }).error;
-    if (why !== this.#noNetworkTime) this.#ctx.log.info('iridium.no_network_time', { reason: why });
+    if (why !== this.#noNetworkTime) this.ctx.log.info('iridium.no_network_time', { reason: why });
     this.#noNetworkTime = why;
   }
 
@@ -406,7 +396,7 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
   async #bringUp(link: Link): Promise<void> {
     // One timeout is enough to reopen: an SBD modem that misses an answer is in an unknown
     // state (mid-write, mid-session), and a reopen is cheaper than guessing (iridium-sbd.md 3.7).
-    const at = new AtSession(link, { clock: this.#ctx.clock, log: this.#ctx.log, defaultTimeoutMs: this.#timing.commandTimeoutMs, unresponsiveAfter: 1 });
+    const at = new AtSession(link, { clock: this.ctx.clock, log: this.ctx.log, defaultTimeoutMs: this.timing.commandTimeoutMs, unresponsiveAfter: 1 });
     this.#at = at;
     link.onClose((reason) => {
       if (this.#at === at) this.#goOffline(reason);
@@ -453,7 +443,7 @@ export class IridiumBearer extends SupervisedBearer<IridiumPhase> implements Bea
   #goOffline(reason: string): void {
     this.#at?.close(reason);
     this.#at = null;
-    this.#timers = clearTimers(this.#ctx.clock, this.#timers);
+    this.#timers = clearTimers(this.ctx.clock, this.#timers);
   }
 
   // ---- helpers ----------------------------------------------------------------------------

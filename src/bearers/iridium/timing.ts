@@ -1,4 +1,4 @@
-import type { Link } from '../shared/links/link.ts';
+import type { SupervisedDriverOptions } from '../shared/links/supervised-driver.ts';
 
 // How long the Iridium driver waits for what (docs/protocols/iridium-sbd.md section 3), and
 // what it is built with. Tests shorten these.
@@ -23,9 +23,6 @@ export const DEFAULT_IRIDIUM_TIMING: IridiumTiming = {
   commandTimeoutMs: 5_000, writeTimeoutMs: 65_000, backoffInitialMs: 1_000, backoffMaxMs: 60_000, noServiceHoldMs: 180_000, healthPollMs: 60_000,
 };
 
-export interface IridiumDriverOptions {
-  openLink: (device: string) => Promise<Link>;
-  timing?: Partial<IridiumTiming>;
-}
+export type IridiumDriverOptions = SupervisedDriverOptions<IridiumTiming>;
 
 /** Why no session may start now; `phase`: shown as the interface's state, with `cause`. */

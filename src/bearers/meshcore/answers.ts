@@ -1,19 +1,13 @@
 import { DeviceError } from '../device-error.ts';
+import { utf8OrNull } from '../shared/codec/bytes.ts';
 import { ERR_NAMES, type RadioMessage } from './codec/index.ts';
 
 // How the MeshCore driver reads and names the radio's answers (driver.ts): the text of a
 // payload, an error code's name, an answer described for a log line or an error, and the
 // DeviceError for a session command the radio refused.
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
 export function textOf(payload: Uint8Array): string | null {
-  if (payload.includes(0)) return null;
-  try {
-    return strictUtf8.decode(payload);
-  } catch {
-    return null;
-  }
+  return payload.includes(0) ? null : utf8OrNull(payload);
 }
 
 export const errName = (code: number | undefined) => (code === undefined ? 'an error without a code' : `ERR_CODE_${ERR_NAMES.get(code) ?? code}`);

@@ -1,5 +1,6 @@
 import type { Bearer, BearerContext, OutboundFrame, SendResult } from '../bearer.ts';
-import { DriverLifecycle, SupervisedBearer } from '../shared/links/driver-lifecycle.ts';
+import { type DriverLifecycle } from '../shared/links/driver-lifecycle.ts';
+import { SupervisedDriver, type SupervisedDriverOptions } from '../shared/links/supervised-driver.ts';
 import type { Link } from '../shared/links/link.ts';
 import {
   type Contact, decodeRadioMessage, ERR_CODE, FrameDecoder, hex, isPush, MAX_TEXT_LEN, OUT_PATH_UNKNOWN, type RadioMessage,
@@ -36,14 +37,11 @@ const APP_TARGET_VERSION = 3;
 /** Deliveries whose attempt count is remembered (for the attempt byte and the path reset). */
 const ATTEMPTS_KEPT = 1000;
 
-export interface MeshCoreDriverOptions {
-  openLink: (device: string) => Promise<Link>;
-  timing?: Partial<MeshCoreTiming>;
-}
+export type MeshCoreDriverOptions = SupervisedDriverOptions<MeshCoreTiming>;
 
 type Failure = SendResult & { ok: false };
 
-export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements Bearer {
+export class MeshCoreBearer extends SupervisedDriver<MeshCorePhase, MeshCoreSettings, MeshCoreTiming, MeshCoreDriverOptions> implements Bearer {
   readonly kind = 'meshcore';
   /** MAX_TEXT_LEN: the longest direct text (a channel text also carries "<name>: "). */
   readonly mtu = MAX_TEXT_LEN;
@@ -51,10 +49,6 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
    *  expected-ack table holds 8). Commands still go one at a time. */
   readonly concurrency = 4;
   readonly maxSendMs: number;
-  readonly settings: MeshCoreSettings;
-  readonly #ctx: BearerContext;
-  readonly #options: MeshCoreDriverOptions;
-  readonly #timing: MeshCoreTiming;
   protected readonly lifecycle: DriverLifecycle<MeshCorePhase>;
   #link: Link | null = null;
   #decoder = new FrameDecoder('from-radio');
@@ -81,20 +75,13 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
   readonly #failedByReason: Record<string, number> = {};
 
   constructor(ctx: BearerContext, options: MeshCoreDriverOptions) {
-    super();
-    this.#ctx = ctx;
-    this.#options = options;
-    this.#timing = { ...DEFAULT_MESHCORE_TIMING, ...options.timing };
-    this.settings = MeshCoreSettings.parse(ctx.settings ?? {});
+    super(ctx, options, { timing: DEFAULT_MESHCORE_TIMING, settings: MeshCoreSettings });
     this.#acks = new AckBook(ctx.clock);
     this.#scopes = new FloodScopes(scopeSetting(this.settings), ctx.log);
     // A send waits for its turn among the commands, its SENT, then the ack.
     this.maxSendMs = this.settings.ack_timeout_max_s * 1000 + 4 * this.settings.command_timeout_s * 1000 + 10_000;
-    this.lifecycle = new DriverLifecycle(ctx, {
-      kind: 'meshcore',
-      open: (d) => this.#options.openLink(d),
+    this.lifecycle = this.supervise({
       session: (link) => this.#session(link),
-      backoff: { initialMs: this.#timing.backoffInitialMs, maxMs: this.#timing.backoffMaxMs },
       opening: 'opening the device',
       online: { why: 'session started' },
       wentOnline: () => {
@@ -181,7 +168,7 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
   async #session(link: Link): Promise<void> {
     this.#link = link;
     this.#decoder = new FrameDecoder('from-radio');
-    const commands = new CommandChannel(this.#ctx.clock, (bytes) => link.write(bytes), this.settings.command_timeout_s * 1000);
+    const commands = new CommandChannel(this.ctx.clock, (bytes) => link.write(bytes), this.settings.command_timeout_s * 1000);
     this.#commands = commands;
     link.onData((chunk) => this.#onChunk(link, chunk));
     link.onClose((reason) => {
@@ -197,10 +184,10 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
     this.#info = info.at(-1)?.type === 'DEVICE_INFO' ? (info.at(-1) as Extract<RadioMessage, { type: 'DEVICE_INFO' }>) : null;
 
     this.lifecycle.enter('configuring', 'setting the radio\'s clock and flood scope');
-    const now = Math.floor(this.#ctx.clock.now() / 1000);
+    const now = Math.floor(this.ctx.clock.now() / 1000);
     const time = (await commands.run({ type: 'SET_DEVICE_TIME', time: now })).at(-1);
     // ERR_CODE_ILLEGAL_ARG: the radio's clock is ahead of ours and never goes back (6.3).
-    if (time?.type === 'ERR') this.#ctx.log.warn('meshcore.clock_ahead', { our_time: now, error: errName(time.code) });
+    if (time?.type === 'ERR') this.ctx.log.warn('meshcore.clock_ahead', { our_time: now, error: errName(time.code) });
     await this.#scopes.configure(commands, this.#info?.firmwareVersion ?? 0);
 
     this.lifecycle.enter('verifying', 'reading contacts and channels, then messages that waited on the radio');
@@ -212,7 +199,7 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
       this.#channels.push(answer);
     }
     await this.#drainWith(commands);
-    this.#ctx.log.info('meshcore.session', {
+    this.ctx.log.info('meshcore.session', {
       name: this.#self.name, address: addressOf(this.#self.publicKey), model: this.#info?.model ?? null, firmware: this.#info?.version ?? null,
       contacts: this.#contacts.size, channels: this.#channels.filter((c) => c.name !== '').length,
     });
@@ -226,7 +213,7 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
     const contacts = answer.flatMap((m) => (m.type === 'CONTACT' ? [m.contact] : []));
     for (const c of contacts) this.#contacts.set(addressOf(c.publicKey), c);
     this.#contactsSince = Math.max(this.#contactsSince, end.mostRecentLastmod);
-    if (contacts.length > 0) this.#ctx.events.nodes(contacts.map(contactReport));
+    if (contacts.length > 0) this.ctx.events.nodes(contacts.map(contactReport));
   }
 
   // ---- receiving ----------------------------------------------------------------------------
@@ -256,7 +243,7 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
         return this.#refreshContacts();
       case 'NEW_ADVERT':
         // Manual-add mode: the radio did not add it; the node database still learns of it.
-        this.#ctx.events.nodes([contactReport(m.contact)]);
+        this.ctx.events.nodes([contactReport(m.contact)]);
         return;
       default:
         return; // unknown pushes are counted above
@@ -291,7 +278,7 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
       if (!m || m.type === 'NO_MORE_MESSAGES' || m.type === 'ERR') return;
       const frame = inboundMessage(m);
       if (!frame) {
-        this.#ctx.log.debug('meshcore.message_skipped', { what: describe(m) });
+        this.ctx.log.debug('meshcore.message_skipped', { what: describe(m) });
         continue;
       }
       this.#counters.received++;
@@ -300,9 +287,9 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
       const lost = (stored: boolean | void) => {
         if (stored !== false) return;
         this.#counters.store_failures++;
-        this.#ctx.log.error('meshcore.message_lost', { from: frame.from, reason: 'the message could not be stored after the radio handed it over' });
+        this.ctx.log.error('meshcore.message_lost', { from: frame.from, reason: 'the message could not be stored after the radio handed it over' });
       };
-      const stored = this.#ctx.events.receive(frame, { watchOnly: true });
+      const stored = this.ctx.events.receive(frame, { watchOnly: true });
       if (typeof stored === 'object') void stored.then(lost);
       else lost(stored);
     }
@@ -404,11 +391,11 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
       if (!Array.isArray(reset)) return reset;
       if (reset.at(-1)?.type === 'ERR') {
         // Sent anyway along whatever path the radio has: flooding is a hope, not a condition.
-        this.#ctx.log.warn('meshcore.path_reset_refused', { to: addressOf(contact.publicKey), error: describe(reset.at(-1)) });
+        this.ctx.log.warn('meshcore.path_reset_refused', { to: addressOf(contact.publicKey), error: describe(reset.at(-1)) });
       } else {
         this.#counters.path_resets++;
         contact.outPathLen = OUT_PATH_UNKNOWN;
-        this.#ctx.log.info('meshcore.path_reset', { to: addressOf(contact.publicKey), attempt: attempt + 1 });
+        this.ctx.log.info('meshcore.path_reset', { to: addressOf(contact.publicKey), attempt: attempt + 1 });
       }
     }
     const answer = await this.#run(commands, {
@@ -462,7 +449,7 @@ export class MeshCoreBearer extends SupervisedBearer<MeshCorePhase> implements B
   // ---- helpers ------------------------------------------------------------------------------
 
   #now(): number {
-    return Math.floor(this.#ctx.clock.now() / 1000);
+    return Math.floor(this.ctx.clock.now() / 1000);
   }
 
   #failed(result: Failure): Failure {

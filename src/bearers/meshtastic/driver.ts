@@ -1,7 +1,8 @@
 import type { Bearer, BearerContext, DeviceSection, OutboundFrame, SendResult } from '../bearer.ts';
 import { settlesWithin, type TimerHandle } from '../../lib/clock.ts';
 import { DeviceError } from '../device-error.ts';
-import { clearTimers, DriverLifecycle, SupervisedBearer } from '../shared/links/driver-lifecycle.ts';
+import { clearTimers, type DriverLifecycle } from '../shared/links/driver-lifecycle.ts';
+import { SupervisedDriver, type SupervisedDriverOptions } from '../shared/links/supervised-driver.ts';
 import type { Link } from '../shared/links/link.ts';
 import { AckBook, DeviceQueue } from './acks.ts';
 import { boardOf, boardProblems, fitBoard } from './board.ts';
@@ -41,23 +42,17 @@ export const DEFAULT_MESHTASTIC_TIMING: MeshtasticTiming = { wakeMs: 100, reboot
 // Debug text the firmware prints between frames: logged, but at most this many lines a minute.
 const TEXT_LINES_PER_MINUTE = 30;
 
-export interface MeshtasticDriverOptions {
-  openLink: (device: string) => Promise<Link>;
-  timing?: Partial<MeshtasticTiming>;
+export interface MeshtasticDriverOptions extends SupervisedDriverOptions<MeshtasticTiming> {
   random?: () => number;
 }
 
-export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implements Bearer {
+export class MeshtasticBearer extends SupervisedDriver<MeshtasticPhase, MeshtasticSettings, MeshtasticTiming, MeshtasticDriverOptions> implements Bearer {
   readonly kind = 'meshtastic';
   readonly mtu = DATA_PAYLOAD_LEN;
   // Acknowledgements take seconds: several messages may wait for theirs at once, within the
   // device's queue (DeviceQueue).
   readonly concurrency = 8;
   readonly maxSendMs: number;
-  readonly settings: MeshtasticSettings;
-  readonly #ctx: BearerContext;
-  readonly #options: MeshtasticDriverOptions;
-  readonly #timing: MeshtasticTiming;
   readonly #random: () => number;
   readonly #acks: AckBook;
   readonly #queue = new DeviceQueue();
@@ -90,27 +85,20 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
   readonly #failedByReason: Record<string, number> = {};
 
   constructor(ctx: BearerContext, options: MeshtasticDriverOptions) {
-    super();
-    this.#ctx = ctx;
-    this.#options = options;
-    this.#timing = { ...DEFAULT_MESHTASTIC_TIMING, ...options.timing };
+    super(ctx, options, { timing: DEFAULT_MESHTASTIC_TIMING, settings: MeshtasticSettings });
     this.#random = options.random ?? Math.random;
-    this.settings = MeshtasticSettings.parse(ctx.settings ?? {});
     this.#acks = new AckBook(ctx.clock);
     // The acknowledgement's deadline, and time to wait for room in the device's queue.
     this.maxSendMs = this.settings.ack_timeout_s * 1000 + 60_000;
-    this.lifecycle = new DriverLifecycle(ctx, {
-      kind: 'meshtastic',
-      open: (d) => this.#options.openLink(d),
+    this.lifecycle = this.supervise({
       session: (link) => this.#session(link),
-      backoff: { initialMs: this.#timing.backoffInitialMs, maxMs: this.#timing.backoffMaxMs },
       opening: 'opening the device',
       // A value the device refused stays the last error while it is online.
       online: { why: 'handshake complete', state: (s) => ({ ...s, lastError: this.#configError, ...(this.#configError ? { reason: 'config' as const } : {}) }) },
       wentOnline: () => this.#goOnline(),
       starting: () => {
-        this.#modulesSeen = this.#ctx.deviceConfig.desired('modules') as Record<string, Record<string, unknown>> | null;
-        this.#unsubscribe = this.#ctx.deviceConfig.onChange((section, value, part) => this.#configChanged(section, value, part));
+        this.#modulesSeen = this.ctx.deviceConfig.desired('modules') as Record<string, Record<string, unknown>> | null;
+        this.#unsubscribe = this.ctx.deviceConfig.onChange((section, value, part) => this.#configChanged(section, value, part));
       },
       stopping: async () => {
         this.#unsubscribe?.();
@@ -135,7 +123,7 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
     const id = this.#packetId();
     const built = outboundPacket(frame, { id, channel: this.settings.channel, hopLimit: this.settings.hop_limit ?? device.lora?.hop_limit ?? 3 });
     if (!built.ok) return this.#failed({ ok: false, retryable: false, error: built.error });
-    if (!(await this.#queue.room(this.#ctx.clock, this.settings.ack_timeout_s * 1000))) {
+    if (!(await this.#queue.room(this.ctx.clock, this.settings.ack_timeout_s * 1000))) {
       return { ok: false, retryable: true, notSent: true, error: 'ERR_MESHTASTIC_QUEUE_FULL: the device\'s transmit queue stayed full; nothing was sent' };
     }
     if (this.#link !== link) {
@@ -209,7 +197,7 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
   async #handshakeOn(link: Link): Promise<DeviceState> {
     this.lifecycle.enter('waking', `link open (${link.description}); waking the device`);
     await link.write(WAKE_BYTES);
-    await this.#sleep(this.#timing.wakeMs);
+    await this.#sleep(this.timing.wakeMs);
     const handshake = new Handshake(newNonce(this.#random));
     this.#handshake = handshake;
     this.lifecycle.enter('handshake', `asking for the device's state (nonce ${handshake.nonce})`);
@@ -223,10 +211,10 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
     const device = handshake.state;
     this.#known = device;
     if (device.ownNode?.device_metrics) this.#ownMetrics = deviceMetricsOf(device.ownNode.device_metrics);
-    if (device.nodes.length > 0) this.#ctx.events.nodes(device.nodes);
-    if (device.lora) this.#ctx.deviceConfig.report('radio', radioReport(device.lora));
-    if (device.owner) this.#ctx.deviceConfig.report('owner', ownerReport(device.owner));
-    this.#ctx.log.info('meshtastic.handshake', {
+    if (device.nodes.length > 0) this.ctx.events.nodes(device.nodes);
+    if (device.lora) this.ctx.deviceConfig.report('radio', radioReport(device.lora));
+    if (device.owner) this.ctx.deviceConfig.report('owner', ownerReport(device.owner));
+    this.ctx.log.info('meshtastic.handshake', {
       node: device.myInfo?.my_node_num !== undefined ? formatNodeId(device.myInfo.my_node_num) : null,
       firmware: device.metadata?.firmware_version ?? null, nodes: device.nodes.length, channels: device.channels.length,
     });
@@ -235,7 +223,7 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
 
   /** What differs between the bridge's stored sections and the device, after a push verified. */
   #changesFor(device: DeviceState): Change[] {
-    const desired = (s: DeviceSection) => this.#ctx.deviceConfig.desired(s);
+    const desired = (s: DeviceSection) => this.ctx.deviceConfig.desired(s);
     const radio = desired('radio');
     const owner = desired('owner');
     // What was stored while no board was bound may be more than this one takes (a long name
@@ -244,7 +232,7 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
     const board = boardOf(device.metadata, device.regionPresets);
     const { problems, ownerFits, modules, kept } = fitBoard(board, owner, this.#pendingModules);
     this.#pendingModules = kept; // kept for a board that has those modules
-    if (problems.length > 0) this.#ctx.log.warn('meshtastic.config_beyond_board', { firmware: board.firmware, problems });
+    if (problems.length > 0) this.ctx.log.warn('meshtastic.config_beyond_board', { firmware: board.firmware, problems });
     this.#beyondBoard = problems.length > 0 ? `ERR_MESHTASTIC_CONFIG: not pushed to the board: ${problems.join('; ')}` : null;
     const pending = Object.keys(modules).length > 0 ? moduleChanges(modules, device) : null;
     const wanted = (field: string) => {
@@ -263,7 +251,7 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
       if (refused.length > 0) {
         for (const f of refused) this.#refused.set(f, wanted(f));
         this.#configError = `ERR_MESHTASTIC_CONFIG: the device did not take ${refused.join(', ')}`;
-        this.#ctx.log.warn('meshtastic.config_refused', { fields: refused });
+        this.ctx.log.warn('meshtastic.config_refused', { fields: refused });
         return [];
       }
     }
@@ -279,9 +267,9 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
     this.#counters.config_pushes++;
     const rebooted = new Promise<void>((resolve) => (this.#rebooted = resolve));
     for (const message of editSession(changes)) await this.#write(link, { packet: this.#adminPacket(message) });
-    const didReboot = await this.#within(rebooted, this.#timing.rebootMs);
+    const didReboot = await this.#within(rebooted, this.timing.rebootMs);
     this.#rebooted = null;
-    if (!didReboot) throw new DeviceError('ERR_MESHTASTIC_CONFIG', `the device did not reboot within ${this.#timing.rebootMs / 1000} s after its settings were committed`, { retryable: true });
+    if (!didReboot) throw new DeviceError('ERR_MESHTASTIC_CONFIG', `the device did not reboot within ${this.timing.rebootMs / 1000} s after its settings were committed`, { retryable: true });
     if (this.#link !== link) throw new DeviceError('ERR_MESHTASTIC_REBOOT', 'the device is rebooting to apply its settings', { retryable: true });
   }
 
@@ -310,11 +298,11 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
     const link = this.#link;
     const device = this.#known;
     if (this.lifecycle.phase !== 'online' || !link || !device) return; // the next handshake applies it
-    const desired = this.#ctx.deviceConfig.desired(section);
+    const desired = this.ctx.deviceConfig.desired(section);
     if (!desired) return;
     // What this board would not take (an import is not checked by the API) is not pushed.
     const fit = fitBoard(boardOf(device.metadata, device.regionPresets), section === 'owner' ? desired : null, section === 'modules' ? this.#pendingModules : {});
-    if (fit.problems.length > 0) this.#ctx.log.warn('meshtastic.config_beyond_board', { problems: fit.problems });
+    if (fit.problems.length > 0) this.ctx.log.warn('meshtastic.config_beyond_board', { problems: fit.problems });
     const change = section === 'radio' ? loraChange(desired, device.lora) : section === 'owner' ? (fit.ownerFits ? ownerChange(desired, device.owner) : null) : moduleChanges(fit.modules, device);
     if (section === 'modules') this.#pendingModules = fit.kept;
     if (!change) return;
@@ -336,11 +324,11 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
   #goOffline(reason: string): void {
     this.#acks.failAll(`ERR_MESHTASTIC_OFFLINE: ${reason}`);
     this.#queue.reset();
-    this.#timers = clearTimers(this.#ctx.clock, this.#timers);
+    this.#timers = clearTimers(this.ctx.clock, this.#timers);
   }
 
   #armHeartbeat(link: Link): void {
-    this.#timers.heartbeat = this.#ctx.clock.setTimeout(() => {
+    this.#timers.heartbeat = this.ctx.clock.setTimeout(() => {
       this.#timers.heartbeat = undefined;
       if (this.#link !== link || this.lifecycle.phase !== 'online') return;
       this.#write(link, { heartbeat: {} }).catch(() => {});
@@ -350,9 +338,9 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
 
   /** Recent firmware answers every heartbeat: silence past two of them means the device is gone. */
   #armSilence(): void {
-    if (this.#timers.silence) this.#ctx.clock.clearTimeout(this.#timers.silence);
+    if (this.#timers.silence) this.ctx.clock.clearTimeout(this.#timers.silence);
     const ms = (2 * this.settings.heartbeat_s + 30) * 1000;
-    this.#timers.silence = this.#ctx.clock.setTimeout(() => {
+    this.#timers.silence = this.ctx.clock.setTimeout(() => {
       this.#timers.silence = undefined;
       if (this.lifecycle.phase === 'online') this.lifecycle.fail(`the device has been silent for ${ms / 1000} s`);
     }, ms);
@@ -408,7 +396,7 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
     if (replayed) {
       this.#counters.replayed++;
       const report = replayReport(p, replayed);
-      if (report) this.#ctx.events.nodes([report]);
+      if (report) this.ctx.events.nodes([report]);
       return;
     }
     this.#boardTimeFrom(p);
@@ -433,8 +421,8 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
     }
     this.#counters.received++;
     if (result.unknownPort) this.#counters.unknown_ports++;
-    this.#ctx.events.nodes(result.nodes);
-    this.#ctx.events.receive(result.frame);
+    this.ctx.events.nodes(result.nodes);
+    this.ctx.events.receive(result.frame);
   }
 
   /** Tells the bridge the board's time from a packet heard live (liveBoardTime), only once
@@ -446,20 +434,20 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
     const ms = liveBoardTime(p);
     if (ms === null || ms < this.#boardTimeMs + 60_000) return;
     this.#boardTimeMs = ms;
-    this.#boardTime = { time: new Date(ms).toISOString(), read_at: new Date(this.#ctx.clock.now()).toISOString() };
-    this.#ctx.events.time?.(ms);
+    this.#boardTime = { time: new Date(ms).toISOString(), read_at: new Date(this.ctx.clock.now()).toISOString() };
+    this.ctx.events.time?.(ms);
   }
 
   #debugLine(line: string): void {
     this.#counters.debug_lines++;
     if (this.#textLines === 0) {
-      this.#timers.textWindow = this.#ctx.clock.setTimeout(() => {
+      this.#timers.textWindow = this.ctx.clock.setTimeout(() => {
         this.#timers.textWindow = undefined;
-        if (this.#textLines > TEXT_LINES_PER_MINUTE) this.#ctx.log.debug('meshtastic.device_log_suppressed', { lines: this.#textLines - TEXT_LINES_PER_MINUTE });
+        if (this.#textLines > TEXT_LINES_PER_MINUTE) this.ctx.log.debug('meshtastic.device_log_suppressed', { lines: this.#textLines - TEXT_LINES_PER_MINUTE });
         this.#textLines = 0;
       }, 60_000);
     }
-    if (++this.#textLines <= TEXT_LINES_PER_MINUTE) this.#ctx.log.debug('meshtastic.device_log', { line });
+    if (++this.#textLines <= TEXT_LINES_PER_MINUTE) this.ctx.log.debug('meshtastic.device_log', { line });
   }
 
   // ---- helpers ----------------------------------------------------------------------------
@@ -481,12 +469,12 @@ export class MeshtasticBearer extends SupervisedBearer<MeshtasticPhase> implemen
   }
 
   #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.#ctx.clock.setTimeout(resolve, ms));
+    return new Promise((resolve) => this.ctx.clock.setTimeout(resolve, ms));
   }
 
   /** True when `p` settled within `ms`. */
   #within(p: Promise<void>, ms: number): Promise<boolean> {
-    return settlesWithin(this.#ctx.clock, p, ms);
+    return settlesWithin(this.ctx.clock, p, ms);
   }
 }
 

@@ -72,7 +72,7 @@ function recordOf(p: MeshPacket): ReplayRecord | null {
   }
 }
 
-const REPLAY_MARK = defineMessage<{ replayed?: boolean }>('ReplayMark', { replayed: field.bool(EXPLICIT_REPLAY_FIELD) });
+const REPLAY_MARK = defineMessage('ReplayMark', { replayed: field.bool(EXPLICIT_REPLAY_FIELD) });
 
 function explicitlyMarked(p: MeshPacket): boolean {
   if (!p.$unknown) return false;

@@ -1,8 +1,9 @@
 import type { Bearer, BearerContext, OutboundFrame, SendResult } from '../bearer.ts';
 import type { TimerHandle } from '../../lib/clock.ts';
-import { concat } from '../shared/codec/bytes.ts';
+import { concat, utf8OrNull } from '../shared/codec/bytes.ts';
 import { DeviceError } from '../device-error.ts';
-import { clearTimers, DriverLifecycle, SupervisedBearer } from '../shared/links/driver-lifecycle.ts';
+import { clearTimers, type DriverLifecycle } from '../shared/links/driver-lifecycle.ts';
+import { SupervisedDriver, type SupervisedDriverOptions } from '../shared/links/supervised-driver.ts';
 import type { Link } from '../shared/links/link.ts';
 import { TxQueue } from './flow.ts';
 import { keepsAirtime, queueCapacity } from './firmware.ts';
@@ -53,10 +54,7 @@ export const DEFAULT_RNODE_TIMING: RNodeTiming = {
 /** Silence after which a half-received frame is thrown away (docs/protocols/rnode.md 1.2). */
 const HALF_FRAME_MS = { serial: 100, ble: 1_250, tcp: 1_500 } as const;
 
-export interface RNodeDriverOptions {
-  /** Opens a port value (the supervisor's openLink in the bridge; a test's own link). */
-  openLink: (device: string) => Promise<Link>;
-  timing?: Partial<RNodeTiming>;
+export interface RNodeDriverOptions extends SupervisedDriverOptions<RNodeTiming> {
   /** reticulum mode: how long a message waits for its delivery proof (default 60 s). */
   proofTimeoutMs?: number;
 }
@@ -69,18 +67,14 @@ export function createRNodeBearer(ctx: BearerContext, options: RNodeDriverOption
   return new RNodeBearer(ctx, options);
 }
 
-export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer {
+export class RNodeBearer extends SupervisedDriver<RNodePhase, RnodeSettings, RNodeTiming, RNodeDriverOptions> implements Bearer {
   readonly kind = 'rnode';
   readonly mtu: number;
   /** reticulum mode: sends wait for their proofs, several at once; raw mode: one at a time. */
   readonly concurrency: number;
   readonly maxSendMs?: number;
-  readonly settings: RnodeSettings;
   /** The LXMF endpoint in reticulum mode; null in raw mode. */
   readonly lxmf: LxmfEndpoint | null;
-  readonly #ctx: BearerContext;
-  readonly #options: RNodeDriverOptions;
-  readonly #timing: RNodeTiming;
   readonly #tx: TxQueue;
   protected readonly lifecycle: DriverLifecycle<RNodePhase>;
   #link: Link | null = null;
@@ -97,12 +91,8 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
   #kissErrors = { oversize: 0, badEscape: 0, unframedBytes: 0, discardedPartial: 0 };
 
   constructor(ctx: BearerContext, options: RNodeDriverOptions) {
-    super();
-    this.#ctx = ctx;
-    this.#options = options;
-    this.#timing = { ...DEFAULT_RNODE_TIMING, ...options.timing };
-    this.settings = parseRnodeSettings(ctx.settings);
-    this.#tx = new TxQueue(ctx.clock, this.#timing, this.settings.flow_control);
+    super(ctx, options, { timing: DEFAULT_RNODE_TIMING, settings: { parse: parseRnodeSettings } });
+    this.#tx = new TxQueue(ctx.clock, this.timing, this.settings.flow_control);
     this.#replies = new ReplyBook(ctx.clock);
     const s = this.settings;
     this.lxmf = s.mode === 'reticulum'
@@ -116,12 +106,9 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
     this.concurrency = this.lxmf ? 4 : 1;
     // A send waits for the transmit queue (sendTimeoutMs at most) and then for its proof; a
     // large message first opens a link and goes as a resource (its airtime budget, retries).
-    if (this.lxmf) this.maxSendMs = this.#timing.sendTimeoutMs + (options.proofTimeoutMs ?? 60_000) + LINK_DELIVERY_ALLOWANCE_MS;
-    this.lifecycle = new DriverLifecycle({ clock: ctx.clock, log: ctx.log.child({ interface: ctx.interfaceName }), events: ctx.events }, {
-      kind: 'rnode',
-      open: (d) => this.#options.openLink(d),
+    if (this.lxmf) this.maxSendMs = this.timing.sendTimeoutMs + (options.proofTimeoutMs ?? 60_000) + LINK_DELIVERY_ALLOWANCE_MS;
+    this.lifecycle = this.supervise({
       session: (link) => this.#session(link),
-      backoff: { initialMs: this.#timing.backoffInitialMs, maxMs: this.#timing.backoffMaxMs },
       opening: 'opening the device',
       online: { why: 'every echoed value matches' },
       wentOnline: () => this.#goOnline(),
@@ -132,7 +119,7 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
         this.#goOffline('stop requested');
         this.lxmf?.close();
       },
-    });
+    }, { clock: ctx.clock, log: ctx.log.child({ interface: ctx.interfaceName }), events: ctx.events });
   }
 
   async send(frame: OutboundFrame): Promise<SendResult> {
@@ -199,7 +186,7 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
     const fresh = { connected: false, lastError: null };
     this.lifecycle.enter('detecting', `link open (${link.description}); sending the detect burst`, fresh);
     await this.#write(link, DETECT_BURST);
-    await this.#replies.wait(['detect', 'fw_version', 'platform', 'mcu'], this.#timing.detectTimeoutMs, 'ERR_RNODE_DETECT', 'the device did not answer the detect burst as an RNode');
+    await this.#replies.wait(['detect', 'fw_version', 'platform', 'mcu'], this.timing.detectTimeoutMs, 'ERR_RNODE_DETECT', 'the device did not answer the detect burst as an RNode');
     if (!this.#replies.get('detect')?.ok) throw new DeviceError('ERR_RNODE_DETECT', 'the device answered the detect request with the wrong byte (not an RNode)', { retryable: true });
     const fw = this.#replies.get('fw_version')!;
     if (!firmwareAtLeast(fw)) {
@@ -211,7 +198,7 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
     this.lifecycle.enter('configuring', `RNode firmware ${formatFirmware(fw)} on ${this.#reported.platform}/${this.#reported.mcu}; sending ${s.frequency_hz} Hz, ${s.bandwidth_hz} Hz, SF${s.sf}, CR4/${s.cr}, ${s.tx_power_dbm} dBm`, fresh);
     await this.#write(link, encodeConfiguration(s));
     this.lifecycle.enter('verifying', 'configuration sent; checking every echoed value', fresh);
-    await this.#replies.wait(expectedEchoes(s), this.#timing.verifyTimeoutMs, 'ERR_RNODE_ECHO', 'the radio did not echo every setting');
+    await this.#replies.wait(expectedEchoes(s), this.timing.verifyTimeoutMs, 'ERR_RNODE_ECHO', 'the radio did not echo every setting');
     const mismatches = checkEchoes(s, this.#echoes());
     if (mismatches.length) {
       throw new DeviceError('ERR_RNODE_ECHO', `the radio did not take its settings: ${describeMismatches(mismatches)}`, { retryable: true, facts: { answer: describeMismatches(mismatches) } });
@@ -234,7 +221,6 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
   }
 
   // ---- online ---------------------------------------------------------------------------
-
 
   #goOnline(): void {
     const link = this.#link;
@@ -260,7 +246,7 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
   #goOffline(reason: string): void {
     this.lxmf?.offline();
     this.#tx.detach(reason);
-    this.#timers = clearTimers(this.#ctx.clock, this.#timers);
+    this.#timers = clearTimers(this.ctx.clock, this.#timers);
     this.#reported.radio_on = false;
   }
 
@@ -278,11 +264,11 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
    *  after 3.5 s without writing keeps the link (docs/protocols/rnode.md 1.1; docs/api.md 8). */
   #armKeepalive(link: Link): void {
     if (link.kind !== 'tcp') return;
-    if (this.#timers.keepalive) this.#ctx.clock.clearTimeout(this.#timers.keepalive);
-    this.#timers.keepalive = this.#ctx.clock.setTimeout(() => {
+    if (this.#timers.keepalive) this.ctx.clock.clearTimeout(this.#timers.keepalive);
+    this.#timers.keepalive = this.ctx.clock.setTimeout(() => {
       this.#timers.keepalive = undefined;
       if (this.#link === link) this.#write(link, DETECT_REQUEST).catch(() => {});
-    }, this.#timing.keepaliveMs);
+    }, this.timing.keepaliveMs);
   }
 
   /** The callsign goes out every beacon_interval_s, only if the interface transmitted since
@@ -290,7 +276,7 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
   #armBeacon(): void {
     const { callsign, beacon_interval_s: interval } = this.settings;
     if (!callsign || !interval) return;
-    this.#timers.beacon = this.#ctx.clock.setTimeout(() => {
+    this.#timers.beacon = this.ctx.clock.setTimeout(() => {
       this.#timers.beacon = undefined;
       if (this.#transmittedSinceBeacon && this.lifecycle.phase === 'online') {
         this.#transmittedSinceBeacon = false;
@@ -306,10 +292,10 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
   #onChunk(link: Link, chunk: Uint8Array): void {
     if (this.#link !== link) return;
     for (const frame of this.#decoder.push(chunk)) this.#onMessage(decodeDeviceFrame(frame));
-    if (this.#timers.halfFrame) this.#ctx.clock.clearTimeout(this.#timers.halfFrame);
+    if (this.#timers.halfFrame) this.ctx.clock.clearTimeout(this.#timers.halfFrame);
     this.#timers.halfFrame = undefined;
     if (this.#decoder.midFrame) {
-      this.#timers.halfFrame = this.#ctx.clock.setTimeout(() => {
+      this.#timers.halfFrame = this.ctx.clock.setTimeout(() => {
         this.#timers.halfFrame = undefined;
         this.#decoder.reset();
       }, HALF_FRAME_MS[link.kind]);
@@ -333,8 +319,8 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
       if (this.#pendingSnr !== null) meta.snr_db = this.#pendingSnr;
       this.#pendingRssi = this.#pendingSnr = null;
       if (this.lxmf) return this.lxmf.onPacket(payload, meta);
-      const text = utf8(payload);
-      this.#ctx.events.receive({ from: 'rnode', to: null, channel: null, kind: text === null ? 'data' : 'text', text, payload, meta });
+      const text = utf8OrNull(payload);
+      this.ctx.events.receive({ from: 'rnode', to: null, channel: null, kind: text === null ? 'data' : 'text', text, payload, meta });
     },
     rssi: (dbm: number) => {
       this.#pendingRssi = dbm;
@@ -360,7 +346,7 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
         return;
       }
       // Not fatal (queue full, memory low, modem timeout): stays online, shown as the last error.
-      this.#ctx.log.warn('rnode.device_error', { interface: this.#ctx.interfaceName, reason });
+      this.ctx.log.warn('rnode.device_error', { interface: this.ctx.interfaceName, reason });
       const state = this.lifecycle.state;
       if (state.lastError !== reason || state.reason !== 'device') this.lifecycle.enter(this.lifecycle.phase, reason, { ...state, lastError: reason, reason: 'device' });
     },
@@ -371,10 +357,9 @@ export class RNodeBearer extends SupervisedBearer<RNodePhase> implements Bearer 
     unknown: () => this.#counters.unknown_frames++,
     malformed: (m: Extract<DeviceMessage, { type: 'malformed' }>) => {
       this.#counters.malformed_frames++;
-      this.#ctx.log.debug('rnode.malformed_frame', { interface: this.#ctx.interfaceName, command: m.name, reason: m.reason });
+      this.ctx.log.debug('rnode.malformed_frame', { interface: this.ctx.interfaceName, command: m.name, reason: m.reason });
     },
   };
-
 
   /** Keeps the counts of a finished link's decoder before a new link gets a fresh one. */
   #addKissErrors(): void {
@@ -425,12 +410,3 @@ const ON_MESSAGE: { [T in DeviceMessage['type']]?: Handler<T> } = {
   unknown: (b) => b.on.unknown(),
   malformed: (b, m) => b.on.malformed(m),
 };
-
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-function utf8(bytes: Uint8Array): string | null {
-  try {
-    return strictUtf8.decode(bytes);
-  } catch {
-    return null;
-  }
-}

@@ -4,7 +4,8 @@ import type { TimerHandle } from '../../lib/clock.ts';
 import { DeviceError } from '../device-error.ts';
 import { AtSession, type AtResult } from '../shared/at/command-queue.ts';
 import { parseInfo } from '../shared/codec/at.ts';
-import { clearTimers, DriverLifecycle, SupervisedBearer } from '../shared/links/driver-lifecycle.ts';
+import { clearTimers, type DriverLifecycle } from '../shared/links/driver-lifecycle.ts';
+import { SupervisedDriver, type SupervisedDriverOptions } from '../shared/links/supervised-driver.ts';
 import type { Link } from '../shared/links/link.ts';
 import { DailyBudget } from './budget.ts';
 import { decodePdu, encodeSubmit, pduSubmitBody, normalizeNumber, planData, planMessage, type SmsStatusReport, type SmsTimestamp } from './codec/index.ts';
@@ -47,20 +48,13 @@ export const DEFAULT_SMS_TIMING: SmsTiming = { sendTimeoutMs: 120_000, commandTi
 // each storing messages and announcing them with +CMTI; the first two also give +CDS.
 const CNMI_VARIANTS = ['2,1,0,1,0', '2,1,2,1,0', '2,1,0,2,0', '2,1,2,2,0', '2,1,0,0,0', '1,1,0,0,0'];
 
-export interface SmsDriverOptions {
-  openLink: (device: string) => Promise<Link>;
-  timing?: Partial<SmsTiming>;
-}
+export type SmsDriverOptions = SupervisedDriverOptions<SmsTiming>;
 
-export class SmsBearer extends SupervisedBearer<SmsPhase> implements Bearer {
+export class SmsBearer extends SupervisedDriver<SmsPhase, SmsSettings, SmsTiming, SmsDriverOptions> implements Bearer {
   readonly kind = 'sms';
   readonly mtu: number;
   readonly concurrency: number;
   readonly maxSendMs: number;
-  readonly settings: SmsSettings;
-  readonly #ctx: BearerContext;
-  readonly #options: SmsDriverOptions;
-  readonly #timing: SmsTiming;
   readonly #budget: DailyBudget;
   readonly #inbox: Inbox;
   readonly #reports: ReportBook;
@@ -84,24 +78,17 @@ export class SmsBearer extends SupervisedBearer<SmsPhase> implements Bearer {
   readonly #counters = { received: 0, sent_parts: 0, sent_messages: 0, failed: 0, reports: 0, undecodable: 0, deleted: 0, store_failures: 0, incomplete: 0 };
 
   constructor(ctx: BearerContext, options: SmsDriverOptions) {
-    super();
-    this.#ctx = ctx;
-    this.#options = options;
-    this.#timing = { ...DEFAULT_SMS_TIMING, ...options.timing };
-    this.settings = SmsSettings.parse(ctx.settings ?? {});
+    super(ctx, options, { timing: DEFAULT_SMS_TIMING, settings: SmsSettings });
     // 134 octets a part once a message is concatenated (docs/protocols/sms.md 4.4).
     this.mtu = this.settings.max_parts === 1 ? 140 : this.settings.max_parts * 134;
     // With reports a delivery waits minutes for them; others go out meanwhile.
     this.concurrency = this.settings.delivery_reports ? 4 : 1;
-    this.maxSendMs = this.settings.max_parts * this.#timing.sendTimeoutMs + (this.settings.delivery_reports ? this.settings.report_timeout_s * 1000 : 0) + 30_000;
+    this.maxSendMs = this.settings.max_parts * this.timing.sendTimeoutMs + (this.settings.delivery_reports ? this.settings.report_timeout_s * 1000 : 0) + 30_000;
     this.#budget = new DailyBudget(ctx.clock, this.settings.parts_per_day);
     this.#reports = new ReportBook(ctx.clock);
     this.#inbox = new Inbox(ctx.interfaceId);
-    this.lifecycle = new DriverLifecycle(ctx, {
-      kind: 'sms',
-      open: (d) => this.#options.openLink(d),
+    this.lifecycle = this.supervise({
       session: (link) => this.#session(link),
-      backoff: { initialMs: this.#timing.backoffInitialMs, maxMs: this.#timing.backoffMaxMs },
       opening: 'opening the modem',
       online: { why: 'modem initialised' },
       wentOnline: () => {
@@ -152,7 +139,7 @@ export class SmsBearer extends SupervisedBearer<SmsPhase> implements Bearer {
     const report = this.settings.delivery_reports ? this.#reports.open(to.number, this.settings.report_timeout_s * 1000) : null;
     for (const part of parts) {
       const pdu = encodeSubmit(part, { destination: to.number, smsc: this.settings.smsc, statusReport: this.settings.delivery_reports });
-      const r = await at.run(`AT+CMGS=${pdu.tpduLength}`, { promptData: pduSubmitBody(pdu.hex), timeoutMs: this.#timing.sendTimeoutMs });
+      const r = await at.run(`AT+CMGS=${pdu.tpduLength}`, { promptData: pduSubmitBody(pdu.hex), timeoutMs: this.timing.sendTimeoutMs });
       if (!r.ok) {
         const sentNow = references.length - (resume?.sent ?? 0);
         const unsent = parts.length - sentNow - (r.dataWritten ? 1 : 0);
@@ -198,7 +185,7 @@ export class SmsBearer extends SupervisedBearer<SmsPhase> implements Bearer {
   // ---- bring-up ---------------------------------------------------------------------------
 
   async #session(link: Link): Promise<void> {
-    const at = new AtSession(link, { clock: this.#ctx.clock, log: this.#ctx.log, defaultTimeoutMs: this.#timing.commandTimeoutMs });
+    const at = new AtSession(link, { clock: this.ctx.clock, log: this.ctx.log, defaultTimeoutMs: this.timing.commandTimeoutMs });
     this.#at = at;
     link.onClose((reason) => {
       if (this.#at !== at) return;
@@ -242,15 +229,15 @@ export class SmsBearer extends SupervisedBearer<SmsPhase> implements Bearer {
     if (sim !== 'SIM PIN') throw new DeviceError('ERR_SMS_SIM', `the SIM is not ready (${String(sim ?? 'no answer to AT+CPIN?')})`, { retryable: true, facts: { command: 'AT+CPIN?', answer: sim === undefined ? undefined : String(sim) } });
     const pin = this.settings.pin;
     if (!pin || pin === '<redacted>') throw new DeviceError('ERR_SMS_PIN_REQUIRED', 'the SIM asks for a PIN: set the interface\'s pin setting', { retryable: false, facts: { command: 'AT+CPIN?', answer: sim } });
-    if (this.#ctx.state.get(REFUSED_PIN) === pinDigest(this.#ctx.interfaceId, pin)) throw pinWrong(null);
-    const r = await at.run(`AT+CPIN="${pin}"`, { timeoutMs: this.#timing.simReadyMs });
+    if (this.ctx.state.get(REFUSED_PIN) === pinDigest(this.ctx.interfaceId, pin)) throw pinWrong(null);
+    const r = await at.run(`AT+CPIN="${pin}"`, { timeoutMs: this.timing.simReadyMs });
     if (!r.ok) {
-      this.#ctx.state.set(REFUSED_PIN, pinDigest(this.#ctx.interfaceId, pin));
+      this.ctx.state.set(REFUSED_PIN, pinDigest(this.ctx.interfaceId, pin));
       throw pinWrong(r.code);
     }
-    const until = this.#ctx.clock.now() + this.#timing.simReadyMs;
+    const until = this.ctx.clock.now() + this.timing.simReadyMs;
     while ((sim = await state()) !== 'READY') {
-      if (this.#ctx.clock.now() > until) throw new DeviceError('ERR_SMS_SIM', 'the SIM took the PIN but did not become ready', { retryable: true, facts: { command: 'AT+CPIN?', answer: sim === undefined ? undefined : String(sim) } });
+      if (this.ctx.clock.now() > until) throw new DeviceError('ERR_SMS_SIM', 'the SIM took the PIN but did not become ready', { retryable: true, facts: { command: 'AT+CPIN?', answer: sim === undefined ? undefined : String(sim) } });
       await this.#sleep(500);
     }
   }
@@ -268,13 +255,13 @@ export class SmsBearer extends SupervisedBearer<SmsPhase> implements Bearer {
   #goOffline(reason: string): void {
     this.#at?.close(reason);
     this.#at = null;
-    this.#timers = clearTimers(this.#ctx.clock, this.#timers);
+    this.#timers = clearTimers(this.ctx.clock, this.#timers);
   }
 
   /** Modems drop indications: list the SIM every poll_s, and store what waited too long. */
   #armPoll(): void {
-    if (this.#timers.poll) this.#ctx.clock.clearTimeout(this.#timers.poll);
-    this.#timers.poll = this.#ctx.clock.setTimeout(async () => {
+    if (this.#timers.poll) this.ctx.clock.clearTimeout(this.#timers.poll);
+    this.#timers.poll = this.ctx.clock.setTimeout(async () => {
       this.#timers.poll = undefined;
       const at = this.#at;
       if (!at || (this.lifecycle.phase !== 'online' && this.lifecycle.phase !== 'budget')) return;
@@ -291,10 +278,10 @@ export class SmsBearer extends SupervisedBearer<SmsPhase> implements Bearer {
     if (this.lifecycle.phase === 'online') {
       this.lifecycle.enter('budget', reason, { connected: false, lastError: reason, reason: 'budget' });
       if (!this.#timers.budget) {
-        this.#timers.budget = this.#ctx.clock.setTimeout(() => {
+        this.#timers.budget = this.ctx.clock.setTimeout(() => {
           this.#timers.budget = undefined;
           if (this.lifecycle.phase === 'budget') this.lifecycle.enter('online', 'a new day: the send budget is full again', { connected: true, lastError: null });
-        }, at - this.#ctx.clock.now());
+        }, at - this.ctx.clock.now());
       }
     }
     return { ok: false, retryable: true, notSent: true, retryAtMs: at, error: reason };
@@ -328,7 +315,7 @@ export class SmsBearer extends SupervisedBearer<SmsPhase> implements Bearer {
         if (typeof index === 'number' && body && this.#inbox.claim(index)) await this.#take(at, index, body);
       }
     }
-    for (const ready of this.#inbox.expired(this.#ctx.clock.now(), this.settings.reassembly_timeout_s * 1000)) {
+    for (const ready of this.#inbox.expired(this.ctx.clock.now(), this.settings.reassembly_timeout_s * 1000)) {
       this.#counters.incomplete++;
       await this.#store(at, ready);
     }
@@ -340,7 +327,7 @@ export class SmsBearer extends SupervisedBearer<SmsPhase> implements Bearer {
     if (!pdu.ok) {
       // Kept on the SIM (nothing is deleted that was not stored) and counted.
       this.#counters.undecodable++;
-      this.#ctx.log.warn('sms.undecodable', { index, error: pdu.error });
+      this.ctx.log.warn('sms.undecodable', { index, error: pdu.error });
       return;
     }
     if (pdu.value.type === 'status-report') {
@@ -350,7 +337,7 @@ export class SmsBearer extends SupervisedBearer<SmsPhase> implements Bearer {
     }
     if (pdu.value.type !== 'deliver') return;
     this.#centreTimeSeen(pdu.value.timestamp);
-    const ready = this.#inbox.add(index, pdu.value, this.#ctx.clock.now());
+    const ready = this.#inbox.add(index, pdu.value, this.ctx.clock.now());
     if (ready) await this.#store(at, ready);
   }
 
@@ -360,14 +347,14 @@ export class SmsBearer extends SupervisedBearer<SmsPhase> implements Bearer {
     const ms = timestamp ? Date.parse(timestamp.utc) : NaN;
     if (!timestamp || !Number.isFinite(ms) || ms <= this.#centreTimeMs) return;
     this.#centreTimeMs = ms;
-    this.#centreTime = { time: timestamp.utc, local: timestamp.local, read_at: new Date(this.#ctx.clock.now()).toISOString() };
-    this.#ctx.events.time?.(ms);
+    this.#centreTime = { time: timestamp.utc, local: timestamp.local, read_at: new Date(this.ctx.clock.now()).toISOString() };
+    this.ctx.events.time?.(ms);
   }
 
   /** Through the pipeline; deleted from the SIM only once stored (or a known duplicate). */
   async #store(at: AtSession, ready: ReadyMessage): Promise<void> {
     // Deleted only once it is on disk: the answer may wait for the commit (BearerEvents.receive).
-    const stored = await this.#ctx.events.receive(ready.frame);
+    const stored = await this.ctx.events.receive(ready.frame);
     if (stored === false) {
       // The database failed: the SMS stays on the SIM and is read again at the next listing.
       this.#counters.store_failures++;
@@ -409,7 +396,7 @@ export class SmsBearer extends SupervisedBearer<SmsPhase> implements Bearer {
   #sendFailure(r: AtResult, sentParts: number, totalParts: number, resumes: boolean): SendResult & { ok: false } {
     const partial = sentParts > 0 ? ` after ${sentParts} of ${totalParts} parts went out (${resumes ? 'a retry sends only the rest' : 'a retry sends them again'})` : '';
     if (r.error === 'TIMEOUT') {
-      return { ok: false, retryable: true, error: `ERR_SMS_TIMEOUT: the modem did not confirm the SMS within ${this.#timing.sendTimeoutMs / 1000} s${r.dataWritten ? ' (it may have been sent)' : ''}${partial}` };
+      return { ok: false, retryable: true, error: `ERR_SMS_TIMEOUT: the modem did not confirm the SMS within ${this.timing.sendTimeoutMs / 1000} s${r.dataWritten ? ' (it may have been sent)' : ''}${partial}` };
     }
     if (r.error === 'CLOSED' || r.error === 'WRITE') return { ok: false, retryable: true, error: `ERR_SMS_OFFLINE: the modem went away while sending${partial}` };
     const failure = cmsFailure(r.code);
@@ -422,7 +409,7 @@ export class SmsBearer extends SupervisedBearer<SmsPhase> implements Bearer {
   }
 
   #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.#ctx.clock.setTimeout(resolve, ms));
+    return new Promise((resolve) => this.ctx.clock.setTimeout(resolve, ms));
   }
 }
 

@@ -1,6 +1,7 @@
 import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
 import { fromJson } from '../../lib/json.ts';
 import type { DeliveryRow } from './rows.ts';
+import { containing, Where } from '../../db/where.ts';
 
 // The SQL pieces and row decoding DeliveryStore (delivery-store.ts) is written with: filters,
 // the queue index's condition, the dead letters' WHERE, sizes and limits.
@@ -53,21 +54,11 @@ export function limitLiteral(n: number): number {
 export const KEEP_DEAD_ERROR = "CASE WHEN state = 'dead' AND last_error IS NOT NULL THEN ? || '; it was a dead letter: ' || last_error ELSE ? END";
 
 export function deadWhere(f: DeadLetterFilter): { where: string; args: SQLInputValue[] } {
-  const where = ["state = 'dead'"];
-  const args: SQLInputValue[] = [];
-  if (f.interface_id !== undefined) {
-    where.push('interface_id = ?');
-    args.push(f.interface_id);
-  }
-  if (f.died_before !== undefined) {
-    where.push('finished_at <= ?');
-    args.push(f.died_before);
-  }
-  if (f.error_contains !== undefined) {
-    where.push("last_error LIKE ? ESCAPE '\\'");
-    args.push(`%${f.error_contains.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
-  }
-  return { where: where.join(' AND '), args };
+  const where = new Where("state = 'dead'");
+  where.add('interface_id = ?', f.interface_id);
+  where.add('finished_at <= ?', f.died_before);
+  where.add("last_error LIKE ? ESCAPE '\\'", f.error_contains === undefined ? undefined : containing(f.error_contains));
+  return { where: where.conditions, args: where.args };
 }
 const utf8 = new TextEncoder();
 /** Bytes a delivery holds in the queue (text and payload), for the byte cap. */

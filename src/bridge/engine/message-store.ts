@@ -2,6 +2,7 @@ import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
 import { StatementCache } from '../../db/statement-cache.ts';
 import { fromJson, toJson } from '../../lib/json.ts';
 import type { MessageRow } from './rows.ts';
+import { containing, Where } from '../../db/where.ts';
 
 
 export interface MessageFilter {
@@ -28,21 +29,15 @@ const decode = (r: Raw): MessageRow => {
 
 /** The WHERE clause of a filter (empty when nothing is filtered), with its arguments. */
 function whereOf(f: MessageFilter): { where: string; args: SQLInputValue[] } {
-  const where: string[] = [];
-  const args: SQLInputValue[] = [];
-  const add = (sql: string, v: SQLInputValue | undefined) => {
-    if (v === undefined) return;
-    where.push(sql);
-    args.push(v);
-  };
-  add('direction = ?', f.direction);
-  add('interface_id = ?', f.interface_id);
-  add('kind = ?', f.kind);
-  add('created_at >= ?', f.since);
-  add('created_at < ?', f.until);
-  add("text LIKE ? ESCAPE '\\'", f.q === undefined ? undefined : `%${f.q.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
-  add('id < ?', f.before_id);
-  return { where: where.length ? `WHERE ${where.join(' AND ')}` : '', args };
+  const where = new Where();
+  where.add('direction = ?', f.direction);
+  where.add('interface_id = ?', f.interface_id);
+  where.add('kind = ?', f.kind);
+  where.add('created_at >= ?', f.since);
+  where.add('created_at < ?', f.until);
+  where.add("text LIKE ? ESCAPE '\\'", f.q === undefined ? undefined : containing(f.q));
+  where.add('id < ?', f.before_id);
+  return { where: where.clause, args: where.args };
 }
 
 /** SQL for the messages table (local history). */

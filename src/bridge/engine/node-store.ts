@@ -4,6 +4,7 @@ import { StatementCache } from '../../db/statement-cache.ts';
 import { fromJson, toJson } from '../../lib/json.ts';
 import type { NodeIdentity, Renumbering } from './node-identity.ts';
 import type { NodeRow } from './rows.ts';
+import { Where } from '../../db/where.ts';
 
 // SQL for the node database: every mesh node a radio heard or reported, one row per node id,
 // kept across restarts. A report only fills what it says: a NodeInfo without a position keeps
@@ -125,25 +126,12 @@ export class NodeStore {
   }
 
   list(f: NodeFilter, limit: number): NodeRow[] {
-    const where: string[] = [];
-    const args: Array<string | number> = [];
-    if (f.interface_id !== undefined) {
-      where.push('interface_id = ?');
-      args.push(f.interface_id);
-    }
-    if (f.network !== undefined) {
-      where.push('network = ?');
-      args.push(f.network);
-    }
-    if (f.q !== undefined) {
-      where.push("(instr(lower(coalesce(long_name, '')), lower(?)) > 0 OR instr(lower(coalesce(short_name, '')), lower(?)) > 0 OR instr(node_id, lower(?)) > 0)");
-      args.push(f.q, f.q, f.q);
-    }
-    if (f.after_id !== undefined) {
-      where.push('node_id > ?');
-      args.push(f.after_id);
-    }
-    const sql = `SELECT * FROM nodes ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY node_id LIMIT ?`;
-    return (this.#db.prepare(sql).all(...args, limit) as unknown as Raw[]).map(decode);
+    const where = new Where();
+    where.add('interface_id = ?', f.interface_id);
+    where.add('network = ?', f.network);
+    where.add("(instr(lower(coalesce(long_name, '')), lower(?)) > 0 OR instr(lower(coalesce(short_name, '')), lower(?)) > 0 OR instr(node_id, lower(?)) > 0)", f.q, f.q, f.q);
+    where.add('node_id > ?', f.after_id);
+    const sql = `SELECT * FROM nodes ${where.clause} ORDER BY node_id LIMIT ?`;
+    return (this.#db.prepare(sql).all(...where.args, limit) as unknown as Raw[]).map(decode);
   }
 }

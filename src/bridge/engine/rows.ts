@@ -1,4 +1,5 @@
 import type { NodeNetwork, NodeReport } from '../../bearers/bearer.ts';
+import type { DriverInterface } from '../../bearers/driver-module.ts';
 
 // The engine's vocabulary of rows and states: what its stores read and write, and what the
 // resource folders' views shape for the outside world (docs/data-model.md).
@@ -65,13 +66,7 @@ export interface MessageRow {
   created_at: string;
 }
 
-export interface InterfaceRow {
-  id: string;
-  name: string;
-  kind: string;
-  enabled: boolean;
-  device: string | null;
-  settings: Record<string, unknown>;
+export interface InterfaceRow extends DriverInterface {
   transforms: { inbound: unknown[]; outbound: unknown[] };
   retry: Record<string, unknown>;
   created_at: string;

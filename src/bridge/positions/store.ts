@@ -1,6 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { StatementCache } from '../../db/statement-cache.ts';
 import { fromJson } from '../../lib/json.ts';
+import { Where } from '../../db/where.ts';
 
 // Where positions come from (docs/api.md, "Positions"): the last one of each node is the node
 // database's (nodes.position); a node's track is the position messages it sent, as stored in the
@@ -34,19 +35,12 @@ export class PositionStore {
 
   /** Nodes with a position, by node id; at most `limit`. */
   last(f: { network?: string; interface_id?: string }, limit: number): LastPosition[] {
-    const where = ['position IS NOT NULL'];
-    const args: Array<string | number> = [];
-    if (f.network !== undefined) {
-      where.push('network = ?');
-      args.push(f.network);
-    }
-    if (f.interface_id !== undefined) {
-      where.push('interface_id = ?');
-      args.push(f.interface_id);
-    }
+    const where = new Where('position IS NOT NULL');
+    where.add('network = ?', f.network);
+    where.add('interface_id = ?', f.interface_id);
     const rows = this.#db
-      .prepare(`SELECT node_id, network, long_name, short_name, interface_id, last_heard_at, updated_at, position FROM nodes WHERE ${where.join(' AND ')} ORDER BY node_id LIMIT ?`)
-      .all(...args, limit) as unknown as Array<Omit<LastPosition, 'position'> & { position: string }>;
+      .prepare(`SELECT node_id, network, long_name, short_name, interface_id, last_heard_at, updated_at, position FROM nodes ${where.clause} ORDER BY node_id LIMIT ?`)
+      .all(...where.args, limit) as unknown as Array<Omit<LastPosition, 'position'> & { position: string }>;
     return rows.map((r) => ({ ...r, position: fromJson(r.position, null)! })).filter((r) => r.position !== null);
   }
 

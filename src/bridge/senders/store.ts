@@ -3,6 +3,7 @@ import { StatementCache } from '../../db/statement-cache.ts';
 import { fromJson, toJson } from '../../lib/json.ts';
 import { senderKey, senderKeys } from './address.ts';
 import type { Bucket, SenderPolicy } from './policy.ts';
+import { containing, Where } from '../../db/where.ts';
 
 // SQL for the senders policy, the per-sender counters and token buckets (migration 12,
 // docs/data-model.md). Addresses are stored in their canonical form (address.ts, senderKey).
@@ -83,16 +84,9 @@ export class SenderStore {
 
   /** By address, after `after` (keyset); `limit` rows at most. */
   list(after: string | undefined, q: string | undefined, limit: number): SenderRow[] {
-    const where: string[] = [];
-    const args: string[] = [];
-    if (after !== undefined) {
-      where.push('address > ?');
-      args.push(after);
-    }
-    if (q !== undefined) {
-      where.push("address LIKE ? ESCAPE '\\'");
-      args.push(`%${q.trim().toLowerCase().replace(/[\\%_]/g, (c) => '\\' + c)}%`);
-    }
-    return this.#db.prepare(`SELECT * FROM senders ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY address LIMIT ?`).all(...args, limit) as unknown as SenderRow[];
+    const where = new Where();
+    where.add('address > ?', after);
+    where.add("address LIKE ? ESCAPE '\\'", q === undefined ? undefined : containing(q.trim().toLowerCase()));
+    return this.#db.prepare(`SELECT * FROM senders ${where.clause} ORDER BY address LIMIT ?`).all(...where.args, limit) as unknown as SenderRow[];
   }
 }

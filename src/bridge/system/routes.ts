@@ -1,19 +1,14 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { z } from 'zod';
-import type { MetricsRegistry } from '../../lib/metrics.ts';
 import type { UplinkService } from '../uplink/service.ts';
 import type { Route } from '../../http/route.ts';
-import { systemRoutes as sharedSystemRoutes } from '../../http/system-routes.ts';
+import { systemRoutes as sharedSystemRoutes, type SystemRouteBasics } from '../../http/system-routes.ts';
 import { DbHealth } from '../../db/health.ts';
 import { TIME_TELLING_KINDS } from '../../bearers/drivers.ts';
 import type { ClockStatus } from '../clock/guard.ts';
 
-export interface SystemDeps {
+export interface SystemDeps extends SystemRouteBasics {
   db: DatabaseSync;
-  metrics: MetricsRegistry;
-  startedAt: number;
-  now: () => number;
-  openapi: () => unknown;
   /** Health reports the uplink and its outbox. */
   uplink?: UplinkService;
   /** Health reports the bridge's clock: its source, a jump it met. */

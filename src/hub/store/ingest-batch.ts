@@ -23,14 +23,18 @@ import type { Queryable, SqlDriver, SqlValue } from './sql.ts';
 
 export type EventTable = 'messages' | 'deliveries' | 'telemetry' | 'positions';
 
-export interface BatchEvent {
-  table: EventTable;
+export interface EventRow {
   tenant_id: string;
   event_id: string;
   bridge_id: string;
   ts: string;
+  /** The event's JSON payload as received. */
   body: string;
   received_at: string;
+}
+
+export interface BatchEvent extends EventRow {
+  table: EventTable;
 }
 
 export type BatchOp =

@@ -7,7 +7,7 @@ import type { Logger } from '../../lib/log.ts';
 import { maskUrlCredentials } from '../../lib/mask-url.ts';
 import { hubMigrations } from '../migrations.ts';
 import { ownTables, type TenantTable, tenantTables } from './catalogue.ts';
-import { type BatchOp, type BatchOutcomes, type EventTable, HELLO_SQL, insertEventSql, isRowError, STATUS_SQL, TOUCH_SQL, writeBatch } from './ingest-batch.ts';
+import { type BatchOp, type BatchOutcomes, type EventRow, type EventTable, HELLO_SQL, insertEventSql, isRowError, STATUS_SQL, TOUCH_SQL, writeBatch } from './ingest-batch.ts';
 import { type HubMigrationReport, migrateHub } from './migrate.ts';
 import { PostgresDriver } from './postgres-driver.ts';
 import { quoteIdent, type Row, type SqlDriver } from './sql.ts';
@@ -95,15 +95,7 @@ export interface BridgeAuth {
   revoked: boolean;
 }
 
-export interface EventRow {
-  tenant_id: string;
-  event_id: string;
-  bridge_id: string;
-  ts: string;
-  /** The event's JSON payload as received. */
-  body: string;
-  received_at: string;
-}
+export type { EventRow };
 
 export interface StatusUpdate {
   state: 'online' | 'offline';

@@ -1,18 +1,13 @@
 import { z } from 'zod';
-import type { MetricsRegistry } from '../../lib/metrics.ts';
 import { AppError } from '../../lib/errors.ts';
 import { OWNER, type Route } from '../../http/route.ts';
-import { systemRoutes } from '../../http/system-routes.ts';
+import { systemRoutes, type SystemRouteBasics } from '../../http/system-routes.ts';
 import { tenantOf } from '../keys/routes.ts';
 import { DEFAULT_TENANT } from '../keys/service.ts';
 import type { HubStore } from '../store/store.ts';
 
-export interface HubSystemDeps {
+export interface HubSystemDeps extends SystemRouteBasics {
   store: HubStore;
-  metrics: MetricsRegistry;
-  startedAt: number;
-  now: () => number;
-  openapi: () => unknown;
   mqttState: () => 'connected' | 'disconnected' | 'off';
 }
 

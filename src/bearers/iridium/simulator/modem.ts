@@ -235,31 +235,29 @@ export class IridiumModem extends EventEmitter implements HostedDevice, IridiumS
     }
     if ('binary' in r) {
       // iridium-sbd.md 3.7: READY is exactly `READY\r\n`, and then the bytes are not echoed.
-      this.#busy = false;
-      this.#writeText('READY\r\n');
-      this.#binary = { need: r.binary + 2, got: [] };
-      this.#setTimer(() => {
-        // iridium-sbd.md 3.2: status 1 after 60 s without the full data, and no OK after it.
-        this.#binary = null;
-        this.counters.writeTimeouts++;
-        this.#final({ text: info('1') });
-      }, this.writeTimeoutMs);
+      this.#awaitInput(() => (this.#binary = { need: r.binary + 2, got: [] }), () => (this.#binary = null));
       return;
     }
     if ('textInput' in r) {
       // ISU +SBDWT: READY, then the text up to CR (at most 340 bytes); `0`, or `1` (no OK)
       // after 60 s without the CR.
-      this.#busy = false;
-      this.#writeText('READY\r\n');
-      this.#text = [];
-      this.#setTimer(() => {
-        this.#text = null;
-        this.counters.writeTimeouts++;
-        this.#final({ text: info('1') });
-      }, this.writeTimeoutMs);
+      this.#awaitInput(() => (this.#text = []), () => (this.#text = null));
       return;
     }
     this.#final(r);
+  }
+
+  /** READY, then the host's data (`start` readies for it). iridium-sbd.md 3.2: status 1 after
+   *  60 s without all of it (`abandon` drops what came), and no OK after it. */
+  #awaitInput(start: () => void, abandon: () => void): void {
+    this.#busy = false;
+    this.#writeText('READY\r\n');
+    start();
+    this.#setTimer(() => {
+      abandon();
+      this.counters.writeTimeouts++;
+      this.#final({ text: info('1') });
+    }, this.writeTimeoutMs);
   }
 
   #textByte(byte: number): void {

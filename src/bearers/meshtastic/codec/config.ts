@@ -1,4 +1,4 @@
-import { type DecodeResult, decodeMessage, defineMessage, encodeMessage, field, type MessageSchema, oneofCase, type Unknown } from './proto.ts';
+import { type DecodeResult, decodeMessage, defineMessage, encodeMessage, field, type MessageOf, oneofCase } from './proto.ts';
 
 // config.proto Config: the device configuration, one variant per message. LoRa and position
 // are decoded field by field (the bridge's radio and position settings map onto them,
@@ -7,77 +7,39 @@ import { type DecodeResult, decodeMessage, defineMessage, encodeMessage, field, 
 // variant the device sent, change fields, encode it back; unknown fields ride along in
 // `$unknown`.
 
-export interface LoRaConfig extends Unknown {
-  use_preset?: boolean;
-  /** MODEM_PRESET. */
-  modem_preset?: number;
-  /** kHz, when use_preset is false. */
-  bandwidth?: number;
-  spread_factor?: number;
-  /** Denominator of 4/x. */
-  coding_rate?: number;
-  /** MHz. */
-  frequency_offset?: number;
-  /** REGION_CODE; UNSET keeps the transmitter off. */
-  region?: number;
-  hop_limit?: number;
-  tx_enabled?: boolean;
-  /** dBm; 0 = the region's legal maximum. */
-  tx_power?: number;
-  channel_num?: number;
-  override_duty_cycle?: boolean;
-  sx126x_rx_boosted_gain?: boolean;
-  /** MHz; 0 = computed from region and channel. */
-  override_frequency?: number;
-  pa_fan_disabled?: boolean;
-  ignore_incoming?: number[];
-  ignore_mqtt?: boolean;
-  config_ok_to_mqtt?: boolean;
-  /** FEM_LNA_MODE. */
-  fem_lna_mode?: number;
-  serial_hal_only?: boolean;
-}
-
-export const LORA_CONFIG: MessageSchema<LoRaConfig> = defineMessage<LoRaConfig>('LoRaConfig', {
+export const LORA_CONFIG = defineMessage('LoRaConfig', {
   use_preset: field.bool(1), // config.proto Config.LoRaConfig.use_preset = 1
+  /** MODEM_PRESET. */
   modem_preset: field.enum(2), // config.proto Config.LoRaConfig.modem_preset = 2 (ModemPreset)
+  /** kHz, when use_preset is false. */
   bandwidth: field.uint32(3), // config.proto Config.LoRaConfig.bandwidth = 3
   spread_factor: field.uint32(4), // config.proto Config.LoRaConfig.spread_factor = 4
+  /** Denominator of 4/x. */
   coding_rate: field.uint32(5), // config.proto Config.LoRaConfig.coding_rate = 5
+  /** MHz. */
   frequency_offset: field.float(6), // config.proto Config.LoRaConfig.frequency_offset = 6
+  /** REGION_CODE; UNSET keeps the transmitter off. */
   region: field.enum(7), // config.proto Config.LoRaConfig.region = 7 (RegionCode)
   hop_limit: field.uint32(8), // config.proto Config.LoRaConfig.hop_limit = 8
   tx_enabled: field.bool(9), // config.proto Config.LoRaConfig.tx_enabled = 9
+  /** dBm; 0 = the region's legal maximum. */
   tx_power: field.int32(10), // config.proto Config.LoRaConfig.tx_power = 10
   channel_num: field.uint32(11), // config.proto Config.LoRaConfig.channel_num = 11
   override_duty_cycle: field.bool(12), // config.proto Config.LoRaConfig.override_duty_cycle = 12
   sx126x_rx_boosted_gain: field.bool(13), // config.proto Config.LoRaConfig.sx126x_rx_boosted_gain = 13
+  /** MHz; 0 = computed from region and channel. */
   override_frequency: field.float(14), // config.proto Config.LoRaConfig.override_frequency = 14
   pa_fan_disabled: field.bool(15), // config.proto Config.LoRaConfig.pa_fan_disabled = 15
   ignore_incoming: field.repeated(field.uint32(103)), // config.proto Config.LoRaConfig.ignore_incoming = 103
   ignore_mqtt: field.bool(104), // config.proto Config.LoRaConfig.ignore_mqtt = 104
   config_ok_to_mqtt: field.bool(105), // config.proto Config.LoRaConfig.config_ok_to_mqtt = 105
+  /** FEM_LNA_MODE. */
   fem_lna_mode: field.enum(106), // config.proto Config.LoRaConfig.fem_lna_mode = 106 (FEM_LNA_Mode)
   serial_hal_only: field.bool(107), // config.proto Config.LoRaConfig.serial_hal_only = 107
 });
+export type LoRaConfig = MessageOf<typeof LORA_CONFIG>;
 
-export interface PositionConfig extends Unknown {
-  position_broadcast_secs?: number;
-  position_broadcast_smart_enabled?: boolean;
-  fixed_position?: boolean;
-  gps_enabled?: boolean;
-  gps_update_interval?: number;
-  gps_attempt_time?: number;
-  position_flags?: number;
-  rx_gpio?: number;
-  tx_gpio?: number;
-  broadcast_smart_minimum_distance?: number;
-  broadcast_smart_minimum_interval_secs?: number;
-  gps_en_gpio?: number;
-  gps_mode?: number;
-}
-
-export const POSITION_CONFIG: MessageSchema<PositionConfig> = defineMessage<PositionConfig>('PositionConfig', {
+export const POSITION_CONFIG = defineMessage('PositionConfig', {
   position_broadcast_secs: field.uint32(1), // config.proto Config.PositionConfig.position_broadcast_secs = 1
   position_broadcast_smart_enabled: field.bool(2), // config.proto Config.PositionConfig.position_broadcast_smart_enabled = 2
   fixed_position: field.bool(3), // config.proto Config.PositionConfig.fixed_position = 3
@@ -92,24 +54,11 @@ export const POSITION_CONFIG: MessageSchema<PositionConfig> = defineMessage<Posi
   gps_en_gpio: field.uint32(12), // config.proto Config.PositionConfig.gps_en_gpio = 12
   gps_mode: field.enum(13), // config.proto Config.PositionConfig.gps_mode = 13 (GpsMode)
 });
-
-export interface Config extends Unknown {
-  // oneof payload_variant; the Uint8Array ones are kept encoded
-  device?: Uint8Array;
-  position?: PositionConfig;
-  power?: Uint8Array;
-  network?: Uint8Array;
-  display?: Uint8Array;
-  lora?: LoRaConfig;
-  bluetooth?: Uint8Array;
-  security?: Uint8Array;
-  sessionkey?: Uint8Array;
-  device_ui?: Uint8Array;
-}
+export type PositionConfig = MessageOf<typeof POSITION_CONFIG>;
 
 const VARIANT = { oneof: 'payload_variant' };
 
-export const CONFIG: MessageSchema<Config> = defineMessage<Config>('Config', {
+export const CONFIG = defineMessage('Config', {
   device: field.bytes(1, VARIANT), // config.proto Config.device = 1 (DeviceConfig, kept encoded)
   position: field.message(2, POSITION_CONFIG, VARIANT), // config.proto Config.position = 2
   power: field.bytes(3, VARIANT), // config.proto Config.power = 3 (PowerConfig, kept encoded)
@@ -121,6 +70,7 @@ export const CONFIG: MessageSchema<Config> = defineMessage<Config>('Config', {
   sessionkey: field.bytes(9, VARIANT), // config.proto Config.sessionkey = 9 (SessionkeyConfig, kept encoded)
   device_ui: field.bytes(10, VARIANT), // config.proto Config.device_ui = 10 (DeviceUIConfig, kept encoded)
 });
+export type Config = MessageOf<typeof CONFIG>;
 
 /** The variant a Config carries ('lora', 'device', ...), or undefined (none, or one newer than
  *  this schema: it is then in `$unknown`). */

@@ -1,4 +1,4 @@
-import { type DecodeResult, decodeMessage, defineMessage, encodeMessage, field, type MessageSchema, oneofCase, type Unknown } from './proto.ts';
+import { type DecodeResult, decodeMessage, defineMessage, encodeMessage, field, type MessageOf, oneofCase } from './proto.ts';
 
 // module_config.proto ModuleConfig: one variant per module. The modules the bridge configures
 // (src/bridge/config/sections.ts `modules`: telemetry, store_forward, range_test,
@@ -6,25 +6,7 @@ import { type DecodeResult, decodeMessage, defineMessage, encodeMessage, field, 
 // `position` module maps onto Config.PositionConfig (config.ts), its canned message list onto
 // AdminMessage.set_canned_message_module_messages (admin.ts), and `beacon` is the bridge's own.
 
-export interface TelemetryConfig extends Unknown {
-  device_update_interval?: number;
-  environment_update_interval?: number;
-  environment_measurement_enabled?: boolean;
-  environment_screen_enabled?: boolean;
-  environment_display_fahrenheit?: boolean;
-  air_quality_enabled?: boolean;
-  air_quality_interval?: number;
-  power_measurement_enabled?: boolean;
-  power_update_interval?: number;
-  power_screen_enabled?: boolean;
-  health_measurement_enabled?: boolean;
-  health_update_interval?: number;
-  health_screen_enabled?: boolean;
-  device_telemetry_enabled?: boolean;
-  air_quality_screen_enabled?: boolean;
-}
-
-export const TELEMETRY_CONFIG: MessageSchema<TelemetryConfig> = defineMessage<TelemetryConfig>('TelemetryConfig', {
+export const TELEMETRY_CONFIG = defineMessage('TelemetryConfig', {
   device_update_interval: field.uint32(1), // module_config.proto ModuleConfig.TelemetryConfig.device_update_interval = 1
   environment_update_interval: field.uint32(2), // module_config.proto ModuleConfig.TelemetryConfig.environment_update_interval = 2
   environment_measurement_enabled: field.bool(3), // module_config.proto ModuleConfig.TelemetryConfig.environment_measurement_enabled = 3
@@ -41,17 +23,9 @@ export const TELEMETRY_CONFIG: MessageSchema<TelemetryConfig> = defineMessage<Te
   device_telemetry_enabled: field.bool(14), // module_config.proto ModuleConfig.TelemetryConfig.device_telemetry_enabled = 14
   air_quality_screen_enabled: field.bool(15), // module_config.proto ModuleConfig.TelemetryConfig.air_quality_screen_enabled = 15
 });
+export type TelemetryConfig = MessageOf<typeof TELEMETRY_CONFIG>;
 
-export interface StoreForwardConfig extends Unknown {
-  enabled?: boolean;
-  heartbeat?: boolean;
-  records?: number;
-  history_return_max?: number;
-  history_return_window?: number;
-  is_server?: boolean;
-}
-
-export const STORE_FORWARD_CONFIG: MessageSchema<StoreForwardConfig> = defineMessage<StoreForwardConfig>('StoreForwardConfig', {
+export const STORE_FORWARD_CONFIG = defineMessage('StoreForwardConfig', {
   enabled: field.bool(1), // module_config.proto ModuleConfig.StoreForwardConfig.enabled = 1
   heartbeat: field.bool(2), // module_config.proto ModuleConfig.StoreForwardConfig.heartbeat = 2
   records: field.uint32(3), // module_config.proto ModuleConfig.StoreForwardConfig.records = 3
@@ -59,48 +33,24 @@ export const STORE_FORWARD_CONFIG: MessageSchema<StoreForwardConfig> = defineMes
   history_return_window: field.uint32(5), // module_config.proto ModuleConfig.StoreForwardConfig.history_return_window = 5
   is_server: field.bool(6), // module_config.proto ModuleConfig.StoreForwardConfig.is_server = 6
 });
+export type StoreForwardConfig = MessageOf<typeof STORE_FORWARD_CONFIG>;
 
-export interface RangeTestConfig extends Unknown {
-  enabled?: boolean;
-  sender?: number;
-  save?: boolean;
-  clear_on_reboot?: boolean;
-}
-
-export const RANGE_TEST_CONFIG: MessageSchema<RangeTestConfig> = defineMessage<RangeTestConfig>('RangeTestConfig', {
+export const RANGE_TEST_CONFIG = defineMessage('RangeTestConfig', {
   enabled: field.bool(1), // module_config.proto ModuleConfig.RangeTestConfig.enabled = 1
   sender: field.uint32(2), // module_config.proto ModuleConfig.RangeTestConfig.sender = 2
   save: field.bool(3), // module_config.proto ModuleConfig.RangeTestConfig.save = 3
   clear_on_reboot: field.bool(4), // module_config.proto ModuleConfig.RangeTestConfig.clear_on_reboot = 4
 });
+export type RangeTestConfig = MessageOf<typeof RANGE_TEST_CONFIG>;
 
-export interface NeighborInfoConfig extends Unknown {
-  enabled?: boolean;
-  update_interval?: number;
-  transmit_over_lora?: boolean;
-}
-
-export const NEIGHBOR_INFO_CONFIG: MessageSchema<NeighborInfoConfig> = defineMessage<NeighborInfoConfig>('NeighborInfoConfig', {
+export const NEIGHBOR_INFO_CONFIG = defineMessage('NeighborInfoConfig', {
   enabled: field.bool(1), // module_config.proto ModuleConfig.NeighborInfoConfig.enabled = 1
   update_interval: field.uint32(2), // module_config.proto ModuleConfig.NeighborInfoConfig.update_interval = 2
   transmit_over_lora: field.bool(3), // module_config.proto ModuleConfig.NeighborInfoConfig.transmit_over_lora = 3
 });
+export type NeighborInfoConfig = MessageOf<typeof NEIGHBOR_INFO_CONFIG>;
 
-export interface CannedMessageConfig extends Unknown {
-  rotary1_enabled?: boolean;
-  inputbroker_pin_a?: number;
-  inputbroker_pin_b?: number;
-  inputbroker_pin_press?: number;
-  inputbroker_event_cw?: number;
-  inputbroker_event_ccw?: number;
-  inputbroker_event_press?: number;
-  updown1_enabled?: boolean;
-  enabled?: boolean;
-  allow_input_source?: string;
-  send_bell?: boolean;
-}
-
-export const CANNED_MESSAGE_CONFIG: MessageSchema<CannedMessageConfig> = defineMessage<CannedMessageConfig>('CannedMessageConfig', {
+export const CANNED_MESSAGE_CONFIG = defineMessage('CannedMessageConfig', {
   rotary1_enabled: field.bool(1), // module_config.proto ModuleConfig.CannedMessageConfig.rotary1_enabled = 1
   inputbroker_pin_a: field.uint32(2), // module_config.proto ModuleConfig.CannedMessageConfig.inputbroker_pin_a = 2
   inputbroker_pin_b: field.uint32(3), // module_config.proto ModuleConfig.CannedMessageConfig.inputbroker_pin_b = 3
@@ -113,31 +63,11 @@ export const CANNED_MESSAGE_CONFIG: MessageSchema<CannedMessageConfig> = defineM
   allow_input_source: field.string(10), // module_config.proto ModuleConfig.CannedMessageConfig.allow_input_source = 10 (deprecated)
   send_bell: field.bool(11), // module_config.proto ModuleConfig.CannedMessageConfig.send_bell = 11
 });
-
-export interface ModuleConfig extends Unknown {
-  // oneof payload_variant; the Uint8Array ones are kept encoded
-  mqtt?: Uint8Array;
-  serial?: Uint8Array;
-  external_notification?: Uint8Array;
-  store_forward?: StoreForwardConfig;
-  range_test?: RangeTestConfig;
-  telemetry?: TelemetryConfig;
-  canned_message?: CannedMessageConfig;
-  audio?: Uint8Array;
-  remote_hardware?: Uint8Array;
-  neighbor_info?: NeighborInfoConfig;
-  ambient_lighting?: Uint8Array;
-  detection_sensor?: Uint8Array;
-  paxcounter?: Uint8Array;
-  statusmessage?: Uint8Array;
-  traffic_management?: Uint8Array;
-  tak?: Uint8Array;
-  mesh_beacon?: Uint8Array;
-}
+export type CannedMessageConfig = MessageOf<typeof CANNED_MESSAGE_CONFIG>;
 
 const VARIANT = { oneof: 'payload_variant' };
 
-export const MODULE_CONFIG: MessageSchema<ModuleConfig> = defineMessage<ModuleConfig>('ModuleConfig', {
+export const MODULE_CONFIG = defineMessage('ModuleConfig', {
   mqtt: field.bytes(1, VARIANT), // module_config.proto ModuleConfig.mqtt = 1 (kept encoded)
   serial: field.bytes(2, VARIANT), // module_config.proto ModuleConfig.serial = 2 (kept encoded)
   external_notification: field.bytes(3, VARIANT), // module_config.proto ModuleConfig.external_notification = 3 (kept encoded)
@@ -156,6 +86,7 @@ export const MODULE_CONFIG: MessageSchema<ModuleConfig> = defineMessage<ModuleCo
   tak: field.bytes(16, VARIANT), // module_config.proto ModuleConfig.tak = 16 (kept encoded)
   mesh_beacon: field.bytes(17, VARIANT), // module_config.proto ModuleConfig.mesh_beacon = 17 (kept encoded)
 });
+export type ModuleConfig = MessageOf<typeof MODULE_CONFIG>;
 
 /** The variant a ModuleConfig carries, or undefined (none, or one newer than this schema: it
  *  is then in `$unknown` with its field number). */

@@ -1,4 +1,4 @@
-import { type DecodeResult, decodeMessage, defineMessage, encodeMessage, field, type MessageSchema, type Unknown } from './proto.ts';
+import { type DecodeResult, decodeMessage, defineMessage, encodeMessage, field, type MessageOf } from './proto.ts';
 import { DEVICE_METRICS, type DeviceMetrics } from './telemetry.ts';
 
 // mesh.proto messages about nodes: positions, owners, the node database and the device's
@@ -8,38 +8,12 @@ import { DEVICE_METRICS, type DeviceMetrics } from './telemetry.ts';
 // ---------------------------------------------------------------------------------------------
 // Position (POSITION_APP payload)
 
-export interface Position extends Unknown {
+export const POSITION = defineMessage('Position', {
   /** Degrees x 1e7. */
-  latitude_i?: number;
-  /** Degrees x 1e7. */
-  longitude_i?: number;
-  /** Metres above mean sea level. */
-  altitude?: number;
-  time?: number;
-  location_source?: number;
-  altitude_source?: number;
-  timestamp?: number;
-  timestamp_millis_adjust?: number;
-  altitude_hae?: number;
-  altitude_geoidal_separation?: number;
-  PDOP?: number;
-  HDOP?: number;
-  VDOP?: number;
-  gps_accuracy?: number;
-  ground_speed?: number;
-  ground_track?: number;
-  fix_quality?: number;
-  fix_type?: number;
-  sats_in_view?: number;
-  sensor_id?: number;
-  next_update?: number;
-  seq_number?: number;
-  precision_bits?: number;
-}
-
-export const POSITION: MessageSchema<Position> = defineMessage<Position>('Position', {
   latitude_i: field.sfixed32(1, { optional: true }), // mesh.proto Position.latitude_i = 1
+  /** Degrees x 1e7. */
   longitude_i: field.sfixed32(2, { optional: true }), // mesh.proto Position.longitude_i = 2
+  /** Metres above mean sea level. */
   altitude: field.int32(3, { optional: true }), // mesh.proto Position.altitude = 3
   time: field.fixed32(4), // mesh.proto Position.time = 4
   location_source: field.enum(5), // mesh.proto Position.location_source = 5 (LocSource)
@@ -62,60 +36,33 @@ export const POSITION: MessageSchema<Position> = defineMessage<Position>('Positi
   seq_number: field.uint32(22), // mesh.proto Position.seq_number = 22
   precision_bits: field.uint32(23), // mesh.proto Position.precision_bits = 23
 });
+export type Position = MessageOf<typeof POSITION>;
 
 // ---------------------------------------------------------------------------------------------
 // User (NODEINFO_APP payload, AdminMessage owner)
 
-export interface User extends Unknown {
+export const USER = defineMessage('User', {
   /** "!a1b2c3d4" */
-  id?: string;
-  /** Up to 39 UTF-8 bytes on the wire; the firmware keeps 24 (mesh.proto User.long_name). */
-  long_name?: string;
-  /** Up to 4 UTF-8 bytes. */
-  short_name?: string;
-  macaddr?: Uint8Array;
-  /** mesh.proto HardwareModel. */
-  hw_model?: number;
-  is_licensed?: boolean;
-  /** DEVICE_ROLE. */
-  role?: number;
-  public_key?: Uint8Array;
-  is_unmessagable?: boolean;
-}
-
-export const USER: MessageSchema<User> = defineMessage<User>('User', {
   id: field.string(1), // mesh.proto User.id = 1
+  /** Up to 39 UTF-8 bytes on the wire; the firmware keeps 24 (mesh.proto User.long_name). */
   long_name: field.string(2), // mesh.proto User.long_name = 2
+  /** Up to 4 UTF-8 bytes. */
   short_name: field.string(3), // mesh.proto User.short_name = 3
   macaddr: field.bytes(4), // mesh.proto User.macaddr = 4 (deprecated)
+  /** mesh.proto HardwareModel. */
   hw_model: field.enum(5), // mesh.proto User.hw_model = 5
   is_licensed: field.bool(6), // mesh.proto User.is_licensed = 6
+  /** DEVICE_ROLE. */
   role: field.enum(7), // mesh.proto User.role = 7 (Config.DeviceConfig.Role)
   public_key: field.bytes(8), // mesh.proto User.public_key = 8
   is_unmessagable: field.bool(9, { optional: true }), // mesh.proto User.is_unmessagable = 9
 });
+export type User = MessageOf<typeof USER>;
 
 // ---------------------------------------------------------------------------------------------
 // Node database and the device itself (handshake)
 
-export interface NodeInfo extends Unknown {
-  num?: number;
-  user?: User;
-  position?: Position;
-  snr?: number;
-  last_heard?: number;
-  device_metrics?: DeviceMetrics;
-  channel?: number;
-  via_mqtt?: boolean;
-  hops_away?: number;
-  is_favorite?: boolean;
-  is_ignored?: boolean;
-  is_key_manually_verified?: boolean;
-  is_muted?: boolean;
-  has_xeddsa_signed?: boolean;
-}
-
-export const NODE_INFO: MessageSchema<NodeInfo> = defineMessage<NodeInfo>('NodeInfo', {
+export const NODE_INFO = defineMessage('NodeInfo', {
   num: field.uint32(1), // mesh.proto NodeInfo.num = 1
   user: field.message(2, USER), // mesh.proto NodeInfo.user = 2
   position: field.message(3, POSITION), // mesh.proto NodeInfo.position = 3
@@ -131,18 +78,9 @@ export const NODE_INFO: MessageSchema<NodeInfo> = defineMessage<NodeInfo>('NodeI
   is_muted: field.bool(13), // mesh.proto NodeInfo.is_muted = 13
   has_xeddsa_signed: field.bool(14), // mesh.proto NodeInfo.has_xeddsa_signed = 14
 });
+export type NodeInfo = MessageOf<typeof NODE_INFO>;
 
-export interface MyNodeInfo extends Unknown {
-  my_node_num?: number;
-  reboot_count?: number;
-  min_app_version?: number;
-  device_id?: Uint8Array;
-  pio_env?: string;
-  firmware_edition?: number;
-  nodedb_count?: number;
-}
-
-export const MY_NODE_INFO: MessageSchema<MyNodeInfo> = defineMessage<MyNodeInfo>('MyNodeInfo', {
+export const MY_NODE_INFO = defineMessage('MyNodeInfo', {
   my_node_num: field.uint32(1), // mesh.proto MyNodeInfo.my_node_num = 1
   reboot_count: field.uint32(8), // mesh.proto MyNodeInfo.reboot_count = 8
   min_app_version: field.uint32(11), // mesh.proto MyNodeInfo.min_app_version = 11
@@ -151,24 +89,9 @@ export const MY_NODE_INFO: MessageSchema<MyNodeInfo> = defineMessage<MyNodeInfo>
   firmware_edition: field.enum(14), // mesh.proto MyNodeInfo.firmware_edition = 14
   nodedb_count: field.uint32(15), // mesh.proto MyNodeInfo.nodedb_count = 15
 });
+export type MyNodeInfo = MessageOf<typeof MY_NODE_INFO>;
 
-export interface DeviceMetadata extends Unknown {
-  firmware_version?: string;
-  device_state_version?: number;
-  canShutdown?: boolean;
-  hasWifi?: boolean;
-  hasBluetooth?: boolean;
-  hasEthernet?: boolean;
-  role?: number;
-  position_flags?: number;
-  hw_model?: number;
-  hasRemoteHardware?: boolean;
-  hasPKC?: boolean;
-  excluded_modules?: number;
-  has_xeddsa?: boolean;
-}
-
-export const DEVICE_METADATA: MessageSchema<DeviceMetadata> = defineMessage<DeviceMetadata>('DeviceMetadata', {
+export const DEVICE_METADATA = defineMessage('DeviceMetadata', {
   firmware_version: field.string(1), // mesh.proto DeviceMetadata.firmware_version = 1
   device_state_version: field.uint32(2), // mesh.proto DeviceMetadata.device_state_version = 2
   canShutdown: field.bool(3), // mesh.proto DeviceMetadata.canShutdown = 3
@@ -183,17 +106,15 @@ export const DEVICE_METADATA: MessageSchema<DeviceMetadata> = defineMessage<Devi
   excluded_modules: field.uint32(12), // mesh.proto DeviceMetadata.excluded_modules = 12
   has_xeddsa: field.bool(14), // mesh.proto DeviceMetadata.has_xeddsa = 14
 });
+export type DeviceMetadata = MessageOf<typeof DEVICE_METADATA>;
 
 // ---------------------------------------------------------------------------------------------
 // StatusMessage (NODE_STATUS_APP payload, a node's short status line)
 
-export interface StatusMessage extends Unknown {
-  status?: string;
-}
-
-export const STATUS_MESSAGE: MessageSchema<StatusMessage> = defineMessage<StatusMessage>('StatusMessage', {
+export const STATUS_MESSAGE = defineMessage('StatusMessage', {
   status: field.string(1), // mesh.proto StatusMessage.status = 1
 });
+export type StatusMessage = MessageOf<typeof STATUS_MESSAGE>;
 
 export const encodeStatusMessage = (m: StatusMessage): Uint8Array => encodeMessage(STATUS_MESSAGE, m);
 export const decodeStatusMessage = (b: Uint8Array): DecodeResult<StatusMessage> => decodeMessage(STATUS_MESSAGE, b);

@@ -3,8 +3,8 @@ import { concat } from '../../shared/codec/bytes.ts';
 
 // A small table-driven protobuf codec for the Meshtastic messages (docs/protocols/meshtastic.md
 // 2.3, 2.6). Each message is a plain object whose keys are the proto field names; a schema
-// maps every key to its field number and type, and the compiler checks that the schema and the
-// TypeScript interface agree key for key and type for type. No generated Meshtastic code is
+// maps every key to its field number and type, and the message's TypeScript type is derived
+// from the schema (MessageOf), so the two cannot disagree. No generated Meshtastic code is
 // used (the generated packages are GPL); only field numbers and types are taken from the
 // .proto files.
 //
@@ -62,14 +62,27 @@ export interface Unknown {
   $unknown?: Uint8Array;
 }
 
-export function defineMessage<T>(name: string, fields: FieldSpecs<T>): MessageSchema<T> {
+/** A schema literal: field specs by property name. */
+export type Fields = Readonly<Record<string, FieldSpec<unknown>>>;
+
+type ValueOf<S> = S extends FieldSpec<infer V> ? V : never;
+
+/** The plain object that a schema literal describes: every field optional (see the conventions
+ *  above), plus `$unknown`. It maps the literal's own keys, so a doc comment written on a schema
+ *  line shows on the message property too. */
+export type MessageOfFields<F extends Fields> = { -readonly [K in keyof F]?: ValueOf<F[K]> } & Unknown;
+
+/** The message type of a schema: `export type Data = MessageOf<typeof DATA>`. */
+export type MessageOf<S> = S extends MessageSchema<infer T> ? T : never;
+
+export function defineMessage<F extends Fields>(name: string, fields: F): MessageSchema<MessageOfFields<F>> {
   const byNo = new Map<number, Entry>();
   for (const [key, spec] of Object.entries(fields) as [string, FieldSpec<unknown>][]) {
     if (byNo.has(spec.no)) throw new Error(`${name}: field number ${spec.no} used twice`);
     byNo.set(spec.no, { key, spec });
   }
   const ordered = [...byNo.values()].sort((a, b) => a.spec.no - b.spec.no);
-  return { name, fields, byNo, ordered };
+  return { name, fields: fields as unknown as FieldSpecs<MessageOfFields<F>>, byNo, ordered };
 }
 
 /** The field number of `key` in `schema` (for logs and tests). */

@@ -4,41 +4,29 @@ import { MESH_PACKET, type MeshPacket } from './mesh.ts';
 import { MODULE_CONFIG, type ModuleConfig } from './module-config.ts';
 import { LORA_REGION_PRESET_MAP, type LoRaRegionPresetMap } from './presets.ts';
 import { DEVICE_METADATA, type DeviceMetadata, MY_NODE_INFO, type MyNodeInfo, NODE_INFO, type NodeInfo } from './node.ts';
-import { type DecodeResult, decodeMessage, defineMessage, encodeMessage, field, type MessageSchema, oneofCase, type Unknown } from './proto.ts';
+import { type DecodeResult, decodeMessage, defineMessage, encodeMessage, field, type MessageOf, oneofCase } from './proto.ts';
 import { encodeFrame } from './stream.ts';
 
 // The two envelopes of the stream API (docs/protocols/meshtastic.md 2.2, 2.3): the host sends
 // ToRadio, the device answers with FromRadio, one per frame (stream.ts).
 
-export interface LogRecord extends Unknown {
-  message?: string;
-  time?: number;
-  source?: string;
-  /** LOG_LEVEL. */
-  level?: number;
-}
-
-export const LOG_RECORD: MessageSchema<LogRecord> = defineMessage<LogRecord>('LogRecord', {
+export const LOG_RECORD = defineMessage('LogRecord', {
   message: field.string(1), // mesh.proto LogRecord.message = 1
   time: field.fixed32(2), // mesh.proto LogRecord.time = 2
   source: field.string(3), // mesh.proto LogRecord.source = 3
+  /** LOG_LEVEL. */
   level: field.enum(4), // mesh.proto LogRecord.level = 4 (LogRecord.Level)
 });
+export type LogRecord = MessageOf<typeof LOG_RECORD>;
 
-export interface QueueStatus extends Unknown {
+export const QUEUE_STATUS = defineMessage('QueueStatus', {
   /** 0 = accepted; otherwise a firmware error code. */
-  res?: number;
-  free?: number;
-  maxlen?: number;
-  mesh_packet_id?: number;
-}
-
-export const QUEUE_STATUS: MessageSchema<QueueStatus> = defineMessage<QueueStatus>('QueueStatus', {
   res: field.int32(1), // mesh.proto QueueStatus.res = 1
   free: field.uint32(2), // mesh.proto QueueStatus.free = 2
   maxlen: field.uint32(3), // mesh.proto QueueStatus.maxlen = 3
   mesh_packet_id: field.uint32(4), // mesh.proto QueueStatus.mesh_packet_id = 4
 });
+export type QueueStatus = MessageOf<typeof QUEUE_STATUS>;
 
 
 export const encodeLogRecord = (m: LogRecord): Uint8Array => encodeMessage(LOG_RECORD, m);
@@ -46,91 +34,46 @@ export const decodeLogRecord = (b: Uint8Array): DecodeResult<LogRecord> => decod
 export const encodeQueueStatus = (m: QueueStatus): Uint8Array => encodeMessage(QUEUE_STATUS, m);
 export const decodeQueueStatus = (b: Uint8Array): DecodeResult<QueueStatus> => decodeMessage(QUEUE_STATUS, b);
 
-export interface Heartbeat extends Unknown {
+export const HEARTBEAT = defineMessage('Heartbeat', {
   /** Leave 0: recent firmware answers nonce 1 by broadcasting its NodeInfo (2.7). */
-  nonce?: number;
-}
-
-export const HEARTBEAT: MessageSchema<Heartbeat> = defineMessage<Heartbeat>('Heartbeat', {
   nonce: field.uint32(1), // mesh.proto Heartbeat.nonce = 1
 });
+export type Heartbeat = MessageOf<typeof HEARTBEAT>;
 
-export interface FileInfo extends Unknown {
-  file_name?: string;
-  size_bytes?: number;
-}
-
-export const FILE_INFO: MessageSchema<FileInfo> = defineMessage<FileInfo>('FileInfo', {
+export const FILE_INFO = defineMessage('FileInfo', {
   file_name: field.string(1), // mesh.proto FileInfo.file_name = 1
   size_bytes: field.uint32(2), // mesh.proto FileInfo.size_bytes = 2
 });
+export type FileInfo = MessageOf<typeof FILE_INFO>;
 
-/** A notice for the user from the device (e.g. why a packet was refused). Its key-verification
- *  variants (fields 11-15) stay in `$unknown`. */
-export interface ClientNotification extends Unknown {
+export const CLIENT_NOTIFICATION = defineMessage('ClientNotification', {
   /** The id of the packet it is about, if any. */
-  reply_id?: number;
-  time?: number;
-  /** LOG_LEVEL. */
-  level?: number;
-  message?: string;
-}
-
-export const CLIENT_NOTIFICATION: MessageSchema<ClientNotification> = defineMessage<ClientNotification>('ClientNotification', {
   reply_id: field.uint32(1, { optional: true }), // mesh.proto ClientNotification.reply_id = 1
   time: field.fixed32(2), // mesh.proto ClientNotification.time = 2
+  /** LOG_LEVEL. */
   level: field.enum(3), // mesh.proto ClientNotification.level = 3 (LogRecord.Level)
   message: field.string(4), // mesh.proto ClientNotification.message = 4
 });
-
-export interface ToRadio extends Unknown {
-  // oneof payload_variant
-  packet?: MeshPacket;
-  /** Starts the handshake; the device ends it with FromRadio.config_complete_id equal to this.
-   *  Use a random u32: 69420 and 69421 are special (docs/protocols/meshtastic.md 2.7). */
-  want_config_id?: number;
-  disconnect?: boolean;
-  xmodemPacket?: Uint8Array;
-  mqttClientProxyMessage?: Uint8Array;
-  heartbeat?: Heartbeat;
-}
+/** A notice for the user from the device (e.g. why a packet was refused). Its key-verification
+ *  variants (fields 11-15) stay in `$unknown`. */
+export type ClientNotification = MessageOf<typeof CLIENT_NOTIFICATION>;
 
 const V = { oneof: 'payload_variant' };
 
-export const TO_RADIO: MessageSchema<ToRadio> = defineMessage<ToRadio>('ToRadio', {
+export const TO_RADIO = defineMessage('ToRadio', {
   packet: field.message(1, MESH_PACKET, V), // mesh.proto ToRadio.packet = 1
+  /** Starts the handshake; the device ends it with FromRadio.config_complete_id equal to this.
+   *  Use a random u32: 69420 and 69421 are special (docs/protocols/meshtastic.md 2.7). */
   want_config_id: field.uint32(3, V), // mesh.proto ToRadio.want_config_id = 3
   disconnect: field.bool(4, V), // mesh.proto ToRadio.disconnect = 4
   xmodemPacket: field.bytes(5, V), // mesh.proto ToRadio.xmodemPacket = 5 (XModem, kept encoded)
   mqttClientProxyMessage: field.bytes(6, V), // mesh.proto ToRadio.mqttClientProxyMessage = 6 (kept encoded)
   heartbeat: field.message(7, HEARTBEAT, V), // mesh.proto ToRadio.heartbeat = 7
 });
+export type ToRadio = MessageOf<typeof TO_RADIO>;
 
-export interface FromRadio extends Unknown {
+export const FROM_RADIO = defineMessage('FromRadio', {
   /** The device's running number for this message (0 on some firmware). */
-  id?: number;
-  // oneof payload_variant
-  packet?: MeshPacket;
-  my_info?: MyNodeInfo;
-  node_info?: NodeInfo;
-  config?: Config;
-  log_record?: LogRecord;
-  config_complete_id?: number;
-  rebooted?: boolean;
-  moduleConfig?: ModuleConfig;
-  channel?: Channel;
-  queueStatus?: QueueStatus;
-  xmodemPacket?: Uint8Array;
-  metadata?: DeviceMetadata;
-  mqttClientProxyMessage?: Uint8Array;
-  fileInfo?: FileInfo;
-  clientNotification?: ClientNotification;
-  deviceuiConfig?: Uint8Array;
-  lockdown_status?: Uint8Array;
-  region_presets?: LoRaRegionPresetMap;
-}
-
-export const FROM_RADIO: MessageSchema<FromRadio> = defineMessage<FromRadio>('FromRadio', {
   id: field.uint32(1), // mesh.proto FromRadio.id = 1
   packet: field.message(2, MESH_PACKET, V), // mesh.proto FromRadio.packet = 2
   my_info: field.message(3, MY_NODE_INFO, V), // mesh.proto FromRadio.my_info = 3
@@ -151,6 +94,7 @@ export const FROM_RADIO: MessageSchema<FromRadio> = defineMessage<FromRadio>('Fr
   lockdown_status: field.bytes(18, V), // mesh.proto FromRadio.lockdown_status = 18 (LockdownStatus, kept encoded)
   region_presets: field.message(19, LORA_REGION_PRESET_MAP, V), // mesh.proto FromRadio.region_presets = 19 (LoRaRegionPresetMap)
 });
+export type FromRadio = MessageOf<typeof FROM_RADIO>;
 
 export type ToRadioVariant = keyof Omit<ToRadio, '$unknown'>;
 export type FromRadioVariant = keyof Omit<FromRadio, '$unknown' | 'id'>;

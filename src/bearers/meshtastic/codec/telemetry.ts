@@ -1,44 +1,24 @@
-import { type DecodeResult, decodeMessage, defineMessage, encodeMessage, field, type MessageSchema, type Unknown } from './proto.ts';
+import { type DecodeResult, decodeMessage, defineMessage, encodeMessage, field, type MessageOf } from './proto.ts';
 
 // Telemetry, the TELEMETRY_APP payload (docs/protocols/meshtastic.md 2.3; telemetry.proto).
 // Device metrics are decoded; the other variants stay encoded bytes.
 
-export interface DeviceMetrics extends Unknown {
+export const DEVICE_METRICS = defineMessage('DeviceMetrics', {
   /** 0-100 %, 101 = powered from outside. */
-  battery_level?: number;
-  voltage?: number;
-  /** Percent of air time this node hears used in the last minute. */
-  channel_utilization?: number;
-  /** Percent of the last hour this node spent transmitting. */
-  air_util_tx?: number;
-  uptime_seconds?: number;
-}
-
-export const DEVICE_METRICS: MessageSchema<DeviceMetrics> = defineMessage<DeviceMetrics>('DeviceMetrics', {
   battery_level: field.uint32(1, { optional: true }), // telemetry.proto DeviceMetrics.battery_level = 1
   voltage: field.float(2, { optional: true }), // telemetry.proto DeviceMetrics.voltage = 2
+  /** Percent of air time this node hears used in the last minute. */
   channel_utilization: field.float(3, { optional: true }), // telemetry.proto DeviceMetrics.channel_utilization = 3
+  /** Percent of the last hour this node spent transmitting. */
   air_util_tx: field.float(4, { optional: true }), // telemetry.proto DeviceMetrics.air_util_tx = 4
   uptime_seconds: field.uint32(5, { optional: true }), // telemetry.proto DeviceMetrics.uptime_seconds = 5
 });
-
-export interface Telemetry extends Unknown {
-  /** Seconds since 1970, 0 = unknown. */
-  time?: number;
-  // oneof variant
-  device_metrics?: DeviceMetrics;
-  environment_metrics?: Uint8Array;
-  air_quality_metrics?: Uint8Array;
-  power_metrics?: Uint8Array;
-  local_stats?: Uint8Array;
-  health_metrics?: Uint8Array;
-  host_metrics?: Uint8Array;
-  traffic_management_stats?: Uint8Array;
-}
+export type DeviceMetrics = MessageOf<typeof DEVICE_METRICS>;
 
 const VARIANT = { oneof: 'variant' };
 
-export const TELEMETRY: MessageSchema<Telemetry> = defineMessage<Telemetry>('Telemetry', {
+export const TELEMETRY = defineMessage('Telemetry', {
+  /** Seconds since 1970, 0 = unknown. */
   time: field.fixed32(1), // telemetry.proto Telemetry.time = 1
   device_metrics: field.message(2, DEVICE_METRICS, VARIANT), // telemetry.proto Telemetry.device_metrics = 2
   environment_metrics: field.bytes(3, VARIANT), // telemetry.proto Telemetry.environment_metrics = 3 (EnvironmentMetrics, kept encoded)
@@ -49,6 +29,7 @@ export const TELEMETRY: MessageSchema<Telemetry> = defineMessage<Telemetry>('Tel
   host_metrics: field.bytes(8, VARIANT), // telemetry.proto Telemetry.host_metrics = 8 (kept encoded)
   traffic_management_stats: field.bytes(9, VARIANT), // telemetry.proto Telemetry.traffic_management_stats = 9 (kept encoded)
 });
+export type Telemetry = MessageOf<typeof TELEMETRY>;
 
 export const encodeTelemetry = (m: Telemetry): Uint8Array => encodeMessage(TELEMETRY, m);
 export const decodeTelemetry = (b: Uint8Array): DecodeResult<Telemetry> => decodeMessage(TELEMETRY, b);

@@ -209,12 +209,7 @@ export class MeshtasticDevice extends EventEmitter implements MeshMember {
 
   /** Switches the radio off: off the mesh, session and held packets lost, state kept. */
   powerOff(): void {
-    this.#boot++;
-    if (this.#rebootTimer) this.#clock.clearTimeout(this.#rebootTimer);
-    this.#rebootTimer = null;
-    this.#toPhone.length = 0;
-    this.#editing = false;
-    this.#resetSession();
+    this.#endBoot();
     if (this.#onMesh) this.mesh.leave(this);
     this.#onMesh = false;
   }
@@ -441,18 +436,24 @@ export class MeshtasticDevice extends EventEmitter implements MeshMember {
     }, delayMs);
   }
 
-  /** What a reboot does to the host: a last FromRadio.rebooted, then a fresh StreamAPI that
-   *  waits for a frame and a new handshake. Transports drop TCP clients on 'rebooted'. */
-  #reboot(reason: string): void {
-    this.counters.reboots++;
-    this.#state.rebootCount++;
-    this.#send({ rebooted: true });
+  /** What a reboot and a power-off share: the running boot ends (its timers stale), a pending
+   *  reboot is dropped, and the session, its held packets and an open settings edit are lost. */
+  #endBoot(): void {
     this.#boot++;
     if (this.#rebootTimer) this.#clock.clearTimeout(this.#rebootTimer);
     this.#rebootTimer = null;
     this.#toPhone.length = 0;
     this.#editing = false;
     this.#resetSession();
+  }
+
+  /** What a reboot does to the host: a last FromRadio.rebooted, then a fresh StreamAPI that
+   *  waits for a frame and a new handshake. Transports drop TCP clients on 'rebooted'. */
+  #reboot(reason: string): void {
+    this.counters.reboots++;
+    this.#state.rebootCount++;
+    this.#send({ rebooted: true });
+    this.#endBoot();
     this.#sessionPasskey = randomBytes(8);
     this.#bootedAt = this.#clock.now();
     this.emit('rebooted', reason);

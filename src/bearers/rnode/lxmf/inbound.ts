@@ -1,6 +1,6 @@
 import type { Logger } from '../../../lib/log.ts';
 import type { BearerEvents } from '../../bearer.ts';
-import { toHex } from '../../shared/codec/bytes.ts';
+import { toHex, utf8OrNull } from '../../shared/codec/bytes.ts';
 import { type LxmfFields, type LxmfMessage, verifyMessage } from '../reticulum/lxmf.ts';
 import type { PeerBook } from './peers.ts';
 
@@ -43,8 +43,8 @@ export function acceptMessage(ctx: InboundContext, message: LxmfMessage, arrival
     ctx.counters.messages_unverified++;
     signature = 'unverified';
   }
-  const text = utf8(message.content);
-  const title = utf8(message.title);
+  const text = utf8OrNull(message.content);
+  const title = utf8OrNull(message.title);
   const stored = ctx.events.receive({
     from,
     to: ctx.addressHex,
@@ -74,15 +74,6 @@ export function acceptMessage(ctx: InboundContext, message: LxmfMessage, arrival
 
 /** A sender's timestamp (Unix seconds) that a Date can hold. */
 const validTime = (seconds: number) => Number.isFinite(seconds) && Math.abs(seconds * 1000) <= 8.64e15;
-
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-function utf8(bytes: Uint8Array): string | null {
-  try {
-    return strictUtf8.decode(bytes);
-  } catch {
-    return null;
-  }
-}
 
 /** LXMF fields (a msgpack map with integer keys) as JSON for the message's meta: bytes as hex. */
 function fieldsForMeta(fields: LxmfFields): Record<string, unknown> {

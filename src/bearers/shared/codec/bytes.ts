@@ -1,5 +1,5 @@
 // Small byte helpers shared by the codecs and drivers of every kind: concatenation, equality,
-// hex. Pure.
+// hex, strict UTF-8. Pure.
 
 /** Byte-wise equality, for hashes and keys. */
 export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -21,4 +21,16 @@ export function concat(...parts: readonly Uint8Array[]): Uint8Array {
 
 export function toHex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The bytes as UTF-8 text, or null when they are not valid UTF-8 (a text field that is
+ *  really binary is then kept as bytes, not mangled with replacement characters). */
+export function utf8OrNull(bytes: Uint8Array): string | null {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return null;
+  }
 }

@@ -2,7 +2,7 @@ import { DeviceError } from '../../device-error.ts';
 import { describeTarget, findDevice, findProfile, type BleTarget, type GattProfile } from './ble-find.ts';
 import { ATT_HEADER_BYTES, STREAM_FRAMING, type BleChannel, type BleFramer, type BleFraming } from './ble-framing.ts';
 import { DbusBluez, describeBluezError, GATT_CHAR_IFACE, type BluezGatt, type WriteType } from './bluez-client.ts';
-import { LinkEvents } from './link-events.ts';
+import { EventLink } from './link-events.ts';
 import type { Link } from './link.ts';
 
 // A Link over Bluetooth LE, through BlueZ on the system bus (docs/ports.md "BLE"). The board
@@ -56,13 +56,12 @@ export async function openBleLink(target: BleTarget, options: BleLinkOptions = {
 /** The link over one found service: gone -> onClose, close -> Disconnect, one write at a time
  *  (BlueZ answers InProgress to a second write request on a characteristic); the framer does
  *  the rest. */
-class BleLink implements Link {
+class BleLink extends EventLink implements Link {
   readonly kind = 'ble' as const;
   readonly description: string;
   /** Values the framing could not take as a frame (BleChannel.discard). */
   notFrames = 0;
   readonly #bus: BluezGatt;
-  readonly #events: LinkEvents;
   readonly #devicePath: string;
   readonly #paths: Record<string, string>;
   readonly #framer: BleFramer;
@@ -71,12 +70,12 @@ class BleLink implements Link {
   #unwatch: Array<() => void> = [];
 
   constructor(bus: BluezGatt, devicePath: string, profile: GattProfile, description: string, report?: (error: unknown) => void) {
+    super(report);
     this.#bus = bus;
     this.#devicePath = devicePath;
     this.#paths = profile.paths;
     this.#mtu = profile.mtu;
     this.description = description;
-    this.#events = new LinkEvents(report);
     this.#watch(profile.paths[profile.service.mtuRole], (changed) => {
       if (typeof changed.MTU === 'number' && changed.MTU > ATT_HEADER_BYTES) this.#mtu = changed.MTU;
     });
@@ -91,7 +90,7 @@ class BleLink implements Link {
     const link = this;
     return {
       get closed() {
-        return link.#events.closed;
+        return link.events.closed;
       },
       get mtu() {
         return link.#mtu;
@@ -103,7 +102,7 @@ class BleLink implements Link {
           if (changed.Value instanceof Uint8Array) listener(changed.Value);
         }),
       startNotify: (role) => this.#bus.startNotify(this.#paths[role]),
-      emit: (data) => this.#events.emitData(data),
+      emit: (data) => this.events.emitData(data),
       discard: () => void this.notFrames++,
       fail: (reason) => void this.#end(`${this.description}: ${reason}`, true),
     };
@@ -119,9 +118,9 @@ class BleLink implements Link {
   }
 
   write(data: Uint8Array): Promise<void> {
-    if (this.#events.closed) return Promise.reject(this.#events.closedError(this.description));
+    if (this.events.closed) return Promise.reject(this.events.closedError(this.description));
     const copy = Uint8Array.from(data);
-    const done = this.#queue.then(() => (this.#events.closed ? Promise.reject(this.#events.closedError(this.description)) : this.#framer.send(copy)));
+    const done = this.#queue.then(() => (this.events.closed ? Promise.reject(this.events.closedError(this.description)) : this.#framer.send(copy)));
     this.#queue = done.catch(() => {});
     return done;
   }
@@ -130,17 +129,9 @@ class BleLink implements Link {
     try {
       await this.#bus.writeValue(charPath, value, type);
     } catch (error) {
-      if (this.#events.closed) throw this.#events.closedError(this.description);
+      if (this.events.closed) throw this.events.closedError(this.description);
       throw new DeviceError('ERR_LINK_WRITE', `writing to ${this.description} failed: ${describeBluezError(error)}`, { retryable: true });
     }
-  }
-
-  onData(listener: (chunk: Uint8Array) => void): void {
-    this.#events.onData(listener);
-  }
-
-  onClose(listener: (reason: string) => void): void {
-    this.#events.onClose(listener);
   }
 
   async close(): Promise<void> {
@@ -148,10 +139,10 @@ class BleLink implements Link {
   }
 
   async #end(reason: string, disconnect: boolean): Promise<void> {
-    if (this.#events.closed) return;
+    if (this.events.closed) return;
     for (const off of this.#unwatch) off();
     this.#unwatch = [];
-    this.#events.emitClose(reason);
+    this.events.emitClose(reason);
     if (disconnect) await this.#bus.disconnect(this.#devicePath).catch(() => {});
     this.#bus.close();
   }

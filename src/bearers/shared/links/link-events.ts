@@ -84,3 +84,29 @@ export class LinkEvents {
     }
   }
 }
+
+/** The listener half of a Link, kept by a LinkEvents: the same for every transport. A link
+ *  reports its transport's bytes and close through `events`. */
+export abstract class EventLink {
+  protected readonly events: LinkEvents;
+
+  constructor(report?: (error: unknown) => void) {
+    this.events = new LinkEvents(report);
+  }
+
+  onData(listener: (chunk: Uint8Array) => void): void {
+    this.events.onData(listener);
+  }
+
+  onClose(listener: (reason: string) => void): void {
+    this.events.onClose(listener);
+  }
+}
+
+/** A transport's callback-style write as a promise: its error rejects as ERR_LINK_WRITE,
+ *  retryable (the link is dropped and opened again). */
+export function writeDone(description: string, write: (done: (error?: Error | null) => void) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    write((error) => (error ? reject(new DeviceError('ERR_LINK_WRITE', `writing to ${description} failed: ${error.message}`, { retryable: true })) : resolve()));
+  });
+}

@@ -2,7 +2,7 @@ import { realpathSync, stat, statSync } from 'node:fs';
 import { SerialPort } from 'serialport';
 import { systemClock, type Clock, type TimerHandle } from '../../../lib/clock.ts';
 import { DeviceError } from '../../device-error.ts';
-import { LinkEvents } from './link-events.ts';
+import { EventLink, writeDone } from './link-events.ts';
 import type { Link } from './link.ts';
 
 // A Link over a local serial port (USB CDC/UART, or a pty in tests and for the simulators).
@@ -82,71 +82,58 @@ function watchDeviceNode(link: SerialLink, path: string, clock: Clock): void {
   });
 }
 
-class SerialLink implements Link {
+class SerialLink extends EventLink implements Link {
   readonly kind = 'serial' as const;
   readonly description: string;
   readonly #port: SerialPort;
-  readonly #events: LinkEvents;
   #closing = false;
   #vanishedReason: string | null = null;
 
   constructor(port: SerialPort, path: string, report: ((error: unknown) => void) | undefined, lastError: () => string | null) {
+    super(report);
     this.#port = port;
     this.description = path;
-    this.#events = new LinkEvents(report);
-    port.on('data', (chunk: Buffer) => this.#events.emitData(chunk));
+    port.on('data', (chunk: Buffer) => this.events.emitData(chunk));
     port.on('close', (error: (Error & { disconnected?: boolean }) | null) => {
-      if (this.#vanishedReason !== null) this.#events.emitClose(this.#vanishedReason);
-      else if (this.#closing) this.#events.emitClose('closed by the bridge');
-      else if (error?.disconnected) this.#events.emitClose(`device gone from ${path} (unplugged or reset): ${error.message}`);
-      else this.#events.emitClose(`${path} closed: ${error?.message ?? lastError() ?? 'no reason given'}`);
+      if (this.#vanishedReason !== null) this.events.emitClose(this.#vanishedReason);
+      else if (this.#closing) this.events.emitClose('closed by the bridge');
+      else if (error?.disconnected) this.events.emitClose(`device gone from ${path} (unplugged or reset): ${error.message}`);
+      else this.events.emitClose(`${path} closed: ${error?.message ?? lastError() ?? 'no reason given'}`);
     });
   }
 
   get isClosed(): boolean {
-    return this.#events.closed;
+    return this.events.closed;
   }
 
   /** The device went away without the binding noticing: close with that reason. */
   vanished(reason: string): void {
-    if (this.#events.closed || this.#closing) return;
+    if (this.events.closed || this.#closing) return;
     this.#vanishedReason = reason;
     this.#closing = true;
-    if (!this.#port.isOpen) this.#events.emitClose(reason);
-    else this.#port.close(() => this.#events.emitClose(reason));
+    if (!this.#port.isOpen) this.events.emitClose(reason);
+    else this.#port.close(() => this.events.emitClose(reason));
   }
 
   write(data: Uint8Array): Promise<void> {
-    if (this.#events.closed || this.#closing || !this.#port.isOpen) return Promise.reject(this.#events.closedError(this.description));
-    return new Promise((resolve, reject) => {
-      // Resolves once the bytes are handed to the kernel. tcdrain (port.drain) is not waited
-      // for: on a pty it blocks until the other side reads, and flow control is the
-      // driver's business (RNode READY, docs/protocols/rnode.md 1.5).
-      this.#port.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength), (error) =>
-        error ? reject(new DeviceError('ERR_LINK_WRITE', `writing to ${this.description} failed: ${error.message}`, { retryable: true })) : resolve(),
-      );
-    });
-  }
-
-  onData(listener: (chunk: Uint8Array) => void): void {
-    this.#events.onData(listener);
-  }
-
-  onClose(listener: (reason: string) => void): void {
-    this.#events.onClose(listener);
+    if (this.events.closed || this.#closing || !this.#port.isOpen) return Promise.reject(this.events.closedError(this.description));
+    // Resolves once the bytes are handed to the kernel. tcdrain (port.drain) is not waited
+    // for: on a pty it blocks until the other side reads, and flow control is the
+    // driver's business (RNode READY, docs/protocols/rnode.md 1.5).
+    return writeDone(this.description, (done) => this.#port.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength), done));
   }
 
   close(): Promise<void> {
-    if (this.#events.closed) return Promise.resolve();
+    if (this.events.closed) return Promise.resolve();
     this.#closing = true;
     return new Promise((resolve) => {
       if (!this.#port.isOpen) {
-        this.#events.emitClose('closed by the bridge');
+        this.events.emitClose('closed by the bridge');
         return resolve();
       }
       // A close error (the device vanished meanwhile) still leaves the link closed.
       this.#port.close(() => {
-        this.#events.emitClose('closed by the bridge');
+        this.events.emitClose('closed by the bridge');
         resolve();
       });
     });

@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { systemClock, type Clock } from '../../../lib/clock.ts';
 import { DeviceError } from '../../device-error.ts';
-import { LinkEvents } from './link-events.ts';
+import { EventLink, writeDone } from './link-events.ts';
 import type { Link } from './link.ts';
 
 // A Link over TCP to a WiFi board (RNode firmware listens on 7633, one client; docs/protocols/rnode.md
@@ -44,46 +44,33 @@ export function openTcpLink(host: string, port: number, options: TcpLinkOptions 
   });
 }
 
-class TcpLink implements Link {
+class TcpLink extends EventLink implements Link {
   readonly kind = 'tcp' as const;
   readonly description: string;
   readonly #socket: Socket;
-  readonly #events: LinkEvents;
   #reason: string | null = null;
 
   constructor(socket: Socket, description: string, report: ((error: unknown) => void) | undefined) {
+    super(report);
     this.#socket = socket;
     this.description = description;
-    this.#events = new LinkEvents(report);
-    socket.on('data', (chunk: Buffer) => this.#events.emitData(chunk));
+    socket.on('data', (chunk: Buffer) => this.events.emitData(chunk));
     socket.on('end', () => {
       this.#reason ??= `${description} closed the connection`;
     });
     socket.on('error', (error: NodeJS.ErrnoException) => {
       this.#reason ??= `${description}: ${describeSocketError(error)}`;
     });
-    socket.on('close', () => this.#events.emitClose(this.#reason ?? `${description} closed`));
+    socket.on('close', () => this.events.emitClose(this.#reason ?? `${description} closed`));
   }
 
   write(data: Uint8Array): Promise<void> {
-    if (this.#events.closed || this.#socket.destroyed || !this.#socket.writable) return Promise.reject(this.#events.closedError(this.description));
-    return new Promise((resolve, reject) => {
-      this.#socket.write(data, (error) =>
-        error ? reject(new DeviceError('ERR_LINK_WRITE', `writing to ${this.description} failed: ${error.message}`, { retryable: true })) : resolve(),
-      );
-    });
-  }
-
-  onData(listener: (chunk: Uint8Array) => void): void {
-    this.#events.onData(listener);
-  }
-
-  onClose(listener: (reason: string) => void): void {
-    this.#events.onClose(listener);
+    if (this.events.closed || this.#socket.destroyed || !this.#socket.writable) return Promise.reject(this.events.closedError(this.description));
+    return writeDone(this.description, (done) => this.#socket.write(data, done));
   }
 
   close(): Promise<void> {
-    if (this.#events.closed) return Promise.resolve();
+    if (this.events.closed) return Promise.resolve();
     this.#reason ??= 'closed by the bridge';
     return new Promise((resolve) => {
       this.#socket.once('close', () => resolve());

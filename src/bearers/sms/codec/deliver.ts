@@ -4,7 +4,7 @@
 import { encodeAddress, encodeSmsc, readAddress, type SmsAddress } from './address.ts';
 import { FIRST_OCTET, TP_MTI } from './constants.ts';
 import { decodeDcs, type DataCoding } from './dcs.ts';
-import { openPdu, type PduOptions } from './frame.ts';
+import { openTpdu, type PduOptions } from './frame.ts';
 import { type Decoded, decodeWith, octetsToHex } from './octets.ts';
 import type { SmsPart } from './split.ts';
 import { encodeTimestamp, readTimestampOrNull, type SmsTimestamp } from './timestamp.ts';
@@ -32,10 +32,7 @@ export interface SmsDeliver {
 /** Decodes an SMS-DELIVER. */
 export function decodeDeliver(hex: string, options?: PduOptions): Decoded<SmsDeliver> {
   return decodeWith(() => {
-    const { smsc, r } = openPdu(hex, options);
-    const firstAt = r.at;
-    const first = r.u8('first octet');
-    if ((first & 0x03) !== TP_MTI.DELIVER) r.fail(`TP-MTI ${first & 0x03} is not SMS-DELIVER (0)`, firstAt);
+    const { smsc, r, first } = openTpdu(hex, options, 'DELIVER');
     const warnings: string[] = [];
     const originator = readAddress(r, 'TP-OA');
     const pid = r.u8('TP-PID');

@@ -2,6 +2,7 @@
 // <pdu>; docs/protocols/sms.md 4.2, 4.3, 4.8). Pure.
 
 import { readSmsc, type SmsAddress } from './address.ts';
+import { TP_MTI } from './constants.ts';
 import { hexToOctets, OctetReader, PduError } from './octets.ts';
 
 export interface PduOptions {
@@ -34,4 +35,14 @@ export function openPdu(hex: string, options: PduOptions = {}): { smsc: SmsAddre
   }
   if (head.remaining === 0) throw new PduError(head.pos, 'PDU ends before the TPDU first octet');
   return { smsc, r: head };
+}
+
+/** openPdu for one message type: also reads the TPDU's first octet, and fails (naming that
+ *  octet) when its TP-MTI says another type. */
+export function openTpdu(hex: string, options: PduOptions | undefined, type: 'DELIVER' | 'SUBMIT' | 'STATUS_REPORT'): { smsc: SmsAddress | null; r: OctetReader; first: number } {
+  const { smsc, r } = openPdu(hex, options);
+  const firstAt = r.at;
+  const first = r.u8('first octet');
+  if ((first & 0x03) !== TP_MTI[type]) r.fail(`TP-MTI ${first & 0x03} is not SMS-${type.replace('_', '-')} (${TP_MTI[type]})`, firstAt);
+  return { smsc, r, first };
 }

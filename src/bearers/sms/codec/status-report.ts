@@ -4,7 +4,7 @@
 import { encodeAddress, encodeSmsc, readAddress, type SmsAddress } from './address.ts';
 import { classifyStatus, FIRST_OCTET, type StatusClass, TP_MTI } from './constants.ts';
 import { decodeDcs } from './dcs.ts';
-import { openPdu, type PduOptions } from './frame.ts';
+import { openTpdu, type PduOptions } from './frame.ts';
 import { type Decoded, decodeWith, octetsToHex, PduError } from './octets.ts';
 import { encodeTimestamp, readTimestampOrNull, type SmsTimestamp } from './timestamp.ts';
 import { readUserData, type UserData } from './user-data.ts';
@@ -34,10 +34,7 @@ export interface SmsStatusReport {
  *  read leniently: when it is broken the report still decodes, with a warning. */
 export function decodeStatusReport(hex: string, options?: PduOptions): Decoded<SmsStatusReport> {
   return decodeWith(() => {
-    const { smsc, r } = openPdu(hex, options);
-    const firstAt = r.at;
-    const first = r.u8('first octet');
-    if ((first & 0x03) !== TP_MTI.STATUS_REPORT) r.fail(`TP-MTI ${first & 0x03} is not SMS-STATUS-REPORT (2)`, firstAt);
+    const { smsc, r, first } = openTpdu(hex, options, 'STATUS_REPORT');
     const warnings: string[] = [];
     const messageReference = r.u8('TP-MR');
     const recipient = readAddress(r, 'TP-RA');

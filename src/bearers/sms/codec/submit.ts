@@ -5,7 +5,7 @@ import { CTRL_Z } from '../../shared/codec/at.ts';
 import { encodeAddress, encodeSmsc, readAddress, type SmsAddress } from './address.ts';
 import { FIRST_OCTET, TP_MTI, VP_RELATIVE_24H } from './constants.ts';
 import { decodeDcs, type DataCoding } from './dcs.ts';
-import { openPdu, type PduOptions } from './frame.ts';
+import { openTpdu, type PduOptions } from './frame.ts';
 import { type Decoded, decodeWith, octetsToHex } from './octets.ts';
 import type { SmsPart } from './split.ts';
 import { readTimestamp, type SmsTimestamp } from './timestamp.ts';
@@ -109,10 +109,7 @@ export interface SmsSubmit {
 /** Decodes an SMS-SUBMIT (the simulator's side of AT+CMGS; +CMGR of a stored outgoing message). */
 export function decodeSubmit(hex: string, options?: PduOptions): Decoded<SmsSubmit> {
   return decodeWith(() => {
-    const { smsc, r } = openPdu(hex, options);
-    const firstAt = r.at;
-    const first = r.u8('first octet');
-    if ((first & 0x03) !== TP_MTI.SUBMIT) r.fail(`TP-MTI ${first & 0x03} is not SMS-SUBMIT (1)`, firstAt);
+    const { smsc, r, first } = openTpdu(hex, options, 'SUBMIT');
     const messageReference = r.u8('TP-MR');
     const destination = readAddress(r, 'TP-DA');
     const pid = r.u8('TP-PID');

@@ -221,24 +221,21 @@ function cpin(m: SmsModem, c: AtCommand): Answer {
 
 const CNMI_RANGES = { mode: [0, 2], mt: [0, 3], bm: [0, 0], ds: [0, 2], bfr: [0, 1] } as const;
 
+/** A setting that is 0 or 1 (AT+CMGF, AT+CSDH): `=?` lists (0,1), `?` reads it, `=n` sets it,
+ *  the bare command sets 0. */
+const zeroOrOne = (name: string, key: 'cmgf' | 'csdh'): Handler => (m, c) => {
+  if (c.op === 'test') return ok(`${name}: (0,1)`);
+  if (c.op === 'read') return ok(`${name}: ${m.settings[key]}`);
+  const value = c.op === 'exec' ? 0 : int(c.args[0], 0, 1);
+  if (value === null) return cms(CMS.OPERATION_NOT_SUPPORTED);
+  m.settings[key] = value;
+  return ok();
+};
+
 const sms: Record<string, Handler> = {
   '+CSMS': (_m, c) => (c.op === 'read' ? ok('+CSMS: 0,1,1,1') : c.op === 'test' ? ok('+CSMS: (0)') : c.args[0] === 0 ? ok('+CSMS: 1,1,1') : cms(CMS.OPERATION_NOT_SUPPORTED)),
-  '+CMGF': (m, c) => {
-    if (c.op === 'test') return ok('+CMGF: (0,1)');
-    if (c.op === 'read') return ok(`+CMGF: ${m.settings.cmgf}`);
-    const mode = c.op === 'exec' ? 0 : int(c.args[0], 0, 1);
-    if (mode === null) return cms(CMS.OPERATION_NOT_SUPPORTED);
-    m.settings.cmgf = mode;
-    return ok();
-  },
-  '+CSDH': (m, c) => {
-    if (c.op === 'test') return ok('+CSDH: (0,1)');
-    if (c.op === 'read') return ok(`+CSDH: ${m.settings.csdh}`);
-    const n = c.op === 'exec' ? 0 : int(c.args[0], 0, 1);
-    if (n === null) return cms(CMS.OPERATION_NOT_SUPPORTED);
-    m.settings.csdh = n;
-    return ok();
-  },
+  '+CMGF': zeroOrOne('+CMGF', 'cmgf'),
+  '+CSDH': zeroOrOne('+CSDH', 'csdh'),
   '+CSMP': (m, c) => {
     if (c.op === 'test') return ok();
     if (c.op === 'read') return ok(`+CSMP: ${m.settings.csmp.join(',')}`);
