@@ -9,8 +9,8 @@ import type { HostedDevice } from '../../shared/simulators/pty.ts';
 // bridge opens, in process or over TCP) and simulated stations share it. A frame one TNC
 // sends is heard by every other TNC and every station. Stations acknowledge messages addressed
 // to them (an operator may make them lose the next acks), answer with a scripted reply, and a
-// station with `digipeater` repeats frames whose next path hop is WIDEn-N, marking its call
-// used, as a fill-in digipeater does. Byte-level: the TNCs speak KISS, the air carries AX.25.
+// station with `digipeater` repeats, once, frames whose next path hop is WIDE1-1 or its own
+// call, putting its call there marked used, as a fill-in digipeater does. Byte-level: the TNCs speak KISS, the air carries AX.25.
 
 export interface SimStationOptions {
   callsign: string;
@@ -30,6 +30,8 @@ export class SimStation {
   /** Messages it took, once each (sender, id). */
   readonly inbox: Array<{ from: string; text: string; id: string | null }> = [];
   readonly acksHeard: Array<{ from: string; id: string }> = [];
+  /** Packets a digipeater repeated (source and information), each once. */
+  readonly repeated = new Set<string>();
   #nextId = 1;
   readonly #seen = new Set<string>();
 
@@ -52,8 +54,6 @@ export class SimStation {
     return true;
   }
 }
-
-const WIDE = /^WIDE([1-7])$/;
 
 export class AprsChannel extends EventEmitter {
   readonly stations = new Map<string, SimStation>();
@@ -133,18 +133,15 @@ export class AprsChannel extends EventEmitter {
     const at = frame.path.findIndex((a) => !a.flag);
     if (at < 0) return;
     const hop = frame.path[at];
-    const wide = WIDE.exec(hop.call);
-    if (!wide || hop.ssid < 1) return;
     const me = parseAddress(s.callsign)!;
+    // A fill-in digipeater answers WIDE1-1 and its own call, and repeats a packet once.
+    const mine = hop.call === me.call && hop.ssid === me.ssid;
+    if (!mine && !(hop.call === 'WIDE1' && hop.ssid === 1)) return;
+    const key = `${formatTnc2({ ...uiToTnc2(frame), path: [] })}`;
+    if (s.repeated.has(key)) return;
+    s.repeated.add(key);
     const path = frame.path.map((a) => ({ ...a }));
-    // The last hop of an alias is replaced by the digipeater's call, marked used; an earlier one
-    // counts down and the digipeater's call goes before it.
-    if (hop.ssid === 1) path[at] = { ...me, flag: true };
-    else {
-      path[at] = { ...hop, ssid: hop.ssid - 1 };
-      path.splice(at, 0, { ...me, flag: true });
-    }
-    if (path.length > 8) return;
+    path[at] = { ...me, flag: true };
     const bytes = encodeUi({ destination: frame.destination, source: frame.source, path, info: frame.info });
     setImmediate(() => this.transmit(bytes, null));
   }

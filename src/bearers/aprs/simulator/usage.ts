@@ -15,6 +15,6 @@ export const APRS_SIM_USAGE =
   '                     [--aprs-is HOST:PORT] [--verbose]\n' +
   '  Each --tcp/--pty is one KISS TNC on one simulated APRS channel (the bridge\'s device:\n' +
   '  tcp://HOST:PORT, as Dire Wolf\'s KISS port). --station adds a simulated station: it\n' +
-  '  acknowledges messages to it (noack: never), digi repeats WIDEn-N frames, echo answers\n' +
+  '  acknowledges messages to it (noack: never), digi repeats WIDE1-1 frames, echo answers\n' +
   '  each message with "echo: <text>". --aprs-is also runs an APRS-IS stand-in there (it\n' +
   '  checks passcodes). Every frame on the air is printed. Stops on Ctrl-C.';
