@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { AprsIsStandIn } from '../../src/bearers/aprs/simulator/aprs-is-server.ts';
 import { aprsSimChannel } from '../../src/bearers/aprs/simulator/link.ts';
 import { meshtasticSimMesh } from '../../src/bearers/meshtastic/simulator/link.ts';
 import { startTestBridge, type TestBridge } from '../helpers/bridge.ts';
@@ -88,6 +89,23 @@ test('without a callsign the interface transmits nothing, and its health says wh
   });
   assert.match(d.last_error, /ERR_APRS_NO_CALLSIGN: no callsign is set, so nothing is transmitted/);
   assert.equal(channel.air, [], 'nothing on the air');
+});
+
+test('the APRS-IS passcode is a secret: the API shows it redacted, the server gets it, the logs never do', async () => {
+  const server = new AprsIsStandIn();
+  const port = await server.listen(0);
+  try {
+    const r = await t.call('POST', '/api/interfaces', { body: { name: 'aprs-is', kind: 'aprs', device: 'auto', settings: { callsign: 'N0CALL-10', aprs_is_server: `127.0.0.1:${port}`, aprs_is_passcode: '13023' } } });
+    assert.is(r.status, 201, r.text);
+    assert.is(r.body.settings.aprs_is_passcode, '<redacted>');
+    const got = await t.call('GET', `/api/interfaces/${r.body.id}`);
+    assert.is(got.body.settings.aprs_is_passcode, '<redacted>');
+    await until('verified login', () => server.logins.some((l) => l.verified && l.passcode === '13023'));
+    await until('health online', async () => (await healthOf('aprs-is'))?.connected);
+    assert.not.ok(t.logs.some((l) => l.includes('13023')), 'no log line holds the passcode');
+  } finally {
+    await server.close();
+  }
 });
 
 test.run();

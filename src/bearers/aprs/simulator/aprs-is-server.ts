@@ -63,6 +63,7 @@ export class AprsIsStandIn extends EventEmitter {
 
   #client(socket: Socket): void {
     this.#clients.add(socket);
+    socket.setNoDelay(true);
     socket.on('close', () => this.#clients.delete(socket));
     socket.on('error', () => {});
     socket.write(`# fieldbridge APRS-IS stand-in ${SIM_SERVER_NAME}\r\n`);
