@@ -7,10 +7,10 @@ import type { AckTracker } from './messaging.ts';
 import type { AprsSettings } from './settings.ts';
 
 // What the bearer does with a packet heard on RF or read from APRS-IS (docs/aprs.md, "What is
-// received"): a message to our callsign is acknowledged (every copy) and taken once; an ack or
-// rej settles the message it names; positions, objects and items become nodes of network
-// `aprs`; as an iGate, RF packets go to APRS-IS and APRS-IS messages to RF by the rules in
-// igate.ts.
+// received"): a message to our callsign is taken once and acknowledged (every copy) once the
+// bridge has stored it; an ack or rej settles the message it names; positions, objects and
+// items become nodes of network `aprs`; as an iGate, RF packets go to APRS-IS and APRS-IS
+// messages to RF by the rules in igate.ts.
 
 export const ZERO_COUNTERS = {
   rf_frames_in: 0, rf_frames_out: 0, rf_frames_bad: 0, rf_queue_full: 0, is_lines_in: 0, is_lines_out: 0,
@@ -51,18 +51,22 @@ export function handlePacket(p: InboundParts, packet: Tnc2Packet, medium: 'rf' |
     case 'message': {
       if (call === null || info.addressee.toUpperCase() !== call.toUpperCase()) return;
       if (info.replyAck !== null && p.acks.answer('ack', packet.source, info.replyAck)) p.counters.acks_received++;
-      // Every copy is acknowledged: the sender retries because it did not hear the last ack.
-      if (info.id !== null) {
-        p.ack(medium, packet.source, info.id);
-        p.counters.acks_sent++;
-      }
       p.counters.messages_received++;
-      const text = info.text;
-      void p.ctx.events.receive({
-        from: packet.source.toUpperCase(), to: call, channel: null, kind: 'text', text, payload: new TextEncoder().encode(text),
-        meta: { aprs_medium: medium, aprs_path: packet.path.join(','), ...(info.id !== null ? { aprs_msg_id: info.id } : {}) },
-        ...(info.id !== null ? { dedupeKey: `aprs:${packet.source.toUpperCase()}:${info.id}` } : {}),
-      }, { watchOnly: true });
+      const id = info.id;
+      const stored = p.ctx.events.receive({
+        from: packet.source.toUpperCase(), to: call, channel: null, kind: 'text', text: info.text, payload: new TextEncoder().encode(info.text),
+        meta: { aprs_medium: medium, aprs_path: packet.path.join(','), ...(id !== null ? { aprs_msg_id: id } : {}) },
+        ...(id !== null ? { dedupeKey: `aprs:${packet.source.toUpperCase()}:${id}` } : {}),
+      });
+      // Acknowledged once stored (or known: a copy the sender repeated because it missed our
+      // ack); one the bridge could not store is not acknowledged, so the sender tries again.
+      if (id !== null) {
+        void Promise.resolve(stored).then((ok) => {
+          if (ok === false) return;
+          p.ack(medium, packet.source, id);
+          p.counters.acks_sent++;
+        });
+      }
       return;
     }
     case 'position':

@@ -104,6 +104,16 @@ test('a message to us is acknowledged on every copy and taken once (dedupe key s
   await h.stop();
 });
 
+test('a message the bridge could not store is not acknowledged, so its sender tries again', async () => {
+  const h = await harness({ callsign: CALL }, { storeFails: true });
+  await until('online', () => h.bearer.phase === 'online');
+  h.channel.say('W1AW-7', ':N0CALL-10:store me{S3');
+  await until('heard', () => h.heard.length === 1);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.is(h.channel.air.filter((l) => l.includes(':ack')).length, 0);
+  await h.stop();
+});
+
 test('without a callsign nothing is transmitted and the interface says why', async () => {
   const h = await harness({});
   h.channel.addStation({ callsign: 'W1AW-7' });

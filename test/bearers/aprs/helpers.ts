@@ -21,7 +21,7 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-export async function harness(settings: Record<string, unknown>, options: { tnc?: boolean; device?: string } = {}): Promise<Harness> {
+export async function harness(settings: Record<string, unknown>, options: { tnc?: boolean; device?: string; storeFails?: boolean } = {}): Promise<Harness> {
   const clock = new FakeClock(Date.parse('2026-03-09T12:00:00Z'));
   const channel = new AprsChannel();
   const heard: InboundFrame[] = [];
@@ -32,7 +32,7 @@ export async function harness(settings: Record<string, unknown>, options: { tnc?
   const ctx = bearerContext({
     interfaceId: 'ifc_aprs', interfaceName: 'aprs', settings: { rf_min_gap_s: 0, ...settings }, clock,
     log: silentLogger,
-    events: { receive: (f) => void heard.push(f), state: (s) => void states.push(s), nodes: (r) => void nodes.push(...r) },
+    events: { receive: (f) => (heard.push(f), options.storeFails ? false : true), state: (s) => void states.push(s), nodes: (r) => void nodes.push(...r) },
     openLink: (device) => openLink(device, { defaultTcpPort: 8001 }),
   });
   const bearer = new AprsBearer(ctx);
