@@ -163,6 +163,27 @@ test('a position from another bearer becomes an APRS object (or the station\'s o
   await h.stop();
 });
 
+test('the beacon: off by default; when set, the station\'s position 15 s after start and every interval_min, read by Dire Wolf', async () => {
+  const off = await harness({ callsign: CALL });
+  await until('online', () => off.bearer.phase === 'online');
+  off.clock.advance(3_600_000);
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(off.channel.air, []);
+  await off.stop();
+  const h = await harness({ callsign: CALL, beacon: { latitude: 47.3769, longitude: 8.5417, symbol: '/-', comment: 'fieldbridge', interval_min: 10 } });
+  await until('online', () => h.bearer.phase === 'online');
+  h.clock.advance(15_000);
+  await until('first beacon', () => h.channel.air.length === 1);
+  assert.is(h.channel.air[0], `${CALL}>APZFBR,WIDE1-1,WIDE2-1:=4722.61N/00832.50E-fieldbridge`);
+  assert.match(direwolfReads(h.channel.air[0]), /N 47 22\.6100, E 008 32\.5000/);
+  h.clock.advance(9 * 60_000);
+  await new Promise((r) => setTimeout(r, 50));
+  assert.is(h.channel.air.length, 1, 'not before ten minutes');
+  h.clock.advance(60_000);
+  await until('second beacon', () => h.channel.air.length === 2);
+  await h.stop();
+});
+
 test('airtime: frames keep rf_min_gap_s apart, acknowledgements first', async () => {
   const h = await harness({ callsign: CALL, rf_min_gap_s: 10 });
   h.channel.addStation({ callsign: 'W1AW-7', acks: false });
