@@ -38,6 +38,9 @@ declare -A NEED=(
   [dbus-daemon]=dbus
   [/usr/lib/python3/dist-packages/dbus/__init__.py]=python3-dbus
   [/usr/lib/python3/dist-packages/gi/__init__.py]=python3-gi
+  # The APRS bearer's independent peer: Dire Wolf's decoder, KISS TNC and tools (docs/aprs.md).
+  [decode_aprs]=direwolf
+  [kissutil]=direwolf
 )
 
 missing=()

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { aprsDriver } from './aprs/index.ts';
 import type { DriverModule } from './driver-module.ts';
 import { STREAM_FRAMING, type BleService } from './shared/links/ble-framing.ts';
 import { iridiumDriver } from './iridium/index.ts';
@@ -14,7 +15,7 @@ import { webhookDriver } from './webhook/index.ts';
 // bearers/ plus one line here (docs/architecture.md, "Adding a driver"). Everything else that
 // lists kinds derives from this list.
 
-export const DRIVERS = [meshtasticDriver, rnodeDriver, iridiumDriver, smsDriver, meshcoreDriver, simDriver, webhookDriver, takDriver] as const;
+export const DRIVERS = [meshtasticDriver, rnodeDriver, iridiumDriver, smsDriver, meshcoreDriver, simDriver, webhookDriver, takDriver, aprsDriver] as const;
 
 export type InterfaceKind = (typeof DRIVERS)[number]['kind'];
 export const INTERFACE_KINDS = DRIVERS.map((d) => d.kind) as [InterfaceKind, ...InterfaceKind[]];

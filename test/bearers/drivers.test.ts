@@ -39,7 +39,7 @@ test('the sim kind is a complete example: settings, contact field, factory and s
 
 test('contact address fields: one per address family, each with its schema, in registry order', () => {
   const fields = contactAddressFields();
-  assert.equal(fields.map((f) => f.field), ['mesh', 'rnode', 'iridium', 'sms', 'meshcore', 'url', 'tak_uid']);
+  assert.equal(fields.map((f) => f.field), ['mesh', 'rnode', 'iridium', 'sms', 'meshcore', 'url', 'tak_uid', 'callsign']);
   const meshcore = fields.find((f) => f.field === 'meshcore')!;
   assert.ok(meshcore.schema.safeParse('a1b2c3d4e5f6').success, 'a 6-byte key prefix');
   assert.not.ok(meshcore.schema.safeParse('!a1b2c3d4').success, 'not a Meshtastic node id');
@@ -50,6 +50,9 @@ test('contact address fields: one per address family, each with its schema, in r
   const url = fields.find((f) => f.field === 'url')!;
   assert.ok(url.schema.safeParse('https://hooks.example.com/fieldbridge').success);
   assert.not.ok(url.schema.safeParse('ftp://example.com/x').success, 'only http and https');
+  const callsign = fields.find((f) => f.field === 'callsign')!;
+  assert.ok(callsign.schema.safeParse('N0CALL-7').success);
+  assert.not.ok(callsign.schema.safeParse('N0CALL-16').success, 'SSIDs are 0 to 15');
 });
 
 test('fieldbridge sim: usage and options come from the modules that bring a simulator', () => {

@@ -14,7 +14,7 @@ import { extractBlocks, runCurl } from '../helpers/curl-examples.ts';
 // (delivered) and came back in, as an operator following the page would see.
 
 const root = join(import.meta.dirname, '..', '..');
-const PAGES = ['docs/meshtastic.md', 'docs/sms.md', 'docs/meshcore.md', 'docs/iridium.md', 'docs/rnode.md'];
+const PAGES = ['docs/meshtastic.md', 'docs/sms.md', 'docs/meshcore.md', 'docs/iridium.md', 'docs/rnode.md', 'docs/aprs.md'];
 const HEADING = '## Try it without hardware';
 const TEXT = 'hello from the bridge';
 

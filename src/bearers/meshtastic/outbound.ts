@@ -1,4 +1,5 @@
 import type { OutboundFrame } from '../bearer.ts';
+import { jsonObjectOf } from '../shared/codec/position-json.ts';
 import {
   BITFIELD, DATA_PAYLOAD_LEN, encodePosition, encodeTelemetry, isBroadcast, nameOf, parseNodeAddress, PORT_NUM, ROUTING_ERROR,
   type MeshPacket,
@@ -42,7 +43,7 @@ export function outboundPacket(frame: OutboundFrame, o: PacketOptions): Outbound
  *  in their own protobufs; anything else as PRIVATE_APP bytes. */
 function portAndPayload(frame: OutboundFrame): { port: number; payload: Uint8Array } {
   if (frame.kind === 'text') return { port: PORT_NUM.TEXT_MESSAGE_APP, payload: frame.payload };
-  const parsed = parseJson(frame.payload);
+  const parsed = jsonObjectOf(frame.payload);
   if (frame.kind === 'position' && parsed && typeof parsed.latitude === 'number' && typeof parsed.longitude === 'number') {
     return {
       port: PORT_NUM.POSITION_APP,
@@ -59,15 +60,6 @@ function portAndPayload(frame: OutboundFrame): { port: number; payload: Uint8Arr
     return { port: PORT_NUM.TELEMETRY_APP, payload: encodeTelemetry({ device_metrics: Object.fromEntries(Object.entries(metrics).filter(([, v]) => v !== undefined)) }) };
   }
   return { port: PORT_NUM.PRIVATE_APP, payload: frame.payload };
-}
-
-function parseJson(bytes: Uint8Array): Record<string, unknown> | null {
-  try {
-    const v = JSON.parse(new TextDecoder().decode(bytes)) as unknown;
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
 }
 
 // Errors a later attempt may cure (a route, a busy channel, a node out of reach) against those

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FrameOrigin, OutboundFrame } from '../bearer.ts';
+import { fixOf } from '../shared/codec/position-json.ts';
 import { COT, encodeChat, encodePosition, type PositionEvent } from './cot.ts';
 import type { TakSettings } from './settings.ts';
 
@@ -30,36 +31,6 @@ export function senderOf(origin: FrameOrigin | undefined, s: TakSettings): Sende
     ? `${s.uid_prefix}.key-${createHash('sha256').update(node.public_key).digest('hex').slice(0, 20)}`
     : `${s.uid_prefix}.${safe(node?.network ?? 'node')}-${safe(origin.from)}`;
   return { uid, callsign: node?.long_name || node?.short_name || origin.from, id: origin.from };
-}
-
-interface Fix {
-  latitude: number;
-  longitude: number;
-  altitude_m?: number;
-  time?: string;
-  course_deg?: number;
-  speed_mps?: number;
-  accuracy_m?: number;
-}
-
-/** The position a frame carries (the bridge's position JSON: latitude, longitude, altitude_m,
- *  time), or null when it has no fix. */
-export function fixOf(payload: Uint8Array): Fix | null {
-  let v: unknown;
-  try {
-    v = JSON.parse(new TextDecoder().decode(payload));
-  } catch {
-    return null;
-  }
-  if (typeof v !== 'object' || v === null) return null;
-  const p = v as Record<string, unknown>;
-  const n = (k: string) => (typeof p[k] === 'number' && Number.isFinite(p[k]) ? (p[k] as number) : undefined);
-  const latitude = n('latitude');
-  const longitude = n('longitude');
-  if (latitude === undefined || longitude === undefined || Math.abs(latitude) > 90 || Math.abs(longitude) > 180) return null;
-  // Meshtastic reports "no fix" as 0,0 (a position packet without a GPS lock).
-  if (latitude === 0 && longitude === 0) return null;
-  return { latitude, longitude, altitude_m: n('altitude_m'), time: typeof p.time === 'string' ? p.time : undefined, course_deg: n('course_deg'), speed_mps: n('speed_mps'), accuracy_m: n('accuracy_m') };
 }
 
 export interface PositionOut {

@@ -1,5 +1,5 @@
 import type { Link } from '../../shared/links/link.ts';
-import { SimWorlds } from '../../shared/simulators/sim-worlds.ts';
+import { type SimLink, SimWorlds } from '../../shared/simulators/sim-worlds.ts';
 import { IridiumGateway, type IridiumGatewayOptions } from './gateway.ts';
 import { IridiumModem, type IridiumModemOptions } from './modem.ts';
 
@@ -19,14 +19,10 @@ const worlds = new SimWorlds<IridiumGateway, IridiumModem, IridiumGatewayOptions
 /** The gateway (and sky) of a sim:// channel, made on first use; `options` apply only then
  *  (a test that wants the network's time on a fake clock makes the gateway before the bridge
  *  opens the channel: its modems take the gateway's clock). */
-export function iridiumSimGateway(channel: string, options?: IridiumGatewayOptions): IridiumGateway {
-  return worlds.world(channel, options);
-}
+export const iridiumSimGateway = (channel: string, options?: IridiumGatewayOptions): IridiumGateway => worlds.world(channel, options);
 
-export interface IridiumSimLink extends Link {
-  /** The modem behind the link (tests inspect its buffers and counters or inject faults). */
-  readonly modem: IridiumModem;
-}
+/** A link to a simulated modem, and the modem behind it (tests inspect its buffers and counters or inject faults). */
+export type IridiumSimLink = SimLink<'modem', IridiumModem>;
 
 export async function openIridiumSimLink(channel: string, options: Omit<IridiumModemOptions, 'gateway'> = {}): Promise<IridiumSimLink> {
   const gateway = worlds.world(channel);

@@ -1,5 +1,5 @@
 import type { Link } from '../../shared/links/link.ts';
-import { SimWorlds } from '../../shared/simulators/sim-worlds.ts';
+import { type SimLink, SimWorlds } from '../../shared/simulators/sim-worlds.ts';
 import { MeshCoreDevice, type MeshCoreDeviceOptions } from './device.ts';
 import { MeshCoreMesh } from './mesh.ts';
 
@@ -17,14 +17,11 @@ import { MeshCoreMesh } from './mesh.ts';
 
 const worlds = new SimWorlds<MeshCoreMesh, MeshCoreDevice>(() => new MeshCoreMesh());
 
-export function meshcoreSimMesh(name: string): MeshCoreMesh {
-  return worlds.world(name);
-}
+/** The mesh of a sim:// channel, made on first use. */
+export const meshcoreSimMesh = (name: string): MeshCoreMesh => worlds.world(name);
 
-export interface MeshCoreSimLink extends Link {
-  /** The radio behind the link (tests inspect its state and counters or inject faults). */
-  readonly device: MeshCoreDevice;
-}
+/** A link to a simulated radio, and the radio behind it (tests inspect its state and counters or inject faults). */
+export type MeshCoreSimLink = SimLink<'device', MeshCoreDevice>;
 
 export async function openMeshCoreSimLink(channelName: string, options: Omit<MeshCoreDeviceOptions, 'mesh'> = {}): Promise<MeshCoreSimLink> {
   const mesh = worlds.world(channelName);

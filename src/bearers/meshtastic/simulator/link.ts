@@ -1,5 +1,5 @@
 import type { Link } from '../../shared/links/link.ts';
-import { SimWorlds } from '../../shared/simulators/sim-worlds.ts';
+import { type SimLink, SimWorlds } from '../../shared/simulators/sim-worlds.ts';
 import { MeshtasticDevice, type MeshtasticDeviceOptions } from './device.ts';
 import { MeshtasticMesh } from './mesh.ts';
 
@@ -15,14 +15,11 @@ import { MeshtasticMesh } from './mesh.ts';
 
 const worlds = new SimWorlds<MeshtasticMesh, MeshtasticDevice>(() => new MeshtasticMesh());
 
-export function meshtasticSimMesh(name: string): MeshtasticMesh {
-  return worlds.world(name);
-}
+/** The mesh of a sim:// channel, made on first use. */
+export const meshtasticSimMesh = (name: string): MeshtasticMesh => worlds.world(name);
 
-export interface MeshtasticSimLink extends Link {
-  /** The radio behind the link (tests inspect its state and counters or inject faults). */
-  readonly device: MeshtasticDevice;
-}
+/** A link to a simulated radio, and the radio behind it (tests inspect its state and counters or inject faults). */
+export type MeshtasticSimLink = SimLink<'device', MeshtasticDevice>;
 
 export async function openMeshtasticSimLink(channelName: string, options: Omit<MeshtasticDeviceOptions, 'mesh'> = {}): Promise<MeshtasticSimLink> {
   const mesh = worlds.world(channelName);

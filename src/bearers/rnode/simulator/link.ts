@@ -11,9 +11,8 @@ import { RNodeSimulator, type RNodeSimOptions } from './simulator.ts';
 
 const worlds = new SimWorlds<RNodeChannel, RNodeSimulator>(() => new RNodeChannel());
 
-export function rnodeSimChannel(name: string): RNodeChannel {
-  return worlds.world(name);
-}
+/** The radio channel of a sim:// channel, made on first use. */
+export const rnodeSimChannel = (name: string): RNodeChannel => worlds.world(name);
 
 export interface RNodeSimLink extends Link {
   /** The radio behind the link (tests inspect its config and counters or inject faults). */

@@ -159,3 +159,16 @@ export class KissDecoder {
     this.#corrupt = false;
   }
 }
+
+/** A TNC's command byte (KISS, "Frame format"): the port (0-15) in the high nibble, the
+ *  command (0 = a data frame) in the low one. A multi-port TNC is addressed by it; the RNode
+ *  speaks port 0 only, with commands of its own. */
+export function kissCommand(port: number, command: number): number {
+  if (!Number.isInteger(port) || port < 0 || port > 15 || !Number.isInteger(command) || command < 0 || command > 15) throw new RangeError(`KISS port and command are 0-15, got ${port} and ${command}`);
+  return (port << 4) | command;
+}
+
+/** The port and command of a TNC's command byte. */
+export function kissPort(byte: number): { port: number; command: number } {
+  return { port: byte >> 4, command: byte & 0x0f };
+}

@@ -8,6 +8,9 @@ import type { HostedDevice } from './pty.ts';
 // stored state, and the next open of the same channel that matches it plugs it back in, as
 // with hardware. Each kind's simulator/link.ts says what its world and devices keep.
 
+/** A Link to a simulated device, with the device behind it under `key` (tests inspect it). */
+export type SimLink<K extends string, D> = Link & { readonly [P in K]: D };
+
 /** A device that can end its link from its side (the simulator drops it). */
 interface Dropping {
   on(event: 'drop-link', listener: () => void): unknown;

@@ -1,7 +1,7 @@
 import type { Link } from '../../shared/links/link.ts';
 import { SmsModem, type SmsModemOptions } from './modem.ts';
 import { SmsNetwork, type SmsNetworkOptions } from './network.ts';
-import { SimWorlds } from '../../shared/simulators/sim-worlds.ts';
+import { type SimLink, SimWorlds } from '../../shared/simulators/sim-worlds.ts';
 
 // sim://<channel> for SMS interfaces (docs/design.md section 6): each open attaches one
 // simulated modem, in this process, to the network the channel names, and returns a Link to
@@ -19,14 +19,10 @@ const worlds = new SimWorlds<SmsNetwork, SmsModem, SmsNetworkOptions>((options) 
 /** The network of a sim:// channel, made on first use; `options` apply only then (a test
  *  that wants the centre's time stamps on a fake clock, or in another zone, makes the
  *  network before the first open: its modems take the network's clock). */
-export function smsSimNetwork(name: string, options?: SmsNetworkOptions): SmsNetwork {
-  return worlds.world(name, options);
-}
+export const smsSimNetwork = (name: string, options?: SmsNetworkOptions): SmsNetwork => worlds.world(name, options);
 
-export interface SmsSimLink extends Link {
-  /** The modem behind the link (tests inspect its storage and counters or inject faults). */
-  readonly modem: SmsModem;
-}
+/** A link to a simulated modem, and the modem behind it (tests inspect its storage and counters or inject faults). */
+export type SmsSimLink = SimLink<'modem', SmsModem>;
 
 export async function openSmsSimLink(channelName: string, options: Omit<SmsModemOptions, 'network'> = {}): Promise<SmsSimLink> {
   const network = worlds.world(channelName);
