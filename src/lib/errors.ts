@@ -33,6 +33,10 @@ export const badRequest = (message: string, errors?: FieldError[]) =>
 export const notFound = (what: string, ref: string) =>
   new AppError('ERR_NOT_FOUND', 404, `${what} '${ref}' does not exist`);
 export const conflict = (code: string, message: string) => new AppError(code, 409, message);
+/** A credential of the route's own (not an API key) is missing or wrong. */
+export const unauthorized = (code: string, message: string) => new AppError(code, 401, message, { headers: { 'WWW-Authenticate': 'Bearer' } });
+/** Nothing was done; the same request may succeed after `retryAfterS`. */
+export const unavailable = (code: string, message: string, retryAfterS: number) => new AppError(code, 503, message, { headers: { 'Retry-After': String(retryAfterS) } });
 
 /** Thrown by a command-line or environment check; main prints the message alone and exits. */
 export class StartupError extends Error {

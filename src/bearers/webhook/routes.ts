@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { FrameKind, InboundFrame } from '../bearer.ts';
 import { ADMIN, Reply, route, type Route } from '../../http/route.ts';
-import { AppError, badRequest, conflict, notFound } from '../../lib/errors.ts';
+import { badRequest, conflict, notFound, unauthorized, unavailable } from '../../lib/errors.ts';
 import type { DriverApi, DriverInterface } from '../driver-module.ts';
 import { runningWebhook } from './driver.ts';
 import { addHook, HOOK_NAME, readHooks, removeHook, type StoredHook, tokenMatches, touchHook } from './hooks.ts';
@@ -80,9 +80,7 @@ export function webhookRoutes(api: DriverApi): Route[] {
     name: hook.name, interface_id: iface.id, interface_name: iface.name, url: `/api/hooks/${hook.name}`, created_at: hook.created_at, last_used_at: hook.last_used_at,
   });
   const nowIso = () => new Date(api.now()).toISOString();
-  const refused = () => new AppError('ERR_HOOK_TOKEN', 401, 'this hook needs its own token: send "Authorization: Bearer <hook token>" (an API key does not open a hook; a revoked hook has no token)', {
-    headers: { 'WWW-Authenticate': 'Bearer' },
-  });
+  const refused = () => unauthorized('ERR_HOOK_TOKEN', 'this hook needs its own token: send "Authorization: Bearer <hook token>" (an API key does not open a hook; a revoked hook has no token)');
 
   return [
     route({
@@ -125,7 +123,7 @@ export function webhookRoutes(api: DriverApi): Route[] {
         const bearer = runningWebhook(found.iface.id);
         if (!bearer) throw conflict('ERR_HOOK_INTERFACE_DOWN', `the hook's interface '${found.iface.name}' is not running (enable it and bind it to auto)`);
         if (!(await bearer.hear(frameOf(params.name, body)))) {
-          throw new AppError('ERR_HOOK_NOT_STORED', 503, 'the message could not be stored; send it again', { headers: { 'Retry-After': '1' } });
+          throw unavailable('ERR_HOOK_NOT_STORED', 'the message could not be stored; send it again', 1);
         }
         touchHook(api.state(found.iface.id), params.name, nowIso());
         return { accepted: true as const, hook: params.name, interface_id: found.iface.id };
