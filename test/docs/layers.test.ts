@@ -97,8 +97,6 @@ const KIND_MENTIONS_LEFT: Record<string, string> = {
   // "sim://" is a port scheme, served by whichever kind's simulator; not the sim kind.
   'bearers/shared/links/open-link.ts: sim': 'the sim:// port scheme',
   'bearers/shared/links/port-value.ts: sim': 'the sim:// port scheme',
-  // Node reports without a network are Meshtastic's (the column's default since migration 10).
-  'bridge/engine/node-store.ts: meshtastic': 'default network of a node report',
   // Migrations are history: append-only, checksummed.
   'bridge/migrations.ts: meshtastic': 'migration history',
   // A sender's phone number is normalised as the SMS kind does; policy examples are served text.

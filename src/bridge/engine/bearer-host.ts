@@ -213,7 +213,8 @@ export class BearerHost {
           if (this.#running.get(row.id)?.bearer !== bearer) return;
           const now = new Date(this.#clock.now()).toISOString();
           try {
-            for (const r of reports) this.#d.nodes.upsert(row.id, r, now);
+            const network = driver.nodeNetwork;
+            for (const r of reports) this.#d.nodes.upsert(row.id, r.network || !network ? r : { ...r, network }, now);
           } catch (error) {
             this.#log.error('node_report_failed', { interface_id: row.id, error: (error as Error).message });
           }

@@ -5,6 +5,11 @@ import { fromJson, toJson } from '../../lib/json.ts';
 import type { NodeIdentity, Renumbering } from './node-identity.ts';
 import type { NodeRow } from './rows.ts';
 import { Where } from '../../db/where.ts';
+import { NODE_NETWORKS } from '../../bearers/drivers.ts';
+
+/** The network of a report that names none: the first mesh the registry lists (the nodes
+ *  column's default since migration 10). Bearers name theirs (bearer-host.ts). */
+const DEFAULT_NETWORK = NODE_NETWORKS[0];
 
 // SQL for the node database: every mesh node a radio heard or reported, one row per node id,
 // kept across restarts. A report only fills what it says: a NodeInfo without a position keeps
@@ -70,7 +75,7 @@ export class NodeStore {
            public_key = coalesce(public_key, excluded.public_key)`,
       )
       .run(
-        r.id, r.network ?? 'meshtastic', r.num ?? null, interfaceId, r.long_name ?? null, r.short_name ?? null, r.hw_model ?? null, r.role ?? null,
+        r.id, r.network ?? DEFAULT_NETWORK, r.num ?? null, interfaceId, r.long_name ?? null, r.short_name ?? null, r.hw_model ?? null, r.role ?? null,
         json(r.position), json(r.device_metrics), r.snr_db ?? null, r.hops_away ?? null, r.via_mqtt ? 1 : 0, r.last_heard_at ?? null, nowIso, r.public_key ?? null,
       );
     return change;
@@ -79,7 +84,7 @@ export class NodeStore {
   /** Before a report with a key is stored: a conflict, a renumbering (the row moved), a stale
    *  report of a former id (not stored), or null. */
   #followKey(r: NodeReport & { public_key: string }, at: string): NodeChange | 'stale' | null {
-    const network = r.network ?? 'meshtastic';
+    const network = r.network ?? DEFAULT_NETWORK;
     const own = this.#db.prepare('SELECT public_key FROM nodes WHERE node_id = ?').get(r.id) as { public_key: string | null } | undefined;
     if (own?.public_key && own.public_key !== r.public_key) return { type: 'key_conflict', network, node_id: r.id, known_key: own.public_key, claimed_key: r.public_key, at };
     // The id was a renumbered node's, and now another key has it: it names that node no more.
