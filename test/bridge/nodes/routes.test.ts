@@ -78,7 +78,7 @@ test('bad input: malformed ids, cursors, limits and unknown interfaces are 400; 
   assertProblem(await t.call('GET', '/api/nodes?limit=0'), 400, ['query.limit']);
   assertProblem(await t.call('GET', '/api/nodes?interface=ghost'), 400, ['query.interface']);
   assertProblem(await t.call('GET', '/api/nodes?colour=red'), 400, ['query']);
-  assertProblem(await t.call('GET', '/api/nodes?network=aprs'), 400, ['query.network']);
+  assertProblem(await t.call('GET', '/api/nodes?network=pigeon'), 400, ['query.network']);
   assertProblem(await t.call('GET', `/api/nodes/${LXMF_ADDRESS.toUpperCase()}`), 400, ['path.id']);
   assertProblem(await t.call('GET', '/api/nodes/abc'), 400, ['path.id']);
   assertProblem(await t.call('GET', '/api/nodes', { key: null }), 401);
