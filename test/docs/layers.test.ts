@@ -99,10 +99,6 @@ const KIND_MENTIONS_LEFT: Record<string, string> = {
   'bearers/shared/links/port-value.ts: sim': 'the sim:// port scheme',
   // Migrations are history: append-only, checksummed.
   'bridge/migrations.ts: meshtastic': 'migration history',
-  // A sender's phone number is normalised as the SMS kind does; policy examples are served text.
-  'bridge/senders/address.ts: sms': 'phone number normalisation',
-  'bridge/senders/policy.ts: sms': 'served example text',
-  'bridge/senders/policy.ts: iridium': 'served example text',
 };
 
 const rules = layerRules(readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8'));

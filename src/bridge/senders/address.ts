@@ -1,9 +1,9 @@
-import { normalizeNumber } from '../../bearers/sms/codec/address.ts';
+import { normalizeNumber } from '../../bearers/shared/codec/phone.ts';
 import { nodeKey } from '../engine/node-key.ts';
 
 // One spelling per sender: `!beef`, `0xBEEF`, `!0000beef` are one Meshtastic
 // node (`!%08x`, as heard frames name it, engine/node-key.ts); `+49 151 …`, `0049151…` and
-// `+49151…` are one phone number (E.164, the SMS codec's normaliser). Everything else is
+// `+49151…` are one phone number (E.164, bearers/shared/codec/phone.ts). Everything else is
 // compared trimmed and in lower case. A bare decimal (`48879`) is either a node number or an
 // SMS short code: it is kept as written and, as a blocklist or allowlist entry, matches both.
 

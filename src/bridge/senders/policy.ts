@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DRIVERS } from '../../bearers/drivers.ts';
 import { senderKey, senderKeys } from './address.ts';
 
 // The senders policy (docs/senders.md): who may have messages forwarded, and how
@@ -19,7 +20,9 @@ import { senderKey, senderKeys } from './address.ts';
 //   sender's bucket for that limit. A message that finds a bucket empty is stored with action
 //   store and the reason, and forwarded nowhere: never silently dropped.
 
-export const INTERFACE_KINDS_NOTE = 'interface kinds, e.g. ["sms", "iridium"] for the paid bearers';
+/** The kinds that bill (DriverModule.usageUnit), as the example of a limit's kinds. */
+const PAID_KINDS = DRIVERS.filter((d) => 'usageUnit' in d && d.usageUnit).map((d) => d.kind);
+export const INTERFACE_KINDS_NOTE = `interface kinds, e.g. ${JSON.stringify(PAID_KINDS)} for the paid bearers`;
 
 const Entry = z.string().trim().min(1, { error: 'entries must not be empty' }).max(128, { error: 'entries must be at most 128 characters' });
 
