@@ -103,9 +103,8 @@ export class MeshtasticDevice extends EventEmitter implements MeshMember {
     return this.#num;
   }
 
-  /** A firmware upgrade to 2.8 on demand: the node comes back numbered by its key's CRC-32,
-   *  with its key, names and settings, after a reboot (the host sees `rebooted` and a new
-   *  my_node_num), and broadcasts its NodeInfo so the mesh learns the number. Returns it. */
+  /** A firmware upgrade to 2.8 on demand: back after a reboot numbered by its key's CRC-32 (key, names,
+   *  settings kept; the host sees `rebooted` and a new my_node_num); its NodeInfo tells the mesh. */
   upgrade(): number {
     const num = nodeNumFromKey(this.keys.publicKey);
     if (num === this.#num) return num;
