@@ -28,7 +28,8 @@ import { LinkRequests } from './requests.ts';
 // announces its lxmf.delivery destination, takes LXMF messages addressed to it (one encrypted
 // packet each, "opportunistic" delivery), proves every packet it accepts, and sends its own
 // messages the same way, counting one delivered only when the recipient's proof comes back.
-// It does no transport (it forwards nothing), no links and no propagation nodes. The bearer
+// Links (DIRECT, resources) and one propagation node are in their own files; it does no
+// transport (it forwards nothing). The bearer
 // under it (an RNode in reticulum mode) only moves packets: transmit() puts one on the air,
 // onPacket() hands over one heard.
 
