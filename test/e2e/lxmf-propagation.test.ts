@@ -7,7 +7,8 @@ import { lxmfPeerAvailability, lxmfPeerTempDir, startLxmfPeerOnChannel, type Cha
 
 // Store and forward through an LXMF propagation node run from the LXMF source (LXMRouter with
 // propagation enabled, stamp cost 13) (docs/reticulum.md, "Propagation node"): a message a peer
-// left for the bridge while the bridge's interface was off is fetched at start and stored once
+// left for the bridge while the bridge's interface was off is fetched at start (a long one as a
+// response resource) and stored once
 // however often it syncs; a message from the bridge to a peer that is offline goes to the node
 // (with a propagation stamp) and reaches the peer when it comes back and syncs. Skipped, with the
 // reason, where the sources are missing.
@@ -61,21 +62,29 @@ test('a propagation node holds messages both ways for whoever is offline', async
     const left = await bob.send(bridgeAddress, 'left on the node', 'while you were off', { method: 'propagated' });
     assert.is(left.method, 'propagated');
     await bob.waitForDelivery(left.id, 'sent', 60_000);
+    // A long one too: the node's answer to the fetch then comes as a response resource.
+    const long = 'a longer note: '.padEnd(1500, '~');
+    const leftLong = await bob.send(bridgeAddress, long, '', { method: 'propagated' });
+    await bob.waitForDelivery(leftLong.id, 'sent', 60_000);
     assert.is((await call('POST', '/api/interfaces/lxmf/enable')).status, 200);
     const stored = await until('the left message stored', async () => {
       const m = await call('GET', '/api/messages?direction=inbound');
       return m.body.items.find((x: { text: string | null }) => x.text === 'left on the node');
     }, 60_000);
     assert.equal([stored.from, stored.meta.signature, stored.meta.lxmf_method, stored.meta.title], [bob.address, 'valid', 'propagated', 'while you were off']);
+    await until('the long message stored', async () => {
+      const m = await call('GET', '/api/messages?direction=inbound');
+      return m.body.items.find((x: { text: string | null }) => x.text === long);
+    }, 60_000);
     // Another start syncs again: the node was purged, and the message is stored once.
     const done = await until('the sync done', async () => { const r = await reticulum(); return r.propagation_last_sync_at && r; });
-    assert.equal([done.propagated_in, done.propagation_last_sync_error], [1, null]);
+    assert.equal([done.propagated_in, done.propagation_last_sync_error], [2, null]);
     const lastSync = done.propagation_last_sync_at as string;
     assert.is((await call('POST', '/api/interfaces/lxmf/disable')).status, 200);
     assert.is((await call('POST', '/api/interfaces/lxmf/enable')).status, 200);
     await until('another sync', async () => { const r = await reticulum(); return r && r.propagation_last_sync_at > lastSync && r.propagation_last_sync_error === null && r; }, 60_000);
     const all = await call('GET', '/api/messages?direction=inbound');
-    assert.is(all.body.items.filter((x: { text: string | null }) => x.text === 'left on the node').length, 1);
+    assert.is(all.body.items.filter((x: { text: string | null }) => x.text === 'left on the node' || x.text === long).length, 2);
 
     // 2. Bob goes offline; the bridge's message for him cannot go directly (no link comes up), so
     //    it goes to the node with a stamp at the node's cost.
