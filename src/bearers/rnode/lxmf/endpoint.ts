@@ -296,7 +296,7 @@ export class LxmfEndpoint {
       this.#o.log.debug('lxmf.message_dropped', { interface: this.#o.interfaceName, code: m.code, reason: m.reason });
       return;
     }
-    acceptMessage(this.#inbound, m.message, { hops: p.hops, meta, method: null, prove: () => this.#prove(p) });
+    void acceptMessage(this.#inbound, m.message, { hops: p.hops, meta, method: null, prove: () => this.#prove(p) });
   }
 
   /** An explicit proof (packet hash and our signature of it) for a packet we accepted. */

@@ -29,8 +29,9 @@ export interface Arrival {
 
 /** Checks and stores a message; proves it once stored. A message whose signature does not
  *  verify with its sender's known key is dropped and not proven, so an honest sender retries.
- *  Resolves whether the message is stored (now or before). */
-export function acceptMessage(ctx: InboundContext, message: LxmfMessage, arrival: Arrival): Promise<boolean> {
+ *  Resolves with what became of it: stored (now or before), refused for its signature, or not
+ *  stored (the database did not take it). */
+export function acceptMessage(ctx: InboundContext, message: LxmfMessage, arrival: Arrival): Promise<'stored' | 'bad_signature' | 'not_stored'> {
   const from = toHex(message.sourceHash);
   const sender = ctx.peers.get(from);
   let signature: 'valid' | 'unverified';
@@ -38,7 +39,7 @@ export function acceptMessage(ctx: InboundContext, message: LxmfMessage, arrival
     if (!verifyMessage(message, sender.identity).ok) {
       ctx.counters.bad_signatures++;
       ctx.log.warn('lxmf.bad_signature', { interface: ctx.interfaceName, from });
-      return Promise.resolve(false);
+      return Promise.resolve('bad_signature');
     }
     signature = 'valid';
   } else {
@@ -65,11 +66,11 @@ export function acceptMessage(ctx: InboundContext, message: LxmfMessage, arrival
   });
   // The proof goes out once the message is on disk (the bridge may answer after its group's
   // commit: BearerEvents.receive).
-  const answered = (ok: boolean | void): boolean => {
-    if (ok === false) return false; // not stored: no proof, so the sender tries again
+  const answered = (ok: boolean | void): 'stored' | 'not_stored' => {
+    if (ok === false) return 'not_stored'; // no proof, so the sender tries again
     ctx.counters.messages_in++;
     arrival.prove();
-    return true;
+    return 'stored';
   };
   if (typeof stored === 'object') return Promise.resolve(stored).then(answered);
   return Promise.resolve(answered(stored));

@@ -76,7 +76,7 @@ export class PropagationClient {
   readonly #forms = new Map<string, { form: PropagatedMessage; stamp: Uint8Array; cost: number }>();
   #timer: TimerHandle | null = null;
   #syncing: Promise<void> | null = null;
-  #stopped = true;
+  #stopped = false;
   readonly counters = { propagated_out: 0, propagation_syncs: 0, propagation_sync_failures: 0, propagated_in: 0, propagated_duplicates: 0, propagation_stamps: 0, propagation_stamp_ms: 0 };
   lastSyncAt: string | null = null;
   lastSyncError: string | null = null;
@@ -135,6 +135,7 @@ export class PropagationClient {
    *  packet or a resource. Ok once the node proved it (LXMF's "sent" for propagated messages). */
   async deliver(peer: LxmfPeer, packed: Uint8Array, messageHash: Uint8Array): Promise<SendResult> {
     const o = this.#o;
+    if (this.#stopped) return { ok: false, retryable: true, error: 'ERR_LXMF_STOPPED: the interface stopped' };
     const node = await this.#known();
     if (!node) return { ok: false, retryable: true, error: `ERR_LXMF_PROPAGATION: the propagation node ${o.node} has not announced and did not answer a path request` };
     if (!node.enabled) return { ok: false, retryable: true, error: `ERR_LXMF_PROPAGATION: the propagation node ${o.node} announces that it does not propagate now` };
@@ -209,8 +210,10 @@ export class PropagationClient {
           const messages = readFetchedMessages(got.response);
           if (!messages.ok) return failed(`fetching: ${messages.reason}`);
           for (const data of messages.messages) {
-            if (await this.#store(data, link)) stored++;
-            haves.push(fullHash(data));
+            const r = await this.#store(data, link);
+            if (r === 'stored') stored++;
+            // Purged unless the database did not take it: then it stays on the node for the next sync.
+            if (r !== 'not_stored') haves.push(fullHash(data));
           }
         }
         for (let i = 0; i < haves.length; i += IDS_PER_REQUEST) {
@@ -227,26 +230,27 @@ export class PropagationClient {
     o.log.info('lxmf.propagation_synced', { interface: o.interfaceName, node: o.node, stored });
   }
 
-  /** One fetched message: opened, checked and stored once. True when it is stored now. */
-  async #store(data: Uint8Array, link: LinkSession): Promise<boolean> {
+  /** One fetched message: opened, checked and stored once. 'dropped' is one that never opens
+   *  or whose signature fails: purged, as LXMF clients do, rather than fetched again. */
+  async #store(data: Uint8Array, link: LinkSession): Promise<'stored' | 'duplicate' | 'dropped' | 'not_stored'> {
     const o = this.#o;
     const id = toHex(fullHash(data));
     if (this.#seenSet.has(id)) {
       this.counters.propagated_duplicates++;
-      return false;
+      return 'duplicate';
     }
     const m = openPropagated(o.identity, o.address, data);
     if (!m.ok) {
       o.log.warn('lxmf.propagated_dropped', { interface: o.interfaceName, code: m.code, reason: m.reason });
-      this.#remember(id); // it will never open: purge it rather than fetch it again
-      return false;
-    }
-    const ok = await acceptMessage(o.inbound, m.message, { hops: link.hops, meta: {}, method: 'propagated', prove: () => {} });
-    if (ok) {
       this.#remember(id);
-      this.counters.propagated_in++;
+      return 'dropped';
     }
-    return ok;
+    const r = await acceptMessage(o.inbound, m.message, { hops: link.hops, meta: {}, method: 'propagated', prove: () => {} });
+    if (r === 'not_stored') return r;
+    this.#remember(id);
+    if (r === 'bad_signature') return 'dropped';
+    this.counters.propagated_in++;
+    return 'stored';
   }
 
   #remember(id: string): void {
