@@ -70,7 +70,7 @@ export async function generateStampAsync(
   if (!Number.isInteger(cost) || cost < 0 || cost > 255) throw new RangeError(`a stamp cost is 0 to 255, got ${cost}`);
   const base: Hash = createHash('sha256').update(stampWorkblock(material, options.rounds ?? WORKBLOCK_EXPAND_ROUNDS));
   const attempts = options.maxAttempts ?? 2 ** Math.min(cost + 4, 40);
-  const slice = options.sliceAttempts ?? 8192;
+  const slice = options.sliceAttempts ?? 4096;
   const candidate = new Uint8Array(STAMP_SIZE);
   candidate.set(randomBytes(STAMP_SIZE - 8));
   const counter = new DataView(candidate.buffer, STAMP_SIZE - 8, 8);
