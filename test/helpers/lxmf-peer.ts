@@ -117,11 +117,15 @@ export type LxmfPeerEvent = { at: number } & (
       rnode: { host: string; online: boolean; bitrate: number; frequency: number; bandwidth: number; sf: number; cr: number; txpower: number };
       rns_version: string;
       lxmf_version: string;
+      /** The lxmf.propagation address when the peer also runs a propagation node. */
+      propagation_address: string | null;
     }
   | { event: 'announced'; address: string; ref: string | null }
   | { event: 'announce'; address: string; identity_hash: string; display_name: string | null; stamp_cost: number | null; hops: number; path_response: boolean }
   | { event: 'path'; ref: string | null; to: string; found: boolean; hops: number | null; ms: number }
   | { event: 'links_closed'; ref: string | null; count: number }
+  | { event: 'propagation_node_set'; ref: string | null; to: string }
+  | { event: 'synced'; ref: string | null; state: number; complete: boolean; messages: number | null; ms: number }
   | { event: 'sending'; id: string; ref: string | null; to: string; method: LxmfMethod; size: number }
   | { event: 'delivery'; id: string; to: string; state: LxmfDeliveryState; method: LxmfMethod; attempts: number }
   | {
@@ -165,6 +169,8 @@ export interface LxmfPeerOptions {
   onlineTimeoutMs?: number;
   /** How long to wait for the "ready" event; default onlineTimeoutMs + 15 s. */
   readyTimeoutMs?: number;
+  /** Also run an LXMF propagation node asking this stamp cost (LXMF's minimum is 13). */
+  propagationCost?: number;
 }
 
 export interface LxmfPeer {
@@ -182,7 +188,11 @@ export interface LxmfPeer {
   announce(): Promise<void>;
   /** Sends an opportunistic LXMF message; resolves with the message id once LXMF took it,
    *  rejects with the peer's error (e.g. `unknown_destination` before an announce was heard). */
-  send(to: string, content: string, title?: string, options?: { fields?: Record<number, unknown>; method?: 'opportunistic' | 'direct' }): Promise<{ id: string; method: LxmfMethod }>;
+  send(to: string, content: string, title?: string, options?: { fields?: Record<number, unknown>; method?: 'opportunistic' | 'direct' | 'propagated' }): Promise<{ id: string; method: LxmfMethod }>;
+  /** Names the propagation node this peer sends PROPAGATED messages to and syncs from. */
+  setPropagationNode(address: string): Promise<void>;
+  /** Fetches the peer's messages from its propagation node; resolves with how it ended. */
+  sync(timeoutMs?: number): Promise<LxmfPeerEventOf<'synced'>>;
   /** Asks the network for a path to `to` (RNS.Transport.request_path) and resolves with the
    *  peer's `path` event: found or not within `timeoutMs` (default 15 s). */
   requestPath(to: string, timeoutMs?: number): Promise<LxmfPeerEventOf<'path'>>;
@@ -226,6 +236,7 @@ export async function startLxmfPeer(options: LxmfPeerOptions): Promise<LxmfPeer>
     '--txpower', String(radio.tx_power_dbm),
     '--loglevel', String(options.logLevel ?? 2),
     '--online-timeout', String(onlineTimeoutMs / 1000),
+    ...(options.propagationCost !== undefined ? ['--propagation-cost', String(options.propagationCost)] : []),
   ];
   const child = spawn(avail.env.python, args, { env: peerProcessEnv(avail.env), stdio: ['pipe', 'pipe', 'pipe'] });
   const events: LxmfPeerEvent[] = [];
@@ -357,6 +368,11 @@ export async function startLxmfPeer(options: LxmfPeerOptions): Promise<LxmfPeer>
     },
     requestPath: (to, timeoutMs = 15_000) =>
       request({ cmd: 'request_path', to, timeout: timeoutMs / 1000 }, (e, ref): e is LxmfPeerEventOf<'path'> => e.event === 'path' && e.ref === ref, timeoutMs + 5_000),
+    setPropagationNode: async (address) => {
+      await request({ cmd: 'set_propagation_node', to: address }, (e, ref): e is LxmfPeerEventOf<'propagation_node_set'> => e.event === 'propagation_node_set' && e.ref === ref);
+    },
+    sync: (timeoutMs = 60_000) =>
+      request({ cmd: 'sync', timeout: timeoutMs / 1000 }, (e, ref): e is LxmfPeerEventOf<'synced'> => e.event === 'synced' && e.ref === ref, timeoutMs + 5_000),
     teardownLinks: async () =>
       (await request({ cmd: 'teardown_links' }, (e, ref): e is LxmfPeerEventOf<'links_closed'> => e.event === 'links_closed' && e.ref === ref)).count,
     waitForAnnounce: (address, timeoutMs) =>

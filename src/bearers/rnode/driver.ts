@@ -100,13 +100,16 @@ export class RNodeBearer extends SupervisedDriver<RNodePhase, RnodeSettings, RNo
         interfaceName: ctx.interfaceName, clock: ctx.clock, log: ctx.log, events: ctx.events, state: ctx.state,
         transmit: (packet) => this.#transmit(packet), displayName: s.display_name, announceIntervalS: s.announce_interval_s,
         bitrateBps: bitrateBps(s.sf, s.bandwidth_hz, s.cr), proofTimeoutMs: options.proofTimeoutMs,
+        propagation: s.propagation_node ? { node: s.propagation_node, syncIntervalS: s.propagation_sync_interval_s, maxStampCost: s.propagation_max_stamp_cost } : null,
       })
       : null;
     this.mtu = this.lxmf ? this.lxmf.maxContentBytes : KISS_MAX_PAYLOAD;
     this.concurrency = this.lxmf ? 4 : 1;
     // A send waits for the transmit queue (sendTimeoutMs at most) and then for its proof; a
     // large message first opens a link and goes as a resource (its airtime budget, retries).
-    if (this.lxmf) this.maxSendMs = this.timing.sendTimeoutMs + (options.proofTimeoutMs ?? 60_000) + LINK_DELIVERY_ALLOWANCE_MS;
+    // With a propagation node, an attempt that fails directly then goes to the node: a stamp,
+    // a link and one more delivery.
+    if (this.lxmf) this.maxSendMs = this.timing.sendTimeoutMs + (options.proofTimeoutMs ?? 60_000) + LINK_DELIVERY_ALLOWANCE_MS * (s.propagation_node ? 2 : 1);
     this.lifecycle = this.supervise({
       session: (link) => this.#session(link),
       opening: 'opening the device',

@@ -36,6 +36,10 @@ export type RnodeMode = (typeof RNODE_MODES)[number];
 /** Half an hour between announces: often enough for peers to keep our key, rare enough for a
  *  slow LoRa channel (docs/reticulum.md). */
 export const DEFAULT_ANNOUNCE_INTERVAL_S = 1800;
+/** Seconds between syncs with a propagation node (docs/reticulum.md, "Propagation node"). */
+export const DEFAULT_PROPAGATION_SYNC_INTERVAL_S = 3600;
+/** The highest propagation stamp cost the bridge computes by default: about 2^20 hashes. */
+export const DEFAULT_PROPAGATION_MAX_STAMP_COST = 20;
 
 // Ranges Reticulum accepts (docs/protocols/rnode.md 1.4): 137 MHz–3 GHz, BW 7.8–1625 kHz, SF 5–12,
 // CR 5–8 (4/5…4/8), TX 0–37 dBm, airtime limits 0–100 %.
@@ -61,6 +65,9 @@ export const rnodeSettingsSchema = z
     mode: z.enum(RNODE_MODES).describe('raw (default): one LoRa frame per message; reticulum: the interface is an LXMF endpoint on a Reticulum network (docs/reticulum.md)'),
     display_name: z.string().trim().min(1).max(64).nullable().describe('reticulum mode: the name announced with the LXMF address (default: the host name)'),
     announce_interval_s: z.number().int().min(60).max(86_400).describe(`reticulum mode: seconds between announces (default ${DEFAULT_ANNOUNCE_INTERVAL_S}), never above the announce budget`),
+    propagation_node: z.string().regex(/^[0-9a-fA-F]{32}$/, 'an LXMF propagation node address: 32 hex digits').nullable().describe('reticulum mode: the LXMF propagation node (its lxmf.propagation address) that holds messages for peers the bridge cannot reach, and from which it fetches its own'),
+    propagation_sync_interval_s: z.number().int().min(300).max(86_400).describe(`reticulum mode: seconds between fetches from the propagation node (default ${DEFAULT_PROPAGATION_SYNC_INTERVAL_S}; also at every start)`),
+    propagation_max_stamp_cost: z.number().int().min(1).max(28).describe(`reticulum mode: the highest stamp cost the bridge computes for the propagation node (default ${DEFAULT_PROPAGATION_MAX_STAMP_COST}); a node asking more is refused`),
   })
   .partial()
   .strict();
@@ -71,6 +78,9 @@ export interface RnodeSettings extends RadioConfig {
   mode: RnodeMode;
   display_name: string | null;
   announce_interval_s: number;
+  propagation_node: string | null;
+  propagation_sync_interval_s: number;
+  propagation_max_stamp_cost: number;
   callsign: string | null;
   beacon_interval_s: number | null;
   flow_control: boolean;
@@ -119,6 +129,9 @@ export function resolveRadioSettings(input: unknown): ResolveResult {
       mode: d.mode ?? 'raw',
       display_name: d.display_name ?? null,
       announce_interval_s: d.announce_interval_s ?? DEFAULT_ANNOUNCE_INTERVAL_S,
+      propagation_node: d.propagation_node?.toLowerCase() ?? null,
+      propagation_sync_interval_s: d.propagation_sync_interval_s ?? DEFAULT_PROPAGATION_SYNC_INTERVAL_S,
+      propagation_max_stamp_cost: d.propagation_max_stamp_cost ?? DEFAULT_PROPAGATION_MAX_STAMP_COST,
     },
   };
 }

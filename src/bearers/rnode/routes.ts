@@ -62,6 +62,13 @@ const RNodeReported = z.object({
       age_s: z.number().nullable().describe('Seconds since it became active'),
       last_inbound_s: z.number().describe('Seconds since the last packet on it'),
     })).optional().describe('Reticulum links open now (docs/reticulum.md, "Links")'),
+    propagation_node: z.string().optional().describe('The propagation node set (propagation_node), its destination hash'),
+    propagation_node_known: z.boolean().optional().describe('Its announce (cost and limits) has been heard'),
+    propagation_node_name: z.string().nullable().optional().describe('The name the node announced'),
+    propagation_stamp_cost: z.number().nullable().optional().describe('The stamp cost the node asks for'),
+    propagation_transfer_limit_kb: z.number().nullable().optional().describe('The largest message the node takes, KB'),
+    propagation_last_sync_at: z.string().nullable().optional().describe('When the last sync with the node ended'),
+    propagation_last_sync_error: z.string().nullable().optional().describe('Why the last sync failed, or null'),
   }).catchall(z.number()).nullable().describe('reticulum mode: the endpoint and its counters (announces, packets, proofs, bad signatures, undecryptable packets); null in raw mode'),
 });
 

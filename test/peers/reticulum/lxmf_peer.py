@@ -10,9 +10,14 @@
 #   {"cmd":"send","to":"<32 hex>","content":"...","title":"...","ref":"<any>","fields":{"<int>":v},"method":"direct"}
 #   {"cmd":"request_path","to":"<32 hex>","timeout":15}
 #   {"cmd":"teardown_links"}
+#   {"cmd":"set_propagation_node","to":"<32 hex>"}
+#   {"cmd":"sync","timeout":60}
 #   {"cmd":"quit"}
 # Events on stdout (Reticulum's own log goes to stderr):
-#   ready, announced, announce, path, links_closed, sending, delivery, message, error, bye.
+#   ready, announced, announce, path, links_closed, propagation_node_set, synced, sending,
+#   delivery, message, error, bye.
+# With --propagation-cost the peer also runs an LXMF propagation node (LXMRouter.enable_propagation)
+# and "ready" names its lxmf.propagation address.
 # See test/peers/reticulum/README.md for every field.
 
 import argparse
@@ -63,6 +68,13 @@ except ImportError as e:
     sys.exit(2)
 
 
+# LXMF makes stamps in forked worker processes on Linux (LXStamper.job_linux); forked from this
+# script's threads (event writer, delivery tracker, RNS) they never report back, and the message
+# waits forever. The peer uses LXMF's own single-process generator instead: the same stamps,
+# found on one core (cost 13 takes a few seconds).
+LXMF.LXStamper.job_linux = LXMF.LXStamper.job_simple
+
+
 def parse_args():
     p = argparse.ArgumentParser(description="LXMF test peer on a networked RNode")
     p.add_argument("--rnode-host", required=True, help="host of the networked RNode (RNS always uses TCP port 7633)")
@@ -76,6 +88,7 @@ def parse_args():
     p.add_argument("--txpower", type=int, default=22)
     p.add_argument("--loglevel", type=int, default=2, help="RNS log level (2 = warnings) written to stderr")
     p.add_argument("--online-timeout", type=float, default=20.0, help="seconds to wait for the RNode interface")
+    p.add_argument("--propagation-cost", type=int, default=None, help="also be a propagation node asking this stamp cost (13 or more)")
     return p.parse_args()
 
 
@@ -216,7 +229,7 @@ def send(router, source, tracker, cmd):
     fields = {int(k): v for k, v in (cmd.get("fields") or {}).items()}
     # "method": "direct" asks for a link, as Sideband does by default; otherwise opportunistic
     # (LXMF itself moves a message that does not fit one packet to a link).
-    method = LXMF.LXMessage.DIRECT if cmd.get("method") == "direct" else LXMF.LXMessage.OPPORTUNISTIC
+    method = {"direct": LXMF.LXMessage.DIRECT, "propagated": LXMF.LXMessage.PROPAGATED}.get(cmd.get("method"), LXMF.LXMessage.OPPORTUNISTIC)
     lxm = LXMF.LXMessage(destination, source, cmd.get("content", ""), cmd.get("title", ""), fields=fields or None,
                          desired_method=method)
     lxm.register_delivery_callback(tracker.report)
@@ -252,6 +265,27 @@ def request_path(cmd):
     threading.Thread(target=wait, daemon=True).start()
 
 
+def sync(router, identity, cmd):
+    """Fetches this peer's messages from its propagation node (request_messages_from_propagation_node)
+    and reports how it ended."""
+    ref = cmd.get("ref")
+    timeout = float(cmd.get("timeout", 60))
+
+    def wait():
+        began = time.time()
+        router.request_messages_from_propagation_node(identity)
+        while time.time() - began < timeout:
+            state = router.propagation_transfer_state
+            if state == LXMF.LXMRouter.PR_COMPLETE or state >= LXMF.LXMRouter.PR_NO_PATH:
+                break
+            time.sleep(0.1)
+        emit("synced", ref=ref, state=router.propagation_transfer_state, complete=router.propagation_transfer_state == LXMF.LXMRouter.PR_COMPLETE,
+             messages=router.propagation_transfer_last_result, ms=round((time.time() - began) * 1000))
+        router.acknowledge_sync_completion()
+
+    threading.Thread(target=wait, daemon=True).start()
+
+
 def rnode_interface():
     for interface in RNS.Transport.interfaces:
         if type(interface).__name__ == "RNodeInterface":
@@ -276,7 +310,11 @@ def main():
         os._exit(3)
 
     identity = load_identity(args.identity)
-    router = LXMF.LXMRouter(identity=identity, storagepath=storage_dir)
+    if args.propagation_cost is not None:
+        router = LXMF.LXMRouter(identity=identity, storagepath=storage_dir, propagation_cost=args.propagation_cost)
+        router.enable_propagation()
+    else:
+        router = LXMF.LXMRouter(identity=identity, storagepath=storage_dir)
     source = router.register_delivery_identity(identity, display_name=args.display_name)
     router.register_delivery_callback(on_message)
     RNS.Transport.register_announce_handler(LxmfAnnounces())
@@ -286,7 +324,8 @@ def main():
          rnode={"host": args.rnode_host, "online": bool(interface.online), "bitrate": interface.bitrate,
                 "frequency": interface.r_frequency, "bandwidth": interface.r_bandwidth, "sf": interface.r_sf,
                 "cr": interface.r_cr, "txpower": interface.r_txpower},
-         rns_version=RNS.__version__, lxmf_version=LXMF.__version__)
+         rns_version=RNS.__version__, lxmf_version=LXMF.__version__,
+         propagation_address=router.propagation_destination.hash.hex() if args.propagation_cost is not None else None)
 
     for line in sys.stdin:
         line = line.strip()
@@ -313,6 +352,11 @@ def main():
                 for link in links:
                     link.teardown()
                 emit("links_closed", ref=cmd.get("ref"), count=len(links))
+            elif name == "set_propagation_node":
+                router.set_outbound_propagation_node(bytes.fromhex(cmd.get("to", "")))
+                emit("propagation_node_set", ref=cmd.get("ref"), to=cmd.get("to"))
+            elif name == "sync":
+                sync(router, identity, cmd)
             elif name == "quit":
                 break
             else:

@@ -54,7 +54,7 @@ export class DirectDelivery {
       return;
     }
     this.#o.counters.messages_direct_in++;
-    acceptMessage(this.#o.inbound, m.message, { hops: arrival.hops, meta: { ...link.meta }, method: arrival.method, prove: arrival.prove });
+    void acceptMessage(this.#o.inbound, m.message, { hops: arrival.hops, meta: { ...link.meta }, method: arrival.method, prove: arrival.prove });
   }
 
   /** A DATA packet on a link in context NONE. */

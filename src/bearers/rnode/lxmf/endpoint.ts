@@ -20,12 +20,16 @@ import { DirectDelivery } from './direct.ts';
 import { acceptMessage, type InboundContext } from './inbound.ts';
 import { LinkTable } from './links.ts';
 import { resourceBudgetBytes, Transfers } from './transfers.ts';
+import { LXMF_PROPAGATION_NAME_HASH } from '../reticulum/propagation.ts';
+import { PropagationClient } from './propagation.ts';
+import { LinkRequests } from './requests.ts';
 
 // The bridge as an LXMF endpoint on a Reticulum network (docs/reticulum.md): a leaf node that
 // announces its lxmf.delivery destination, takes LXMF messages addressed to it (one encrypted
 // packet each, "opportunistic" delivery), proves every packet it accepts, and sends its own
 // messages the same way, counting one delivered only when the recipient's proof comes back.
-// It does no transport (it forwards nothing), no links and no propagation nodes. The bearer
+// Links (DIRECT, resources) and one propagation node are in their own files; it does no
+// transport (it forwards nothing). The bearer
 // under it (an RNode in reticulum mode) only moves packets: transmit() puts one on the air,
 // onPacket() hands over one heard.
 
@@ -47,6 +51,8 @@ export interface LxmfEndpointOptions {
   /** How long a send to an address we have no key for waits for the answer to our path
    *  request before it fails retryable (default 0: it fails at once, the request still goes). */
   pathWaitMs?: number;
+  /** A propagation node to leave messages on for peers we cannot reach, and to sync from. */
+  propagation?: { node: string; syncIntervalS: number; maxStampCost: number } | null;
 }
 
 export { ANNOUNCE_CAP } from './announcer.ts';
@@ -86,6 +92,8 @@ export class LxmfEndpoint {
   readonly #direct: DirectDelivery;
   readonly #transfers: Transfers;
   readonly #inbound: InboundContext;
+  readonly #requests: LinkRequests;
+  readonly #propagation: PropagationClient | null;
   readonly counters = {
     announces_sent: 0, announces_heard: 0, announces_invalid: 0, packets_in: 0, packets_out: 0, packets_malformed: 0,
     packets_other_destination: 0, packets_ignored: 0, messages_in: 0, messages_unverified: 0, messages_out: 0, proofs_sent: 0,
@@ -113,13 +121,26 @@ export class LxmfEndpoint {
         data: (link, plaintext, packet) => this.#direct.onLinkData(link, plaintext, packet),
         resource: (link, packet, plaintext) => this.#transfers.onPacket(link, packet, plaintext),
         identified: (link, identity) => this.#direct.onIdentified(link, identity),
+        response: (link, plaintext) => this.#requests.onResponse(link, plaintext),
       },
     });
     this.#transfers = new Transfers({
       interfaceName: options.interfaceName, clock: options.clock, log: options.log, links: this.#links, bitrateBps: options.bitrateBps,
       maxBytes: resourceBudgetBytes(options.bitrateBps), counters: this.counters,
       received: (link, data, prove) => this.#direct.onMessage(link, data, { hops: link.hops, method: 'resource', prove }),
+      expectsResponse: (link, requestId) => this.#requests.expects(link, requestId),
+      response: (link, data) => this.#requests.onResponse(link, data),
     });
+    this.#requests = new LinkRequests(options.clock, this.#links);
+    const pn = options.propagation;
+    this.#propagation = pn
+      ? new PropagationClient({
+        interfaceName: options.interfaceName, clock: options.clock, log: options.log, state: options.state, identity: this.identity, address: this.address,
+        node: pn.node, syncIntervalS: pn.syncIntervalS, maxStampCost: pn.maxStampCost, links: this.#links, requests: this.#requests, resources: this.#transfers,
+        inbound: this.#inbound, proofTimeoutMs: this.#proofTimeoutMs,
+        requestPath: (d) => this.#announcer.requestPath(d), waitForAnnounce: (a, ms) => this.#announcer.waitForAnnounce(a, ms),
+      })
+      : null;
     this.#direct = new DirectDelivery({
       interfaceName: options.interfaceName, log: options.log, address: this.address, links: this.#links, inbound: this.#inbound, peers: this.#peers,
       proofTimeoutMs: this.#proofTimeoutMs, resources: this.#transfers, counters: this.counters,
@@ -139,10 +160,18 @@ export class LxmfEndpoint {
   /** The link is up: announce now, then every announce_interval_s. */
   online(): void {
     this.#announcer.online();
+    this.#propagation?.online();
   }
 
   offline(): void {
     this.#announcer.offline();
+    this.#propagation?.offline();
+  }
+
+  /** Lists, fetches and purges our messages on the propagation node now; false when there is
+   *  none or the sync failed (the reason is in the stats). */
+  syncPropagation(): Promise<boolean> {
+    return this.#propagation?.sync() ?? Promise.resolve(false);
   }
 
   /** Stops: sends that wait for a proof fail (retryable), links close, timers end. */
@@ -214,6 +243,11 @@ export class LxmfEndpoint {
       return;
     }
     const { announce } = a;
+    if (this.#propagation && equalBytes(announce.nameHash, LXMF_PROPAGATION_NAME_HASH)) {
+      this.#propagation.heard(announce, p.hops);
+      this.#announcer.heard(toHex(announce.destinationHash));
+      return;
+    }
     // Only lxmf.delivery destinations are people we can message; other announces (paths,
     // propagation nodes, other apps) are valid but not ours to keep.
     if (!equalBytes(announce.nameHash, LXMF_DELIVERY_NAME_HASH) || equalBytes(announce.destinationHash, this.address)) {
@@ -262,7 +296,7 @@ export class LxmfEndpoint {
       this.#o.log.debug('lxmf.message_dropped', { interface: this.#o.interfaceName, code: m.code, reason: m.reason });
       return;
     }
-    acceptMessage(this.#inbound, m.message, { hops: p.hops, meta, method: null, prove: () => this.#prove(p) });
+    void acceptMessage(this.#inbound, m.message, { hops: p.hops, meta, method: null, prove: () => this.#prove(p) });
   }
 
   /** An explicit proof (packet hash and our signature of it) for a packet we accepted. */
@@ -327,8 +361,23 @@ export class LxmfEndpoint {
     const packed = packMessage({ source: this.identity, destinationHash: Buffer.from(to, 'hex'), timestamp, title: '', content });
     // Over a link (LXMF's DIRECT method) when it does not fit one packet, or when a link to the
     // peer is up anyway (ours, or the one the peer opened and identified on).
-    if (content.length > LXMF_OPPORTUNISTIC_MAX_CONTENT || this.#links.activeTo(to)) {
-      const r = await this.#direct.send(peer, packed.packed);
+    const direct = await this.#sendDirect(to, peer, packed.packed, content.length);
+    if (direct.ok || !direct.retryable || !this.#propagation) return direct;
+    // Not reached directly (no proof, no link): leave it on the propagation node for the peer
+    // to fetch (docs/reticulum.md, "Propagation node").
+    const left = await this.#propagation.deliver(peer, packed.packed, packed.hash);
+    if (left.ok) {
+      this.counters.messages_out++;
+      return { ...left, meta: { ...left.meta, direct_error: direct.error } };
+    }
+    return { ...left, error: `${direct.error}; then ${left.error}` };
+  }
+
+  /** One attempt straight to the peer: over a link (when it does not fit one packet, or a link
+   *  is up) or as one opportunistic packet. */
+  async #sendDirect(to: string, peer: LxmfPeer, packed: Uint8Array, contentLength: number): Promise<SendResult> {
+    if (contentLength > LXMF_OPPORTUNISTIC_MAX_CONTENT || this.#links.activeTo(to)) {
+      const r = await this.#direct.send(peer, packed);
       if (r.ok) this.counters.messages_out++;
       return r;
     }
@@ -397,6 +446,7 @@ export class LxmfEndpoint {
       ...this.#links.counters,
       links_active: this.#links.size,
       resources_active: this.#transfers.active,
+      ...this.#propagation?.stats(),
       links: this.#links.list(),
     };
   }

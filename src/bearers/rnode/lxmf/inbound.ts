@@ -20,15 +20,18 @@ export interface InboundContext {
 export interface Arrival {
   hops: number;
   meta: Record<string, unknown>;
-  /** 'direct' (over a link) or 'resource'; null for one opportunistic packet. */
-  method: 'direct' | 'resource' | null;
+  /** 'direct' (over a link), 'resource', or 'propagated' (fetched from a propagation node);
+   *  null for one opportunistic packet. */
+  method: 'direct' | 'resource' | 'propagated' | null;
   /** Sends the proof that tells the sender to stop repeating. */
   prove(): void;
 }
 
 /** Checks and stores a message; proves it once stored. A message whose signature does not
- *  verify with its sender's known key is dropped and not proven, so an honest sender retries. */
-export function acceptMessage(ctx: InboundContext, message: LxmfMessage, arrival: Arrival): void {
+ *  verify with its sender's known key is dropped and not proven, so an honest sender retries.
+ *  Resolves with what became of it: stored (now or before), refused for its signature, or not
+ *  stored (the database did not take it). */
+export function acceptMessage(ctx: InboundContext, message: LxmfMessage, arrival: Arrival): Promise<'stored' | 'bad_signature' | 'not_stored'> {
   const from = toHex(message.sourceHash);
   const sender = ctx.peers.get(from);
   let signature: 'valid' | 'unverified';
@@ -36,7 +39,7 @@ export function acceptMessage(ctx: InboundContext, message: LxmfMessage, arrival
     if (!verifyMessage(message, sender.identity).ok) {
       ctx.counters.bad_signatures++;
       ctx.log.warn('lxmf.bad_signature', { interface: ctx.interfaceName, from });
-      return;
+      return Promise.resolve('bad_signature');
     }
     signature = 'valid';
   } else {
@@ -63,13 +66,14 @@ export function acceptMessage(ctx: InboundContext, message: LxmfMessage, arrival
   });
   // The proof goes out once the message is on disk (the bridge may answer after its group's
   // commit: BearerEvents.receive).
-  const answered = (ok: boolean | void) => {
-    if (ok === false) return; // not stored: no proof, so the sender tries again
+  const answered = (ok: boolean | void): 'stored' | 'not_stored' => {
+    if (ok === false) return 'not_stored'; // no proof, so the sender tries again
     ctx.counters.messages_in++;
     arrival.prove();
+    return 'stored';
   };
-  if (typeof stored === 'object') void stored.then(answered);
-  else answered(stored);
+  if (typeof stored === 'object') return Promise.resolve(stored).then(answered);
+  return Promise.resolve(answered(stored));
 }
 
 /** A sender's timestamp (Unix seconds) that a Date can hold. */

@@ -57,6 +57,8 @@ export interface LinkHandlers {
   resource(link: LinkSession, packet: Packet, plaintext: Uint8Array | null): void;
   /** The initiator revealed its identity (LXMF does so to open a backchannel). */
   identified(link: LinkSession, identity: PublicIdentity): void;
+  /** The plaintext of a RESPONSE packet (an answer to a request of ours). */
+  response?(link: LinkSession, plaintext: Uint8Array): void;
 }
 
 export interface LinkTableOptions {
@@ -259,8 +261,11 @@ export class LinkTable {
       case CONTEXT.RESOURCE_ADV: case CONTEXT.RESOURCE_REQ: case CONTEXT.RESOURCE_HMU: case CONTEXT.RESOURCE_ICL: case CONTEXT.RESOURCE_RCL:
         this.#o.handlers.resource(link, p, plaintext);
         break;
+      case CONTEXT.RESPONSE:
+        this.#o.handlers.response?.(link, plaintext);
+        break;
       default:
-        break; // requests, responses and channels: not used by LXMF delivery
+        break; // requests to us and channels: LXMF delivery uses neither
     }
     return true;
   }

@@ -40,6 +40,11 @@ export interface TransfersOptions {
   maxBytes: number;
   /** An assembled resource: `prove` sends its proof (once the caller has stored it). */
   received(link: LinkSession, data: Uint8Array, prove: () => void): void;
+  /** Whether a request of ours with this id waits for its answer on the link: only then is a
+   *  resource flagged "is response" taken. */
+  expectsResponse?(link: LinkSession, requestId: Uint8Array): boolean;
+  /** An assembled response resource (msgpack [request id, response]); proven at once. */
+  response?(link: LinkSession, data: Uint8Array): void;
   counters: { resources_out: number; resources_in: number; resources_failed: number; resource_parts_resent: number };
 }
 
@@ -245,7 +250,8 @@ export class Transfers implements ResourceSender {
     const key = toHex(a.h);
     const known = this.#in.get(key);
     if (known) return this.#requestNext(known); // the sender advertised again: our request was lost
-    const why = refusal(a, this.#o.maxBytes, resourceSdu(link.mtu));
+    const answer = Boolean(a.f & RESOURCE_FLAG.IS_RESPONSE) && a.q !== null && (this.#o.expectsResponse?.(link, a.q) ?? false);
+    const why = refusal(a, this.#o.maxBytes, resourceSdu(link.mtu), answer);
     if (why) {
       this.#o.log.warn('lxmf.resource_refused', { interface: this.#o.interfaceName, link: link.idHex, reason: why });
       void this.#o.links.send(link, CONTEXT.RESOURCE_RCL, a.h);
@@ -301,9 +307,13 @@ export class Transfers implements ResourceSender {
     this.#in.delete(toHex(r.adv.h));
     r.link.closed.delete(r.onClose);
     this.#o.log.info('lxmf.resource_received', { interface: this.#o.interfaceName, link: r.link.idHex, bytes: data.length, parts: r.parts.length });
-    this.#o.received(r.link, data, () => {
-      void this.#o.links.send(r.link, CONTEXT.RESOURCE_PRF, resourceProof(data, r.adv.h), PACKET_TYPE.PROOF);
-    });
+    const prove = () => void this.#o.links.send(r.link, CONTEXT.RESOURCE_PRF, resourceProof(data, r.adv.h), PACKET_TYPE.PROOF);
+    if (r.adv.f & RESOURCE_FLAG.IS_RESPONSE) {
+      prove();
+      this.#o.response?.(r.link, data);
+      return;
+    }
+    this.#o.received(r.link, data, prove);
   }
 
   #dropIn(r: Incoming, why: string, tell: boolean): void {
@@ -319,10 +329,11 @@ export class Transfers implements ResourceSender {
 }
 
 /** Why an advertised resource is refused, or null to take it. */
-function refusal(a: Advertisement, maxBytes: number, sdu: number): string | null {
+function refusal(a: Advertisement, maxBytes: number, sdu: number, expectedResponse: boolean): string | null {
   if (!(a.f & RESOURCE_FLAG.ENCRYPTED)) return 'not encrypted';
   if (a.f & RESOURCE_FLAG.COMPRESSED) return 'compressed (bz2), which this bridge cannot decompress; our announce asks for uncompressed resources';
-  if (a.f & (RESOURCE_FLAG.IS_REQUEST | RESOURCE_FLAG.IS_RESPONSE | RESOURCE_FLAG.METADATA) || a.q) return 'a request, response or metadata resource: LXMF delivery uses none';
+  if (!expectedResponse && (a.f & (RESOURCE_FLAG.IS_REQUEST | RESOURCE_FLAG.IS_RESPONSE | RESOURCE_FLAG.METADATA) || a.q)) return 'a request, metadata resource, or a response to no request of ours: LXMF delivery uses none';
+  if (a.f & (RESOURCE_FLAG.IS_REQUEST | RESOURCE_FLAG.METADATA)) return 'a request or metadata resource';
   if (a.l !== 1 || a.i !== 1 || a.f & RESOURCE_FLAG.SPLIT) return 'split into segments';
   if (a.n > HASHMAP_MAX_LEN || a.m.length !== a.n * MAPHASH_LENGTH) return `${a.n} parts: more than one hashmap (${HASHMAP_MAX_LEN})`;
   if (a.d > maxBytes) return `${a.d} bytes is more than the ${maxBytes} bytes we take`;

@@ -91,6 +91,8 @@ export const PROOF_IMPLICIT_LENGTH = SIGNATURE_LENGTH;
 /** LXMF's app name and the aspect of its delivery destination (LXMF/LXMF.py, LXMRouter.py). */
 export const LXMF_APP_NAME = 'lxmf';
 export const LXMF_DELIVERY_NAME = 'lxmf.delivery';
+/** An LXMF propagation node's destination (LXMRouter.propagation_destination). */
+export const LXMF_PROPAGATION_NAME = 'lxmf.propagation';
 /** LXMF message parts before the msgpack payload: destination, source, signature. */
 export const LXMF_DESTINATION_LENGTH = TRUNCATED_HASH_LENGTH;
 /** LXMF "supported functionality" code in announce app data (LXMF.py SF_COMPRESSION). */

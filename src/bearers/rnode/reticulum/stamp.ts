@@ -14,6 +14,8 @@ import { fullHash, truncatedHash } from './identity.ts';
 export const STAMP_SIZE = HASH_LENGTH;
 /** HKDF rounds of 256 bytes each making a message stamp's workblock (WORKBLOCK_EXPAND_ROUNDS). */
 export const WORKBLOCK_EXPAND_ROUNDS = 3000;
+/** Rounds of a propagation stamp's workblock, made from the transient id (WORKBLOCK_EXPAND_ROUNDS_PN). */
+export const WORKBLOCK_EXPAND_ROUNDS_PN = 1000;
 
 /** The workblock: for n = 0 .. rounds-1, HKDF-SHA256 of the message id with salt
  *  SHA-256(message id + msgpack(n)), no info, 256 bytes; concatenated (stamp_workblock). */
@@ -52,6 +54,35 @@ export function generateStamp(
   for (let i = 0; i < attempts; i++) {
     const stamp = random();
     if (meets(base.copy().update(stamp).digest(), cost)) return stamp;
+  }
+  return null;
+}
+
+/** generateStamp in slices of `sliceAttempts`, yielding to the event loop between slices, so
+ *  minutes of work on a slow CPU do not stall the radio or the API. Candidates are 24 random
+ *  bytes and an 8-byte counter (any 32 bytes may be a stamp). Resolves null after maxAttempts
+ *  (default 2^(cost+4)) or when `cancelled()` answers true. */
+export async function generateStampAsync(
+  material: Uint8Array,
+  cost: number,
+  options: { rounds?: number; maxAttempts?: number; sliceAttempts?: number; cancelled?: () => boolean } = {},
+): Promise<{ stamp: Uint8Array; attempts: number } | null> {
+  if (!Number.isInteger(cost) || cost < 0 || cost > 255) throw new RangeError(`a stamp cost is 0 to 255, got ${cost}`);
+  const base: Hash = createHash('sha256').update(stampWorkblock(material, options.rounds ?? WORKBLOCK_EXPAND_ROUNDS));
+  const attempts = options.maxAttempts ?? 2 ** Math.min(cost + 4, 40);
+  const slice = options.sliceAttempts ?? 4096;
+  const candidate = new Uint8Array(STAMP_SIZE);
+  candidate.set(randomBytes(STAMP_SIZE - 8));
+  const counter = new DataView(candidate.buffer, STAMP_SIZE - 8, 8);
+  for (let done = 0; done < attempts;) {
+    const end = Math.min(attempts, done + slice);
+    for (; done < end; done++) {
+      counter.setUint32(0, Math.floor(done / 0x1_0000_0000));
+      counter.setUint32(4, done >>> 0);
+      if (meets(base.copy().update(candidate).digest(), cost)) return { stamp: candidate.slice(), attempts: done + 1 };
+    }
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (options.cancelled?.()) return null;
   }
   return null;
 }
