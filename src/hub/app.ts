@@ -13,6 +13,7 @@ import { deviceRoutes } from './devices/routes.ts';
 import { HubIngest } from './ingest/subscriber.ts';
 import { hubKeyRoutes } from './keys/routes.ts';
 import { DEFAULT_TENANT, HubKeyService } from './keys/service.ts';
+import { hubPositionRoutes } from './positions/routes.ts';
 import { type HubStore, type HubStoreLocation, openHubStore, type OpenHubStoreOptions } from './store/store.ts';
 import { hubSystemRoutes } from './system/routes.ts';
 import { tenantRoutes } from './tenant/routes.ts';
@@ -109,6 +110,7 @@ export async function startHub(options: HubOptions): Promise<RunningHub> {
       }),
       ...hubKeyRoutes(keys),
       ...deviceRoutes(store),
+      ...hubPositionRoutes(store, clock),
       ...bridgeRoutes(enrollments),
       ...tenantRoutes({ tenants, store, clock }),
       ...webRoutes(keys),

@@ -5,6 +5,7 @@ import { StartupError } from '../../src/lib/errors.ts';
 import { hubMigrations } from '../../src/hub/migrations.ts';
 import { type EventRow, type HubKeyRow, type HubStore, openHubStore, openSqlDriver } from '../../src/hub/store/store.ts';
 import type { StoreHarness } from './store-harness.ts';
+import { registerPositionConformance } from './store-positions.ts';
 
 // One contract for every hub store (docs/style.md habit 7): store.sqlite.test.ts and
 // store.postgres.test.ts run exactly these tests, so both databases behave the same.
@@ -38,6 +39,7 @@ export function registerStoreConformance(test: Test, harness: StoreHarness): voi
     for (const s of open) await s.close().catch(() => {});
     await harness.cleanup();
   });
+  registerPositionConformance(test, harness.name, () => fresh());
 
   test(`[${harness.name}] a new database gets every migration; the next start verifies and applies none`, async () => {
     const location = await harness.freshLocation();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { NODE_NETWORKS } from '../../bearers/drivers.ts';
+import { coordinates, pointCollection, pointCollectionSchema } from '../../http/geojson.ts';
 import { ANY_KEY, route, type Route } from '../../http/route.ts';
 import { badRequest, notFound } from '../../lib/errors.ts';
 import type { NodeStore } from '../engine/node-store.ts';
@@ -29,11 +30,7 @@ const PositionView = z.object({
 });
 type PositionView = z.infer<typeof PositionView>;
 
-const Point = z.object({ type: z.literal('Point'), coordinates: z.array(z.number()).describe('[longitude, latitude] or [longitude, latitude, altitude_m]') });
-const PositionCollection = z.object({
-  type: z.literal('FeatureCollection'),
-  features: z.array(z.object({ type: z.literal('Feature'), id: z.string(), geometry: Point, properties: PositionView.omit({ latitude: true, longitude: true, altitude_m: true }) })),
-}).describe('GeoJSON (RFC 7946): one Point per node');
+const PositionCollection = pointCollectionSchema(PositionView).describe('GeoJSON (RFC 7946): one Point per node');
 
 const TrackView = z.object({
   latitude: z.number(), longitude: z.number(), altitude_m: z.number().nullable(),
@@ -95,12 +92,7 @@ export function positionRoutes(d: PositionDeps): Route[] {
     route({
       method: 'GET', path: '/api/positions/geojson', summary: 'The same positions as a GeoJSON FeatureCollection, for any map', tags, roles: ANY_KEY,
       query: ListQuery, response: PositionCollection, responseName: 'PositionsGeoJson',
-      handler: ({ query }) => ({
-        type: 'FeatureCollection' as const,
-        features: list(query).map(({ latitude, longitude, altitude_m, ...properties }) => ({
-          type: 'Feature' as const, id: properties.node_id, geometry: { type: 'Point' as const, coordinates: coordinates(longitude, latitude, altitude_m) }, properties,
-        })),
-      }),
+      handler: ({ query }) => pointCollection(list(query), (p) => p.node_id),
     }),
     route({
       method: 'GET', path: '/api/positions/{id}/track', summary: 'A node\'s positions heard in a time range (its position messages, across renumbering)', tags, roles: ANY_KEY,
@@ -120,10 +112,6 @@ export function positionRoutes(d: PositionDeps): Route[] {
       },
     }),
   ];
-}
-
-function coordinates(lon: number, lat: number, alt: number | null): number[] {
-  return alt === null ? [lon, lat] : [lon, lat, alt];
 }
 
 function view(r: LastPosition, now: number, interfaces: InterfaceService): PositionView {

@@ -9,6 +9,7 @@ import { hubMigrations } from '../migrations.ts';
 import { ownTables, type TenantTable, tenantTables } from './catalogue.ts';
 import { type BatchOp, type BatchOutcomes, type EventRow, type EventTable, HELLO_SQL, insertEventSql, isRowError, STATUS_SQL, TOUCH_SQL, writeBatch } from './ingest-batch.ts';
 import { type HubMigrationReport, migrateHub } from './migrate.ts';
+import { type HubPositionRow, lastPositions, type PositionFilter } from './positions.ts';
 import { PostgresDriver } from './postgres-driver.ts';
 import { quoteIdent, type Row, type SqlDriver } from './sql.ts';
 import { SqliteDriver } from './sqlite-driver.ts';
@@ -95,7 +96,7 @@ export interface BridgeAuth {
   revoked: boolean;
 }
 
-export type { EventRow };
+export type { EventRow, HubPositionRow, PositionFilter };
 
 export interface StatusUpdate {
   state: 'online' | 'offline';
@@ -186,6 +187,8 @@ export interface HubStore {
   insertEvent(kind: EventKind, row: EventRow): Promise<boolean>;
   listEvents(tenantId: string, kind: EventKind, limit?: number): Promise<EventRow[]>;
   countEvents(tenantId: string, kind: EventKind): Promise<number>;
+  /** The newest reported position of each node per bridge, by bridge and node id (positions.ts). */
+  lastPositions(tenantId: string, filter: PositionFilter, limit: number): Promise<HubPositionRow[]>;
 
   /** The hub's own tenant tables (made by its migrations) as the catalogue has them now
    *  (src/hub/store/catalogue.ts); export and purge take exactly these. */
@@ -539,6 +542,9 @@ class SqlHubStore implements HubStore {
   async countEvents(tenantId: string, kind: EventKind): Promise<number> {
     const rows = await this.#db.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${EVENT_TABLES[kind]} WHERE tenant_id = $1`, [tenantId]);
     return Number(rows[0].n);
+  }
+  lastPositions(tenantId: string, filter: PositionFilter, limit: number): Promise<HubPositionRow[]> {
+    return lastPositions(this.#db, this.dialect, tenantId, filter, limit);
   }
 
   async tenantTables(): Promise<TenantTable[]> {

@@ -6,6 +6,7 @@ import { BROADCAST, encodePosition, PORT_NUM } from '../../../src/bearers/meshta
 import { meshtasticSimMesh } from '../../../src/bearers/meshtastic/simulator/link.ts';
 import type { MeshtasticMesh, RemoteNode } from '../../../src/bearers/meshtastic/simulator/mesh.ts';
 import type { TestBridge } from '../../helpers/bridge.ts';
+import { drawInLeaflet } from '../../helpers/leaflet.ts';
 import { createMeshInterface, keepProcessAlive, startMeshBridge, waitOnline, waitUntil } from '../../helpers/meshtastic.ts';
 import { ATAK_CHAT_ALL, ATAK_PLI } from './fixtures.ts';
 import { takEnd, testPki, type TakEnd } from './tak-end.ts';
@@ -162,37 +163,12 @@ test('a TAK server that is down: the mesh side does not wait; held positions go 
 });
 
 test('the GeoJSON form opens in Leaflet in headless Chromium without errors: one marker per node, one line per track', async () => {
-  const { chromium } = await import('playwright-core');
   const points = (await t.call('GET', '/api/positions/geojson')).body;
   const alphaId = points.features.find((f: any) => f.properties.name === 'Alpha team').id;
   const track = (await t.call('GET', `/api/positions/${encodeURIComponent(alphaId)}/track/geojson`)).body;
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
-  try {
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => void (m.type() === 'error' && errors.push(m.text())));
-    await page.setContent('<!doctype html><html><body><div id="map" style="width:600px;height:400px"></div></body></html>');
-    await page.addScriptTag({ path: 'node_modules/leaflet/dist/leaflet.js' });
-    const drawn = await page.evaluate(([fc, line]) => {
-      const L = (globalThis as any).L;
-      const map = L.map('map');
-      const markers = L.geoJSON(fc).addTo(map);
-      const lines = L.geoJSON(line).addTo(map);
-      map.fitBounds(markers.getBounds().extend(lines.getBounds()));
-      let m = 0;
-      let l = 0;
-      map.eachLayer((layer: any) => {
-        if (layer instanceof L.Marker) m++;
-        else if (layer instanceof L.Polyline) l++;
-      });
-      return { markers: m, lines: l };
-    }, [points, track]);
-    assert.equal(drawn, { markers: 3, lines: 1 });
-    assert.equal(errors, []);
-  } finally {
-    await browser.close();
-  }
+  const drawn = await drawInLeaflet([points, track]);
+  assert.equal({ markers: drawn.markers, lines: drawn.lines }, { markers: 3, lines: 1 });
+  assert.equal(drawn.errors, []);
 });
 
 test.run();

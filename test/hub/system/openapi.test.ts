@@ -40,6 +40,7 @@ test('the document is OpenAPI 3.1 with every hub route, bearer security and reso
     'GET /api/devices',
     'GET /api/health',
     'GET /api/openapi.json',
+    'GET /api/positions', 'GET /api/positions/geojson',
     'GET /api/tenant/export',
     'GET /metrics',
     'POST /api/auth/keys', 'POST /api/bridges',
