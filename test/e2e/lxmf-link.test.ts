@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rnodeSimChannel } from '../../src/bearers/rnode/simulator/link.ts';
 import { startTestBridge, type TestBridge } from '../helpers/bridge.ts';
-import { lxmfPeerAvailability, lxmfPeerTempDir, startLxmfPeerOnChannel, type ChannelLxmfPeer } from '../helpers/lxmf-peer.ts';
+import { lxmfPeerAvailability, reticulumInterface, TO_LXMF_RULE, untilReal, lxmfPeerTempDir, startLxmfPeerOnChannel, type ChannelLxmfPeer } from '../helpers/lxmf-peer.ts';
 
 // LXMF's DIRECT method against the real Reticulum and LXMF code (docs/reticulum.md, "Links"):
 // the peer opens a Reticulum link to the bridge and delivers over it, as Sideband does by
@@ -14,15 +14,7 @@ import { lxmfPeerAvailability, lxmfPeerTempDir, startLxmfPeerOnChannel, type Cha
 
 const avail = lxmfPeerAvailability();
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 20_000) => untilReal(what, probe, ms);
 
 test('DIRECT both ways: the peer\'s link is accepted and proven, the bridge answers over it, then opens its own', async () => {
   if (!avail.ok) return console.log(`  skipped: ${avail.reason}`);
@@ -34,14 +26,8 @@ test('DIRECT both ways: the peer\'s link is accepted and proven, the bridge answ
     peer = await startLxmfPeerOnChannel(rnodeSimChannel(name), { displayName: 'Sideband direct', dir: join(tmp.dir, 'peer') });
     t = await startTestBridge();
     const call = t.call;
-    const created = await call('POST', '/api/interfaces', { body: { name: 'lxmf', kind: 'rnode', device: `sim://${name}`, settings: { preset: 'us-915', mode: 'reticulum', display_name: 'Link hut' } } });
-    assert.is(created.status, 201, created.text);
-    const out = await call('POST', '/api/access-rules', { body: { name: 'to-lxmf', match: { direction: 'outbound' }, schedule: null, action: 'forward', destinations: [{ interface: 'lxmf', to: '{to}' }] } });
-    assert.is(out.status, 201, out.text);
-    const bridgeAddress: string = (await until('the bridge to announce', async () => {
-      const r = (await call('GET', '/api/interfaces/lxmf')).body.reported.reticulum;
-      return r?.last_announce_at && r;
-    })).lxmf_address;
+    const { address: bridgeAddress } = await reticulumInterface(call, name, { display_name: 'Link hut' });
+    assert.is((await call('POST', '/api/access-rules', { body: TO_LXMF_RULE })).status, 201);
     await peer.waitForAnnounce(bridgeAddress, 15_000);
     await peer.announce();
     await until('the bridge to list the peer', async () => (await call('GET', `/api/nodes/${peer!.address}`)).status === 200);

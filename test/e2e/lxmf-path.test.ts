@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rnodeSimChannel } from '../../src/bearers/rnode/simulator/link.ts';
 import { startTestBridge, type TestBridge } from '../helpers/bridge.ts';
-import { lxmfPeerAvailability, lxmfPeerTempDir, startLxmfPeerOnChannel, type ChannelLxmfPeer } from '../helpers/lxmf-peer.ts';
+import { lxmfPeerAvailability, reticulumInterface, untilReal, lxmfPeerTempDir, startLxmfPeerOnChannel, type ChannelLxmfPeer } from '../helpers/lxmf-peer.ts';
 
 // Path requests against the real Reticulum and LXMF code (docs/reticulum.md, "Path requests"):
 // a peer that starts after the bridge announced has never heard it. It asks the network for the
@@ -14,15 +14,7 @@ import { lxmfPeerAvailability, lxmfPeerTempDir, startLxmfPeerOnChannel, type Cha
 
 const avail = lxmfPeerAvailability();
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 20_000) => untilReal(what, probe, ms);
 
 test('a peer that starts after the bridge announced reaches it by a path request, and the bridge reaches the peer by one', async () => {
   if (!avail.ok) return console.log(`  skipped: ${avail.reason}`);
@@ -33,17 +25,11 @@ test('a peer that starts after the bridge announced reaches it by a path request
   try {
     t = await startTestBridge();
     const call = t.call;
-    const created = await call('POST', '/api/interfaces', { body: { name: 'lxmf', kind: 'rnode', device: `sim://${name}`, settings: { preset: 'us-915', mode: 'reticulum', display_name: 'Path hut' } } });
-    assert.is(created.status, 201, created.text);
+    const { address: bridgeAddress, announced } = await reticulumInterface(call, name, { display_name: 'Path hut' });
     const echo = await call('POST', '/api/access-rules', {
       body: { name: 'pong', match: { direction: 'inbound', interfaces: ['lxmf'], text: { regex: '^ping' } }, schedule: null, action: 'forward', destinations: [{ interface: 'lxmf', to: '{from}' }] },
     });
     assert.is(echo.status, 201, echo.text);
-    const announced = await until('the bridge to announce', async () => {
-      const r = (await call('GET', '/api/interfaces/lxmf')).body.reported.reticulum;
-      return r?.last_announce_at && r;
-    });
-    const bridgeAddress: string = announced.lxmf_address;
 
     // The peer comes up after that announce: it has not heard the bridge.
     peer = await startLxmfPeerOnChannel(rnodeSimChannel(name), { displayName: 'Late Sideband', dir: join(tmp.dir, 'peer') });

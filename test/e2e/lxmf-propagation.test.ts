@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rnodeSimChannel } from '../../src/bearers/rnode/simulator/link.ts';
 import { startTestBridge, type TestBridge } from '../helpers/bridge.ts';
-import { lxmfPeerAvailability, lxmfPeerTempDir, startLxmfPeerOnChannel, type ChannelLxmfPeer } from '../helpers/lxmf-peer.ts';
+import { lxmfPeerAvailability, reticulumInterface, TO_LXMF_RULE, untilReal, lxmfPeerTempDir, startLxmfPeerOnChannel, type ChannelLxmfPeer } from '../helpers/lxmf-peer.ts';
 
 // Store and forward through an LXMF propagation node run from the LXMF source (LXMRouter with
 // propagation enabled, stamp cost 13) (docs/reticulum.md, "Propagation node"): a message a peer
@@ -15,15 +15,7 @@ import { lxmfPeerAvailability, lxmfPeerTempDir, startLxmfPeerOnChannel, type Cha
 
 const avail = lxmfPeerAvailability();
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 30_000) => untilReal(what, probe, ms);
 
 test('a propagation node holds messages both ways for whoever is offline', async () => {
   if (!avail.ok) return console.log(`  skipped: ${avail.reason}`);
@@ -40,14 +32,8 @@ test('a propagation node holds messages both ways for whoever is offline', async
     bob = await startLxmfPeerOnChannel(channel, { displayName: 'Bob', dir: join(tmp.dir, 'bob') });
     t = await startTestBridge();
     const call = t.call;
-    const created = await call('POST', '/api/interfaces', {
-      body: { name: 'lxmf', kind: 'rnode', device: `sim://${name}`, settings: { preset: 'us-915', mode: 'reticulum', display_name: 'PN hut', propagation_node: nodeAddress } },
-    });
-    assert.is(created.status, 201, created.text);
-    const out = await call('POST', '/api/access-rules', { body: { name: 'to-lxmf', match: { direction: 'outbound' }, schedule: null, action: 'forward', destinations: [{ interface: 'lxmf', to: '{to}' }] } });
-    assert.is(out.status, 201, out.text);
-    const reticulum = async () => (await call('GET', '/api/interfaces/lxmf')).body.reported.reticulum;
-    const bridgeAddress: string = (await until('the bridge to announce', async () => { const r = await reticulum(); return r?.last_announce_at && r; })).lxmf_address;
+    const { address: bridgeAddress, reticulum } = await reticulumInterface(call, name, { display_name: 'PN hut', propagation_node: nodeAddress });
+    assert.is((await call('POST', '/api/access-rules', { body: TO_LXMF_RULE })).status, 201);
     // The first sync at start asks for the node's path; the node answers with its announce.
     const first = await until('the first sync', async () => { const r = await reticulum(); return r.propagation_last_sync_at && r; }, 45_000);
     assert.equal([first.propagation_node_known, first.propagation_stamp_cost, first.propagation_last_sync_error], [true, 13, null]);

@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rnodeSimChannel } from '../../src/bearers/rnode/simulator/link.ts';
 import { startTestBridge, type TestBridge } from '../helpers/bridge.ts';
-import { lxmfPeerAvailability, lxmfPeerTempDir, startLxmfPeerOnChannel, type ChannelLxmfPeer } from '../helpers/lxmf-peer.ts';
+import { lxmfPeerAvailability, reticulumInterface, TO_LXMF_RULE, untilReal, lxmfPeerTempDir, startLxmfPeerOnChannel, type ChannelLxmfPeer } from '../helpers/lxmf-peer.ts';
 
 // Messages of several kilobytes as Reticulum resources over a link, against the real Reticulum
 // and LXMF code (docs/reticulum.md, "Large messages"): 5,000 bytes from the peer to the bridge
@@ -13,15 +13,7 @@ import { lxmfPeerAvailability, lxmfPeerTempDir, startLxmfPeerOnChannel, type Cha
 
 const avail = lxmfPeerAvailability();
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 30_000) => untilReal(what, probe, ms);
 
 /** 5,000 bytes of text that does not compress to nothing (LXMF would compress it if we let it). */
 function text(seed: string, n = 5000): string {
@@ -46,15 +38,8 @@ test('5,000 bytes each way as resources; a link torn down mid-resource leaves th
     peer = await startLxmfPeerOnChannel(rnodeSimChannel(name), { displayName: 'Sideband big', dir: join(tmp.dir, 'peer') });
     t = await startTestBridge();
     const call = t.call;
-    const created = await call('POST', '/api/interfaces', { body: { name: 'lxmf', kind: 'rnode', device: `sim://${name}`, settings: { preset: 'us-915', mode: 'reticulum', display_name: 'Big hut' } } });
-    assert.is(created.status, 201, created.text);
-    const out = await call('POST', '/api/access-rules', { body: { name: 'to-lxmf', match: { direction: 'outbound' }, schedule: null, action: 'forward', destinations: [{ interface: 'lxmf', to: '{to}' }] } });
-    assert.is(out.status, 201, out.text);
-    const reticulum = async () => (await call('GET', '/api/interfaces/lxmf')).body.reported.reticulum;
-    const bridgeAddress: string = (await until('the bridge to announce', async () => {
-      const r = await reticulum();
-      return r?.last_announce_at && r;
-    })).lxmf_address;
+    const { address: bridgeAddress, reticulum } = await reticulumInterface(call, name, { display_name: 'Big hut' });
+    assert.is((await call('POST', '/api/access-rules', { body: TO_LXMF_RULE })).status, 201);
     await peer.waitForAnnounce(bridgeAddress, 15_000);
     await peer.announce();
     await until('the bridge to list the peer', async () => (await call('GET', `/api/nodes/${peer!.address}`)).status === 200);

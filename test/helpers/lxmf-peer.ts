@@ -433,3 +433,35 @@ export function lxmfPeerTempDir(prefix = 'fb-lxmf-'): { dir: string; remove(): v
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
+
+/** Polls `probe` on the real clock (the Python peers run on it) until it gives a value. */
+export async function untilReal<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The rule the LXMF tests forward every outbound message with, to the interface `lxmf`. */
+export const TO_LXMF_RULE = { name: 'to-lxmf', match: { direction: 'outbound' }, schedule: null, action: 'forward', destinations: [{ interface: 'lxmf', to: '{to}' }] };
+
+/** The bridge's side of an LXMF test: an RNode interface `lxmf` in reticulum mode on
+ *  sim://<channel> (`settings` over us-915), its endpoint's stats (`reported.reticulum`), and
+ *  its LXMF address and stats once it has announced. */
+export async function reticulumInterface(
+  call: (method: string, path: string, options?: { body?: unknown }) => Promise<{ status: number; text: string; body: any }>,
+  channel: string,
+  settings: Record<string, unknown>,
+): Promise<{ address: string; announced: any; reticulum(): Promise<any> }> {
+  const created = await call('POST', '/api/interfaces', { body: { name: 'lxmf', kind: 'rnode', device: `sim://${channel}`, settings: { preset: 'us-915', mode: 'reticulum', ...settings } } });
+  if (created.status !== 201) throw new Error(`the lxmf interface was not created: ${created.status} ${created.text}`);
+  const reticulum = async () => (await call('GET', '/api/interfaces/lxmf')).body.reported.reticulum;
+  const announced = await untilReal('the bridge to announce', async () => {
+    const r = await reticulum();
+    return r?.last_announce_at && r;
+  });
+  return { address: announced.lxmf_address, announced, reticulum };
+}
