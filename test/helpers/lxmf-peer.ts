@@ -72,8 +72,13 @@ export function lxmfPeerAvailability(): LxmfPeerAvailability {
   return (availability = { ok: true, env: { python, rnsSrc, lxmfSrc, rnsVersion, lxmfVersion } });
 }
 
+/** The peer's environment: the sources on its path, and the real clock. The peer is another
+ *  program on another device, not the bridge under test: when the suite runs under libfaketime
+ *  (scripts/test.sh, a year ahead) the peer keeps the machine's own time, as a phone would; and
+ *  libfaketime breaks Python's time.sleep (EINVAL from clock_nanosleep). */
 function peerProcessEnv(env: Pick<LxmfPeerEnv, 'rnsSrc' | 'lxmfSrc'> & { python: string }): NodeJS.ProcessEnv {
-  return { ...process.env, PYTHONPATH: `${env.rnsSrc}:${env.lxmfSrc}`, PYTHONUNBUFFERED: '1', PYTHONNOUSERSITE: '1' };
+  const own = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => !(k === 'LD_PRELOAD' && v?.includes('faketime')) && !k.startsWith('FAKETIME')));
+  return { ...own, PYTHONPATH: `${env.rnsSrc}:${env.lxmfSrc}`, PYTHONUNBUFFERED: '1', PYTHONNOUSERSITE: '1' };
 }
 
 // ---- serving a simulated RNode where RNS can reach it --------------------------------------
