@@ -281,7 +281,8 @@ export class LxmfEndpoint {
       return;
     }
     if (p.destinationType !== DESTINATION_TYPE.SINGLE || p.context !== CONTEXT.NONE) {
-      // Links, resources and requests are not implemented (docs/reticulum.md, "What is not").
+      // Link, resource and request packets were taken by the links (links.ts) above; a single
+      // destination's packet with another context carries no LXMF message: counted, dropped.
       this.counters.packets_ignored++;
       return;
     }
@@ -354,7 +355,8 @@ export class LxmfEndpoint {
     }
     if (peer.stampCost !== null) {
       // Such a peer drops messages without a proof-of-work stamp, possibly after proving the
-      // packet: we would count a dropped message delivered. Stamps are not implemented.
+      // packet: we would count a dropped message delivered. The bridge makes stamps for a
+      // propagation node (propagation.ts), not per recipient: refused, with the reason.
       return { ok: false, retryable: false, error: `ERR_LXMF_STAMP_REQUIRED: ${to} asks for proof-of-work stamps (cost ${peer.stampCost}), which this bridge does not make` };
     }
     const timestamp = this.#timestampFor(frame.deliveryId);
