@@ -1,10 +1,11 @@
+import { launchChromium } from './chromium.ts';
+
 // Opens GeoJSON in Leaflet (node_modules/leaflet) in headless Chromium, as a map page would: each
 // object becomes one L.geoJSON layer, the map fits them all. Answers how many markers and lines
 // the map drew and every page error and console error seen meanwhile.
 
 export async function drawInLeaflet(geojson: unknown[]): Promise<{ markers: number; lines: number; errors: string[] }> {
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage();
     const errors: string[] = [];

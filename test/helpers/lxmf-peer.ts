@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { RNodeChannel } from '../../src/bearers/rnode/simulator/channel.ts';
 import { serveRNodeTcp, type SimTransport } from '../../src/bearers/rnode/simulator/serve.ts';
 import { RNodeSimulator, type RNodeSimOptions } from '../../src/bearers/rnode/simulator/simulator.ts';
+import { realClockEnv } from './real-clock.ts';
 
 // A real Reticulum + LXMF endpoint as a test peer: test/peers/reticulum/lxmf_peer.py, run by
 // Debian's Python with RNS and LXMF imported from source folders outside the repository
@@ -72,13 +73,9 @@ export function lxmfPeerAvailability(): LxmfPeerAvailability {
   return (availability = { ok: true, env: { python, rnsSrc, lxmfSrc, rnsVersion, lxmfVersion } });
 }
 
-/** The peer's environment: the sources on its path, and the real clock. The peer is another
- *  program on another device, not the bridge under test: when the suite runs under libfaketime
- *  (scripts/test.sh, a year ahead) the peer keeps the machine's own time, as a phone would; and
- *  libfaketime breaks Python's time.sleep (EINVAL from clock_nanosleep). */
+/** The peer's environment: the sources on its path, and the real clock (realClockEnv). */
 function peerProcessEnv(env: Pick<LxmfPeerEnv, 'rnsSrc' | 'lxmfSrc'> & { python: string }): NodeJS.ProcessEnv {
-  const own = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => !(k === 'LD_PRELOAD' && v?.includes('faketime')) && !k.startsWith('FAKETIME')));
-  return { ...own, PYTHONPATH: `${env.rnsSrc}:${env.lxmfSrc}`, PYTHONUNBUFFERED: '1', PYTHONNOUSERSITE: '1' };
+  return { ...realClockEnv(), PYTHONPATH: `${env.rnsSrc}:${env.lxmfSrc}`, PYTHONUNBUFFERED: '1', PYTHONNOUSERSITE: '1' };
 }
 
 // ---- serving a simulated RNode where RNS can reach it --------------------------------------

@@ -2,11 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { waitUntil } from '../../helpers/api.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
+import { launchChromium } from '../../helpers/chromium.ts';
 import { createRule, createSim, sendText } from '../../helpers/routing.ts';
 
 // GET /api/events in a real headless Chromium's EventSource (Debian's chromium with
@@ -16,7 +17,6 @@ import { createRule, createSim, sendText } from '../../helpers/routing.ts';
 // one off. Page-side code reaches the page through globalThis (no DOM library in the
 // project's type-check).
 
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 async function freePort(): Promise<number> {
   const { createServer } = await import('node:net');
@@ -36,7 +36,7 @@ test('a browser EventSource follows across a restart: every event once, in order
   try {
     await createSim(t.call, 'radio', { device: 'sim://es' });
     await createRule(t.call, 'out', { match: { direction: 'outbound' }, action: 'forward', destinations: [{ interface: 'radio', to: '{to}' }] });
-    browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ARGS });
+    browser = await launchChromium();
     const page = await browser.newPage();
     // Same origin as the stream: the page is the bridge's own health answer.
     await page.goto(`${t.url}/api/health`);

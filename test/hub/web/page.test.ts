@@ -1,6 +1,7 @@
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { launchChromium } from '../../helpers/chromium.ts';
 import { startTestHub, type TestHub } from '../helper.ts';
 
 // Code inside page.evaluate runs in the browser, where document exists; this project's
@@ -11,12 +12,11 @@ declare const document: { querySelector(selector: string): { textContent: string
 // checks reach the DOM through globalThis: the project's type-check has no DOM library, and
 // the page's CSP forbids the string form (eval).
 
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 let browser: Browser;
 let hub: TestHub;
 
 test.before(async () => {
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ARGS });
+  browser = await launchChromium();
   hub = await startTestHub({ setup: false });
 });
 test.after(async () => {
