@@ -29,9 +29,14 @@ export class EventFeed {
   readonly #limits: () => EventLimits;
   readonly #followers = new Set<(event: LoggedEvent) => void>();
   readonly #closers = new Set<(reason: string) => void>();
-  /** Committed events, oldest first, within the limits. */
+  /** Committed events, oldest first: those kept are #recent[#head..], within the limits.
+   *  Events fall off the front by moving #head, so keeping one costs no copy of the rest. */
   #recent: LoggedEvent[];
+  #head = 0;
   #recentBytes = 0;
+  /** When the kept events were last cut by age (#keep looks at most once a second: the bound
+   *  is in hours). */
+  #ageCutAt = -Infinity;
   #last: number;
   #committed: number;
   #reservedTo: number;
@@ -72,12 +77,12 @@ export class EventFeed {
 
   /** The oldest event a client may still be given again; null when none is kept. */
   firstKept(): number | null {
-    return this.#recent[0]?.id ?? null;
+    return this.#recent[this.#head]?.id ?? null;
   }
 
   /** Up to `limit` kept events after `id`, oldest first. */
   after(id: number, limit: number): LoggedEvent[] {
-    let lo = 0;
+    let lo = this.#head;
     let hi = this.#recent.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
@@ -108,10 +113,13 @@ export class EventFeed {
   }
 
   #keep(event: LoggedEvent): void {
-    if (this.#limits().log_max_events === 0) return;
+    const limits = this.#limits();
+    if (limits.log_max_events === 0) return;
     this.#recent.push(event);
     this.#recentBytes += event.data.length;
-    this.#trim();
+    this.#cutToSize(limits);
+    if (Math.abs(this.#clock.now() - this.#ageCutAt) >= 1000) this.#cutByAge(limits);
+    this.#compact();
   }
 
   /** Cuts the kept events to bridge.events' bounds (count, bytes, age). */
@@ -121,24 +129,40 @@ export class EventFeed {
 
   #trim(): void {
     const limits = this.#limits();
-    const oldest = new Date(this.#clock.now() - limits.log_max_hours * 3_600_000).toISOString();
+    this.#cutToSize(limits);
+    this.#cutByAge(limits);
+    this.#compact();
+  }
+
+  #cutToSize(limits: EventLimits): void {
     const maxBytes = limits.log_max_kib * 1024;
-    let cut = 0;
-    let bytes = this.#recentBytes;
-    while (cut < this.#recent.length && (this.#recent.length - cut > limits.log_max_events || bytes > maxBytes || this.#recent[cut].at < oldest)) {
-      bytes -= this.#recent[cut].data.length;
-      cut++;
-    }
-    if (cut > 0) {
-      this.#recent = this.#recent.slice(cut);
-      this.#recentBytes = bytes;
+    while (this.#head < this.#recent.length && (this.#recent.length - this.#head > limits.log_max_events || this.#recentBytes > maxBytes)) this.#dropOldest();
+  }
+
+  #cutByAge(limits: EventLimits): void {
+    const now = this.#clock.now();
+    this.#ageCutAt = now;
+    const oldest = new Date(now - limits.log_max_hours * 3_600_000).toISOString();
+    while (this.#head < this.#recent.length && this.#recent[this.#head].at < oldest) this.#dropOldest();
+  }
+
+  #dropOldest(): void {
+    this.#recentBytes -= this.#recent[this.#head].data.length;
+    this.#head++;
+  }
+
+  /** Gives back the dropped front once it is half the array (a copy per that many events). */
+  #compact(): void {
+    if (this.#head > 1024 && this.#head * 2 > this.#recent.length) {
+      this.#recent = this.#recent.slice(this.#head);
+      this.#head = 0;
     }
   }
 
   /** Writes the kept events for the next start (the bridge stops). */
   save(): void {
     this.#trim();
-    this.#store.save(this.#recent, this.#last);
+    this.#store.save(this.#recent.slice(this.#head), this.#last);
   }
 
   /** Calls `listener` for every committed event from now on; returns the unsubscribe. */
