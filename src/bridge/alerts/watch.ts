@@ -37,6 +37,10 @@ export interface AlertDeps {
   send(message: IngressMessage): void;
 }
 
+function deadLettersKey(interfaceId: string): string {
+  return `dead_letters:${interfaceId}`;
+}
+
 export class AlertWatch {
   readonly #d: AlertDeps;
   readonly book = new AlertBook();
@@ -52,8 +56,12 @@ export class AlertWatch {
   start(): void {
     this.#unsubscribe = this.#d.router.subscribe((event) => {
       if (event.type === 'link') this.#link(event.interfaceId, event.connected);
-      // Inside the transaction that wrote the state: the alert goes in once it is over.
-      else if (event.type === 'delivery') setImmediate(() => this.#delivery(event.delivery.interface_id, event.delivery.state));
+      // Inside the transaction that wrote the state: the alert goes in once it is over. Only
+      // a dead letter, or a delivery that may clear one, can change an alert.
+      else if (event.type === 'delivery') {
+        const { interface_id: id, state } = event.delivery;
+        if (state === 'dead' || (state === 'delivered' && this.book.isRaised(deadLettersKey(id)))) setImmediate(() => this.#delivery(id, state));
+      }
     });
     const tick = () => {
       this.scan();
@@ -95,7 +103,7 @@ export class AlertWatch {
   }
 
   #delivery(interfaceId: string, state: string): void {
-    const key = `dead_letters:${interfaceId}`;
+    const key = deadLettersKey(interfaceId);
     const name = this.#d.interfaceOf(interfaceId)?.name ?? interfaceId;
     if (state === 'delivered') {
       if (this.book.clear(key)) this.#emit('cleared', key, { interface_id: interfaceId }, `interface ${name} delivers again`);
