@@ -1,4 +1,4 @@
-import type { Bearer, OutboundFrame, SendResult } from '../../bearers/bearer.ts';
+import type { Bearer, FrameOrigin, OutboundFrame, SendResult } from '../../bearers/bearer.ts';
 import { frameOrigin } from './frame-origin.ts';
 import type { Clock, TimerHandle } from '../../lib/clock.ts';
 import type { EventStream } from '../../lib/events.ts';
@@ -360,9 +360,18 @@ export class Dispatcher {
     if (!bearer) return { ok: false, error: 'the interface stopped while sending', retryable: true };
     // What the bearer said of each part (a split message: of the last one, field by field).
     const meta: Record<string, unknown> = {};
+    // Read only by the bearers that say where a frame comes from (TAK, webhooks): two reads
+    // of the stores that the other bearers' sends do not pay.
+    const sources = this.#d;
+    let origin: FrameOrigin | undefined;
     for (const part of transformed.outputs) {
       const payload = part.payload ?? Buffer.from(part.text ?? '', 'utf8');
-      const frame: OutboundFrame = { deliveryId: d.id, messageId: d.message_id, to: part.to, channel: part.channel, kind: d.kind, text: part.text, payload, origin: frameOrigin(d, this.#d) };
+      const frame: OutboundFrame = {
+        deliveryId: d.id, messageId: d.message_id, to: part.to, channel: part.channel, kind: d.kind, text: part.text, payload,
+        get origin() {
+          return (origin ??= frameOrigin(d, sources));
+        },
+      };
       // A bearer that waits for acknowledgements or reports names how long a send may take.
       const result = await withTimeout(Promise.resolve().then(() => bearer.send(frame)), Math.max(SEND_TIMEOUT_MS, bearer.maxSendMs ?? 0));
       if (!result.ok) return result;
