@@ -3,6 +3,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { StartupError } from '../../lib/errors.ts';
 import { TOPIC_SEGMENT, type UplinkEventKind } from '../../hubwire/topics.ts';
 import { newId } from '../../lib/ids.ts';
+import { maskUrlCredentials } from '../../lib/mask-url.ts';
 import { enrollmentTokenLookup } from '../../hubwire/credentials.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { Counter, MetricsRegistry } from '../../lib/metrics.ts';
@@ -166,14 +167,9 @@ export class UplinkService {
       if (who.enrolled && config.tenant && config.tenant !== who.tenant) {
         this.#log.warn('uplink_tenant_ignored', { configured: config.tenant, enrolled: who.tenant, note: 'this bridge is enrolled: it publishes under the tenant and bridge id the hub gave it, not hub.tenant' });
       }
-      this.#log.info('uplink_on', { broker: redactUrl(config.mqtt_url), tenant: who.tenant || undefined, bridge_id: who.bridge_id || undefined, enrolled: who.enrolled, enrolling: !who.enrolled && !!config.enrollment_token });
+      this.#log.info('uplink_on', { broker: maskUrlCredentials(config.mqtt_url), tenant: who.tenant || undefined, bridge_id: who.bridge_id || undefined, enrolled: who.enrolled, enrolling: !who.enrolled && !!config.enrollment_token });
     } catch (error) {
       this.#log.error('uplink_config_invalid', { error: (error as Error).message });
     }
   }
-}
-
-/** A broker URL for the log: user information dropped. */
-function redactUrl(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//');
 }
