@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { rootCertificates } from 'node:tls';
+import type { Agent as HttpsAgent } from 'node:https';
 import type { Bearer, BearerContext, BearerState, InboundFrame, OutboundFrame, SendResult } from '../bearer.ts';
 import { DeviceError, errorText } from '../device-error.ts';
 import { VERSION } from '../../lib/version.ts';
@@ -14,6 +13,13 @@ import { excerpt, HEADER, jsonBody, retryAfterMs, sign, templateBody } from './w
 // retry with the delivery's backoff (no sooner than a Retry-After says); any other answer
 // dead-letters with its status and the start of its body. Inbound hooks (routes.ts) hand what
 // they are posted to the running bearer, which reports it as heard (`hear`).
+
+/** node:https and node:tls, loaded when a webhook interface starts: loading them costs the
+ *  process about 4 MiB of RSS (OpenSSL's TLS set-up), which a bridge without webhooks or TAK
+ *  over TLS does not pay (docs/performance.md, "Memory and start-up"). */
+function tlsModules() {
+  return { https: process.getBuiltinModule('node:https'), tls: process.getBuiltinModule('node:tls') };
+}
 
 /** The device value a webhook interface is bound to: it has no device of its own. */
 export const WEBHOOK_DEVICE = 'auto';
@@ -76,7 +82,7 @@ export class WebhookBearer implements Bearer {
       if (this.#stopped) return;
       this.#agents = {
         http: new HttpAgent({ keepAlive: true }),
-        https: new HttpsAgent({ keepAlive: true, ca, rejectUnauthorized: true }),
+        https: new (tlsModules().https.Agent)({ keepAlive: true, ca, rejectUnauthorized: true }),
       };
     } catch (error) {
       const reason = error instanceof DeviceError && error.code === 'ERR_WEBHOOK_CA' ? 'config' : 'offline';
@@ -153,7 +159,7 @@ export class WebhookBearer implements Bearer {
     const file = this.#settings.ca_file;
     if (file === null) return undefined;
     try {
-      return [...rootCertificates, await readFile(file, 'utf8')];
+      return [...tlsModules().tls.rootCertificates, await readFile(file, 'utf8')];
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       throw new DeviceError('ERR_WEBHOOK_CA', `cannot read ca_file ${file}: ${(error as Error).message}`, { retryable: false, facts: { port: file, systemError: code } });
@@ -184,7 +190,7 @@ export class WebhookBearer implements Bearer {
         this.#requests.delete(handle);
         resolve(r);
       };
-      const req = (https ? httpsRequest : httpRequest)(url, { method: 'POST', headers, agent: https ? agents.https : agents.http }, (res) => {
+      const req = (https ? tlsModules().https.request : httpRequest)(url, { method: 'POST', headers, agent: https ? agents.https : agents.http }, (res) => {
         this.#readAnswer(res).then((answer) => done(this.#verdict(res, answer)), (error: Error) => done(this.#lost(`the answer broke off: ${error.message}`)));
       });
       const handle = { abort: () => req.destroy(new Error('the interface stopped')) };
