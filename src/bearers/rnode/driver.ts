@@ -1,5 +1,5 @@
 import type { Bearer, BearerContext, OutboundFrame, SendResult } from '../bearer.ts';
-import type { TimerHandle } from '../../lib/clock.ts';
+import { settlesWithin, type TimerHandle } from '../../lib/clock.ts';
 import { concat, utf8OrNull } from '../shared/codec/bytes.ts';
 import { DeviceError } from '../device-error.ts';
 import { clearTimers, type DriverLifecycle } from '../shared/links/driver-lifecycle.ts';
@@ -62,6 +62,8 @@ export interface RNodeDriverOptions extends SupervisedDriverOptions<RNodeTiming>
 /** reticulum mode: what a send over a link may take beyond one packet's proof: establishing the
  *  link, then a resource within its airtime budget, with the receiver's retries. */
 const LINK_DELIVERY_ALLOWANCE_MS = 5 * 60_000;
+/** How long a stop waits for the LINKCLOSE packets of open LXMF links to go on the air. */
+const LINKCLOSE_WAIT_MS = 5_000;
 
 export function createRNodeBearer(ctx: BearerContext, options: RNodeDriverOptions): Bearer {
   return new RNodeBearer(ctx, options);
@@ -115,14 +117,29 @@ export class RNodeBearer extends SupervisedDriver<RNodePhase, RnodeSettings, RNo
       opening: 'opening the device',
       online: { why: 'every echoed value matches' },
       wentOnline: () => this.#goOnline(),
-      // Radio off, then LEAVE (docs/protocols/rnode.md 1.4 step 7), then the link closes.
+      // LXMF links closed on the air, radio off, then LEAVE (docs/protocols/rnode.md 1.4 step
+      // 7), then the link closes.
       stopping: async () => {
         const link = this.#link;
+        if (link && this.lifecycle.phase === 'online' && this.lxmf) await this.#closeLxmfLinksOnAir();
         if (link && this.lifecycle.phase === 'online') await link.write(concat(RADIO_OFF, LEAVE)).catch(() => {});
         this.#goOffline('stop requested');
         this.lxmf?.close();
       },
     }, { clock: ctx.clock, log: ctx.log.child({ interface: ctx.interfaceName }), events: ctx.events });
+  }
+
+  /** Tells every LXMF link's peer that the link ends (LINKCLOSE) while the radio is on, so
+   *  the peer closes it at once instead of after its keep-alive timeout, and waits until the
+   *  radio has sent them (its queue as the flow control sees it is empty): what the radio
+   *  still holds when it goes off may never be sent. Bounded, so a stop never waits long on a
+   *  busy channel. */
+  async #closeLxmfLinksOnAir(): Promise<void> {
+    const clock = this.ctx.clock;
+    const sentBy = clock.now() + LINKCLOSE_WAIT_MS;
+    let closed = false;
+    if (!(await settlesWithin(clock, this.lxmf!.closeLinks().then((any) => void (closed = any)), LINKCLOSE_WAIT_MS)) || !closed) return;
+    while (this.#tx.radioQueue.packets > 0 && clock.now() < sentBy) await new Promise<void>((r) => clock.setTimeout(r, 100));
   }
 
   async send(frame: OutboundFrame): Promise<SendResult> {

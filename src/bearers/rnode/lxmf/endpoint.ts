@@ -175,9 +175,17 @@ export class LxmfEndpoint {
   }
 
   /** Stops: sends that wait for a proof fail (retryable), links close, timers end. */
+  /** Closes every link, telling each peer (LINKCLOSE); answers when the radio has them all,
+   *  or false when there was no link to close. Call while the radio is still on. */
+  async closeLinks(): Promise<boolean> {
+    if (this.#links.size === 0) return false;
+    await this.#links.closeAll('the interface stopped');
+    return true;
+  }
+
   close(): void {
     this.offline();
-    this.#links.closeAll('the interface stopped');
+    void this.#links.closeAll('the interface stopped');
     for (const [key, w] of this.#waiting) {
       this.#o.clock.clearTimeout(w.timer);
       this.#waiting.delete(key);

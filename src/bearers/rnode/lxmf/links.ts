@@ -163,7 +163,7 @@ export class LinkTable {
         resolve(link);
       });
       void this.#transmit(link, packet, false).then((r) => {
-        if (!r.ok) this.teardown(link, `the link request could not be sent: ${r.error}`);
+        if (!r.ok) void this.teardown(link, `the link request could not be sent: ${r.error}`);
       });
     });
   }
@@ -337,11 +337,13 @@ export class LinkTable {
 
   // ---- ending -----------------------------------------------------------------------------------
 
-  /** Closes a link: tells the peer (LINKCLOSE, when the link was up) and forgets the keys. */
-  teardown(link: LinkSession, reason: string): void {
-    if (link.state === 'closed') return;
-    if (link.key && link.state !== 'pending') void this.send(link, CONTEXT.LINKCLOSE, link.id);
+  /** Closes a link: tells the peer (LINKCLOSE, when the link was up) and forgets the keys.
+   *  Answers when the LINKCLOSE was handed to the radio (or at once when none is sent). */
+  teardown(link: LinkSession, reason: string): Promise<unknown> {
+    if (link.state === 'closed') return Promise.resolve();
+    const told = link.key && link.state !== 'pending' ? this.send(link, CONTEXT.LINKCLOSE, link.id) : Promise.resolve();
     this.#close(link, reason);
+    return told;
   }
 
   #close(link: LinkSession, reason: string): void {
@@ -358,9 +360,9 @@ export class LinkTable {
     link.closed.clear();
   }
 
-  /** Every link closes (the interface stops). */
-  closeAll(reason: string): void {
-    for (const link of [...this.#links.values()]) this.teardown(link, reason);
+  /** Every link closes (the interface stops); answers when the radio has every LINKCLOSE. */
+  closeAll(reason: string): Promise<unknown> {
+    return Promise.all([...this.#links.values()].map((link) => this.teardown(link, reason)));
   }
 
   // ---- watchdog (Link.__watchdog_job) -------------------------------------------------------------
@@ -379,7 +381,7 @@ export class LinkTable {
     } else if (link.state === 'active') {
       const lastIn = Math.max(link.lastInboundMs, link.activatedMs ?? 0);
       if (link.initiator && now - link.lastDataMs >= LINK_MAX_INACTIVITY_MS) {
-        this.teardown(link, 'no data for 10 minutes');
+        void this.teardown(link, 'no data for 10 minutes');
         return;
       }
       if (now >= lastIn + link.keepaliveMs || now >= link.lastOutboundMs + link.keepaliveMs) {
@@ -397,7 +399,7 @@ export class LinkTable {
       }
     } else if (link.state === 'stale') {
       this.counters.links_timed_out++;
-      this.teardown(link, 'timed out: the peer went silent');
+      void this.teardown(link, 'timed out: the peer went silent');
       return;
     } else {
       return;

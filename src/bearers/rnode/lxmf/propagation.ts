@@ -223,7 +223,7 @@ export class PropagationClient {
         if (wants.length === 0 || ids.ids.length <= haves.length) break;
       }
     } finally {
-      o.links.teardown(link, 'propagation sync done');
+      void o.links.teardown(link, 'propagation sync done');
     }
     this.lastSyncAt = new Date(o.clock.now()).toISOString();
     this.lastSyncError = null;
