@@ -60,7 +60,7 @@ function runFile(file: string): Promise<FileResult> {
       const skipped = count(output, 'Skipped');
       let failed = Math.max(0, total - passed - skipped);
       // A file that crashed, hung or exited non-zero without a failing test still fails.
-      if ((code !== 0 || total === 0) && failed === 0) failed = 1;
+      if ((code !== 0 || total + skipped === 0) && failed === 0) failed = 1;
       resolve({ file, passed, failed, skipped, output, ms: Date.now() - started });
     });
   });
@@ -82,6 +82,7 @@ await Promise.all(
       const mark = r.failed > 0 ? 'FAIL' : 'ok  ';
       process.stdout.write(`${mark} ${relative(root, r.file)}  ${r.passed} passed, ${r.failed} failed${r.skipped ? `, ${r.skipped} skipped` : ''}  (${(r.ms / 1000).toFixed(1)} s)\n`);
       if (r.failed > 0) process.stdout.write(r.output.replace(/^/gm, '    | ') + '\n');
+      else if (r.skipped > 0) for (const why of r.output.match(/^\s*skipped: .*$/gm) ?? []) process.stdout.write(`    | ${why.trim()}\n`);
     }
   }),
 );

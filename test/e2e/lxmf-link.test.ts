@@ -13,11 +13,14 @@ import { lxmfPeerAvailability, reticulumInterface, TO_LXMF_RULE, untilReal, lxmf
 // the sources are missing.
 
 const avail = lxmfPeerAvailability();
+// Without the peer's sources the test is reported skipped, with the reason, never passed.
+const peerTest = avail.ok ? test : test.skip;
+if (!avail.ok) console.log(`  skipped: ${avail.reason}`);
 
 const until = <T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 20_000) => untilReal(what, probe, ms);
 
-test('DIRECT both ways: the peer\'s link is accepted and proven, the bridge answers over it, then opens its own', async () => {
-  if (!avail.ok) return console.log(`  skipped: ${avail.reason}`);
+peerTest('DIRECT both ways: the peer\'s link is accepted and proven, the bridge answers over it, then opens its own', async () => {
+  if (!avail.ok) return;
   const name = `lxmf-link-${process.pid}`;
   const tmp = lxmfPeerTempDir();
   let peer: ChannelLxmfPeer | undefined;

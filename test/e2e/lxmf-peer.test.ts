@@ -14,6 +14,9 @@ import { lxmfPeerAvailability, lxmfPeerTempDir, startLxmfPeerOnChannel, type Cha
 // Reticulum and LXMF").
 
 const avail = lxmfPeerAvailability();
+// Without the peer's sources the test is reported skipped, with the reason, never passed.
+const peerTest = avail.ok ? test : test.skip;
+if (!avail.ok) console.log(`  skipped: ${avail.reason}`);
 
 async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 20_000): Promise<T> {
   const end = Date.now() + ms;
@@ -25,8 +28,8 @@ async function until<T>(what: string, probe: () => Promise<T | undefined | false
   }
 }
 
-test('a real LXMF peer and the bridge exchange signed, proven messages both ways; the history shows the peer\'s address', async () => {
-  if (!avail.ok) return console.log(`  skipped: ${avail.reason}`);
+peerTest('a real LXMF peer and the bridge exchange signed, proven messages both ways; the history shows the peer\'s address', async () => {
+  if (!avail.ok) return;
   const name = `lxmf-real-${process.pid}`;
   const tmp = lxmfPeerTempDir();
   let peer: ChannelLxmfPeer | undefined;

@@ -14,11 +14,14 @@ import { lxmfPeerAvailability, reticulumInterface, TO_LXMF_RULE, untilReal, lxmf
 // reason, where the sources are missing.
 
 const avail = lxmfPeerAvailability();
+// Without the peer's sources the test is reported skipped, with the reason, never passed.
+const peerTest = avail.ok ? test : test.skip;
+if (!avail.ok) console.log(`  skipped: ${avail.reason}`);
 
 const until = <T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 30_000) => untilReal(what, probe, ms);
 
-test('a propagation node holds messages both ways for whoever is offline', async () => {
-  if (!avail.ok) return console.log(`  skipped: ${avail.reason}`);
+peerTest('a propagation node holds messages both ways for whoever is offline', async () => {
+  if (!avail.ok) return;
   const name = `lxmf-pn-${process.pid}`;
   const channel = rnodeSimChannel(name);
   const tmp = lxmfPeerTempDir();
