@@ -20,6 +20,9 @@ export interface OutboundFrame {
   text: string | null;
   /** The bytes to put on the air: the encoded text or the raw payload. */
   payload: Uint8Array;
+  /** Which part of its delivery this frame is (1-based), when an outbound transform split the
+   *  delivery; absent when it goes whole. A retry sends every part again. */
+  part?: { index: number; count: number };
   /** Where the frame comes from, for a bearer that tells its receiver (an HTTP request carries
    *  the message, its delivery and the decision); radios ignore it. Absent in tests that build
    *  frames by hand. */

@@ -5,7 +5,7 @@ import type { Bearer, BearerContext, BearerState, InboundFrame, OutboundFrame, S
 import { DeviceError, errorText } from '../device-error.ts';
 import { VERSION } from '../../lib/version.ts';
 import { httpUrl, WebhookSettings } from './settings.ts';
-import { excerpt, HEADER, jsonBody, retryAfterMs, sign, templateBody } from './wire.ts';
+import { excerpt, HEADER, jsonBody, partLabel, retryAfterMs, sign, templateBody } from './wire.ts';
 
 // The webhook bearer (docs/webhooks.md): every delivery is one signed HTTP POST to the URL its
 // destination names. It has no device: it is bound to `auto` and online while it runs. The
@@ -132,6 +132,8 @@ export class WebhookBearer implements Bearer {
       [HEADER.message]: frame.messageId,
       [HEADER.attempt]: String(frame.origin?.attempt ?? 1),
     };
+    const part = partLabel(frame);
+    if (part !== null) headers[HEADER.part] = part;
     const result = await this.#post(url, headers, body);
     this.#count(result);
     return result;

@@ -32,7 +32,7 @@ export const WebhookSettings = z
     base_url: z.string().refine((v) => httpUrl(v) !== null, { error: 'base_url must be an http:// or https:// URL' }).nullable().default(null)
       .describe('A destination that is not a whole URL (e.g. "sos") is resolved against this one; null: every destination must be an http:// or https:// URL'),
     template: z.string().min(1, 'template must not be empty').max(16_384, 'template must be at most 16384 characters').nullable().default(null)
-      .describe('The body to send instead of the JSON document: {{text}}, {{from}}, {{to}}, {{kind}}, {{channel}}, {{message_id}}, {{delivery_id}}, {{attempt}}, {{precedence}}, {{rule_id}}, {{sent_at}} are replaced (JSON-escaped when content_type is JSON)'),
+      .describe('The body to send instead of the JSON document: {{text}}, {{from}}, {{to}}, {{kind}}, {{channel}}, {{message_id}}, {{delivery_id}}, {{attempt}}, {{part}} (2/3 for a split delivery), {{precedence}}, {{rule_id}}, {{sent_at}} are replaced (JSON-escaped when content_type is JSON)'),
     content_type: z.string().regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'content_type must be a media type, e.g. text/plain').max(128).default('application/json')
       .describe('Content-Type of a templated body (the JSON document is always application/json)'),
     timeout_s: int('timeout_s', 1, 120).default(10)

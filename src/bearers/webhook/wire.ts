@@ -11,7 +11,13 @@ export const HEADER = {
   delivery: 'x-fieldbridge-delivery',
   message: 'x-fieldbridge-message',
   attempt: 'x-fieldbridge-attempt',
+  part: 'x-fieldbridge-part',
 } as const;
+
+/** A split delivery's part as the header and the template show it: "2/3". */
+export function partLabel(frame: OutboundFrame): string | null {
+  return frame.part ? `${frame.part.index}/${frame.part.count}` : null;
+}
 
 /** The signature header's value: `sha256=` and the lower-case hex HMAC-SHA256, keyed with the
  *  interface's secret, of the timestamp (decimal Unix seconds), a full stop, and the body bytes. */
@@ -37,7 +43,7 @@ export function jsonBody(frame: OutboundFrame, sentAtIso: string): Record<string
   return {
     type: 'delivery',
     sent_at: sentAtIso,
-    delivery: { id: frame.deliveryId, to: frame.to, attempt: o?.attempt ?? 1, precedence: o?.precedence ?? null },
+    delivery: { id: frame.deliveryId, to: frame.to, attempt: o?.attempt ?? 1, precedence: o?.precedence ?? null, ...(frame.part ? { part: frame.part } : {}) },
     message: {
       id: frame.messageId,
       from: o?.from ?? null,
@@ -68,6 +74,7 @@ export function templateBody(template: string, frame: OutboundFrame, sentAtIso: 
     message_id: frame.messageId,
     delivery_id: frame.deliveryId,
     attempt: String(o?.attempt ?? 1),
+    part: partLabel(frame) ?? '',
     precedence: o?.precedence ?? '',
     rule_id: o?.decision?.rule_id ?? '',
     sent_at: sentAtIso,

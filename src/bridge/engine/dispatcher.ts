@@ -364,10 +364,12 @@ export class Dispatcher {
     // of the stores that the other bearers' sends do not pay.
     const sources = this.#d;
     let origin: FrameOrigin | undefined;
-    for (const part of transformed.outputs) {
+    const count = transformed.outputs.length;
+    for (const [i, part] of transformed.outputs.entries()) {
       const payload = part.payload ?? Buffer.from(part.text ?? '', 'utf8');
       const frame: OutboundFrame = {
         deliveryId: d.id, messageId: d.message_id, to: part.to, channel: part.channel, kind: d.kind, text: part.text, payload,
+        ...(count > 1 ? { part: { index: i + 1, count } } : {}),
         get origin() {
           return (origin ??= frameOrigin(d, sources));
         },

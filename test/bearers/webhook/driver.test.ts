@@ -150,6 +150,27 @@ test('https: delivered with the CA file; without it the certificate is refused a
   assert.is(secure.requests.filter((q) => q.path === '/untrusted').length, 0, 'nothing was posted to an untrusted server');
 });
 
+test('a split delivery: each part says which it is (header and body), so one delivery id and the part are the key; a retry sends every part again', async () => {
+  const made = await t.call('POST', '/api/interfaces', { body: { name: 'web-split', kind: 'webhook', device: 'auto', settings: { secret: SECRET }, retry: RETRY, transforms: { inbound: [], outbound: [{ type: 'split', max_bytes: 40 }] } } });
+  assert.is(made.status, 201, made.text);
+  await waitUntil('web-split online', async () => (await t.call('GET', '/api/interfaces/health')).body.items.every((i: { connected: boolean }) => i.connected));
+  // The second part is refused once: the delivery retries and both parts go again.
+  plain.script('/parts', [{ status: 200 }, { status: 503 }, { status: 200 }, { status: 200 }]);
+  const text = 'water at camp 3, two tents down, wind from the north, all well';
+  const { deliveryId } = await send(`${plain.url}/parts`, text, 'web-split');
+  const d = await finished(deliveryId);
+  assert.is(d.state, 'delivered', JSON.stringify(d));
+  const got = plain.requests.filter((r) => r.path === '/parts');
+  assert.equal(got.map((r) => [r.headers['x-fieldbridge-delivery'], r.headers['x-fieldbridge-part'], r.headers['x-fieldbridge-attempt']]), [
+    [deliveryId, '1/2', '1'], [deliveryId, '2/2', '1'], [deliveryId, '1/2', '2'], [deliveryId, '2/2', '2'],
+  ]);
+  const bodies = got.map((r) => JSON.parse(r.body.toString('utf8')));
+  assert.equal(bodies.map((b) => b.delivery.part), [{ index: 1, count: 2 }, { index: 2, count: 2 }, { index: 1, count: 2 }, { index: 2, count: 2 }]);
+  // The split transform's own part marks, in the text the radios carry.
+  assert.equal(bodies.slice(0, 2).map((b) => b.message.text), ['(1/2) water at camp 3, two tents down,', '(2/2) wind from the north, all well']);
+  for (const r of got) assert.ok(signed(r));
+});
+
 test('the secret never appears: not in an answer, an export, or a log line', async () => {
   const one = await t.call('GET', '/api/interfaces/web');
   assert.is(one.body.settings.secret, '<redacted>');

@@ -47,6 +47,8 @@ test('templates: placeholders filled, JSON-escaped for a JSON body, unknown ones
   const out = templateBody(tpl, frame(), 'now', true);
   assert.equal(JSON.parse(out.replace('{{nope}}', '')), { content: '!a1b2c3d4: SOS at "camp 3"\n', id: 'msg_1', n: 2, x: '' });
   assert.is(templateBody('{{text}}', frame(), 'now', false), 'SOS at "camp 3"\n', 'raw for text/plain');
+  assert.is(templateBody('[{{part}}]', frame({ part: { index: 2, count: 3 } }), 'now', false), '[2/3]', 'a split delivery\'s part');
+  assert.is(templateBody('[{{part}}]', frame(), 'now', false), '[]', 'empty when the delivery goes whole');
 });
 
 test('Retry-After: delta seconds or an HTTP date (RFC 9110 10.2.3), never in the past, at most a day', () => {
