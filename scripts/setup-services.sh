@@ -21,6 +21,8 @@ declare -A NEED=(
   [/usr/aarch64-linux-gnu/lib/libstdc++.so.6]=libstdc++6-arm64-cross
   [/usr/aarch64-linux-gnu/lib/libgcc_s.so.1]=libgcc-s1-arm64-cross
   [file]=file
+  # test/systemd/units.test.ts verifies the shipped units with systemd-analyze.
+  [systemd-analyze]=systemd
   # scripts/test.sh runs the suite a second time with the clock a year ahead (issue 30).
   [faketime]=faketime
   [unzip]=unzip
