@@ -19,7 +19,8 @@ import { nodeKey } from './node-key.ts';
 /** A Meshtastic public key as the API writes it: 32 bytes in base64 (as the apps show it). */
 const PUBLIC_KEY = /^[A-Za-z0-9+/]{43}=$/;
 
-export const isPublicKeyAddress = (address: string): boolean => PUBLIC_KEY.test(address.trim());
+/** Read for every address of every rule: anything shorter than a key is answered at once. */
+export const isPublicKeyAddress = (address: string): boolean => address.length >= 44 && PUBLIC_KEY.test(address.trim());
 
 /** How a node id changed. */
 export interface Renumbering {
