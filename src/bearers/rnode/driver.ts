@@ -121,7 +121,7 @@ export class RNodeBearer extends SupervisedDriver<RNodePhase, RnodeSettings, RNo
       // 7), then the link closes.
       stopping: async () => {
         const link = this.#link;
-        if (link && this.lifecycle.phase === 'online' && this.lxmf) await this.#closeLxmfLinksOnAir();
+        if (link && this.lifecycle.phase === 'online' && this.lxmf) await this.#closeLxmfLinksOnAir().catch(() => {});
         if (link && this.lifecycle.phase === 'online') await link.write(concat(RADIO_OFF, LEAVE)).catch(() => {});
         this.#goOffline('stop requested');
         this.lxmf?.close();

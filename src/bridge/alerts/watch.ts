@@ -48,6 +48,8 @@ export class AlertWatch {
   #scan: TimerHandle | null = null;
   #uplinkDownSince: number | null = null;
   #unsubscribe: (() => void) | null = null;
+  /** Interfaces with a dead letter whose alert check has not run yet. */
+  readonly #deadPending = new Set<string>();
 
   constructor(deps: AlertDeps) {
     this.#d = deps;
@@ -57,10 +59,13 @@ export class AlertWatch {
     this.#unsubscribe = this.#d.router.subscribe((event) => {
       if (event.type === 'link') this.#link(event.interfaceId, event.connected);
       // Inside the transaction that wrote the state: the alert goes in once it is over. Only
-      // a dead letter, or a delivery that may clear one, can change an alert.
+      // a dead letter, or a delivery that may clear one (raised, or about to be), can change
+      // an alert.
       else if (event.type === 'delivery') {
         const { interface_id: id, state } = event.delivery;
-        if (state === 'dead' || (state === 'delivered' && this.book.isRaised(deadLettersKey(id)))) setImmediate(() => this.#delivery(id, state));
+        if (state === 'dead') this.#deadPending.add(id);
+        else if (state !== 'delivered' || !(this.#deadPending.has(id) || this.book.isRaised(deadLettersKey(id)))) return;
+        setImmediate(() => this.#delivery(id, state));
       }
     });
     const tick = () => {
@@ -103,6 +108,7 @@ export class AlertWatch {
   }
 
   #delivery(interfaceId: string, state: string): void {
+    if (state === 'dead') this.#deadPending.delete(interfaceId);
     const key = deadLettersKey(interfaceId);
     const name = this.#d.interfaceOf(interfaceId)?.name ?? interfaceId;
     if (state === 'delivered') {

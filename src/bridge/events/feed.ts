@@ -148,6 +148,8 @@ export class EventFeed {
 
   #dropOldest(): void {
     this.#recentBytes -= this.#recent[this.#head].data.length;
+    // The slot lets go of the event, so the byte bound holds for memory until the next copy.
+    this.#recent[this.#head] = undefined as unknown as LoggedEvent;
     this.#head++;
   }
 

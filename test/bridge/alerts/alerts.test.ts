@@ -2,7 +2,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { smsSimNetwork } from '../../../src/bearers/sms/simulator/link.ts';
 import { AlertBook } from '../../../src/bridge/alerts/book.ts';
-import { ALERT_SCAN_MS } from '../../../src/bridge/alerts/watch.ts';
+import type { AlertStore } from '../../../src/bridge/alerts/store.ts';
+import { ALERT_SCAN_MS, AlertWatch } from '../../../src/bridge/alerts/watch.ts';
+import type { RouterEvent } from '../../../src/bridge/engine/events.ts';
+import { EventStream } from '../../../src/lib/events.ts';
+import { silentLogger } from '../../../src/lib/log.ts';
 import { FakeClock } from '../../../src/lib/clock.ts';
 import { waitUntil } from '../../helpers/api.ts';
 import { startTestBridge, type TestBridge } from '../../helpers/bridge.ts';
@@ -127,6 +131,30 @@ test('a node that falls silent, and one whose battery runs low, raise once and c
     assert.ok(texts.includes('fieldbridge: cleared: node Hut !000000b2 (!000000b2) battery back at 30%'), texts.join('\n'));
   } finally {
     await t.stop();
+  }
+});
+
+test('a dead letter and a delivery on the same interface in one tick: raised, then cleared', async () => {
+  const router = new EventStream<RouterEvent>();
+  const sent: string[] = [];
+  const limits = { interface_offline_s: null, node_silent_min: null, battery_below_pct: null, dead_letters: true, uplink_down_min: null, disk_free_below_mb: null, max_per_hour: 12 };
+  const watch = new AlertWatch({
+    clock: new FakeClock(), log: silentLogger, limits: () => limits, bridgeName: () => 'fieldbridge', router,
+    interfaceOf: () => ({ name: 'lora', kind: 'rnode', enabled: true }), runtime: () => ({ connected: true, last_error: null }),
+    store: { load: () => [], save: () => {} } as unknown as AlertStore, uplinkState: () => 'off', freeBytes: () => null,
+    send: (m) => void sent.push(m.text ?? ''),
+  });
+  watch.start();
+  try {
+    // Two proofs in one read: one send had already dead-lettered, the next delivers.
+    router.emit({ type: 'delivery', delivery: { interface_id: 'ifc_1', state: 'dead' } } as unknown as RouterEvent);
+    router.emit({ type: 'delivery', delivery: { interface_id: 'ifc_1', state: 'delivered' } } as unknown as RouterEvent);
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(sent, ['fieldbridge: a delivery on interface lora dead-lettered (GET /api/deliveries?state=dead)', 'fieldbridge: cleared: interface lora delivers again']);
+    assert.equal(watch.book.raised(), []);
+  } finally {
+    watch.stop();
   }
 });
 

@@ -48,6 +48,12 @@ test('the byte bound: large events push out as many old ones as their size needs
     assert.ok(bytes <= 16 * 1024, `${bytes} bytes kept`);
     assert.ok(bytes + kept[0].data.length > 16 * 1024, 'no more cut than needed');
     assert.is(kept.at(-1)!.id, 50);
+    // Past several copies of the array (one per half of it dropped), the count still holds.
+    for (let i = 0; i < 3_000; i++) feed.publish('config', { section: 'y'.repeat(i % 700) });
+    const after = feed.after(0, 100_000);
+    const total = after.reduce((n, e) => n + e.data.length, 0);
+    assert.ok(total <= 16 * 1024 && total + after[0].data.length > 16 * 1024, `${total} bytes kept`);
+    assert.equal(after.map((e) => e.id), Array.from({ length: after.length }, (_, i) => 3_050 - after.length + 1 + i), 'the newest, in order, none missing');
   } finally {
     done();
   }

@@ -174,7 +174,6 @@ export class LxmfEndpoint {
     return this.#propagation?.sync() ?? Promise.resolve(false);
   }
 
-  /** Stops: sends that wait for a proof fail (retryable), links close, timers end. */
   /** Closes every link, telling each peer (LINKCLOSE); answers when the radio has them all,
    *  or false when there was no link to close. Call while the radio is still on. */
   async closeLinks(): Promise<boolean> {
@@ -183,6 +182,7 @@ export class LxmfEndpoint {
     return true;
   }
 
+  /** Stops: sends that wait for a proof fail (retryable), links close, timers end. */
   close(): void {
     this.offline();
     void this.#links.closeAll('the interface stopped');
