@@ -74,7 +74,7 @@ function count(output: string, label: string): number {
 
 const results: FileResult[] = [];
 const queue = [...files];
-const workers = Math.max(1, Math.min(Number(process.env.TEST_JOBS ?? 2 * cpus().length), 4));
+const workers = Math.max(1, Math.min(Number(process.env.TEST_JOBS ?? cpus().length + 1), 4));
 await Promise.all(
   Array.from({ length: workers }, async () => {
     for (let file = queue.shift(); file; file = queue.shift()) {
