@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rnodeSimChannel } from '../../src/bearers/rnode/simulator/link.ts';
 import { startTestBridge, type TestBridge } from '../helpers/bridge.ts';
-import { lxmfPeerAvailability, reticulumInterface, TO_LXMF_RULE, untilReal, lxmfPeerTempDir, startLxmfPeerOnChannel, type ChannelLxmfPeer } from '../helpers/lxmf-peer.ts';
+import { lxmfPeerAvailability, lxmfPeerTest, reticulumInterface, TO_LXMF_RULE, untilReal, lxmfPeerTempDir, startLxmfPeerOnChannel, type ChannelLxmfPeer } from '../helpers/lxmf-peer.ts';
 
 // LXMF's DIRECT method against the real Reticulum and LXMF code (docs/reticulum.md, "Links"):
 // the peer opens a Reticulum link to the bridge and delivers over it, as Sideband does by
@@ -13,9 +13,7 @@ import { lxmfPeerAvailability, reticulumInterface, TO_LXMF_RULE, untilReal, lxmf
 // the sources are missing.
 
 const avail = lxmfPeerAvailability();
-// Without the peer's sources the test is reported skipped, with the reason, never passed.
-const peerTest = avail.ok ? test : test.skip;
-if (!avail.ok) console.log(`  skipped: ${avail.reason}`);
+const peerTest = lxmfPeerTest(avail);
 
 const until = <T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 20_000) => untilReal(what, probe, ms);
 

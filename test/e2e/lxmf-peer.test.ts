@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rnodeSimChannel } from '../../src/bearers/rnode/simulator/link.ts';
 import { startTestBridge, type TestBridge } from '../helpers/bridge.ts';
-import { lxmfPeerAvailability, lxmfPeerTempDir, startLxmfPeerOnChannel, type ChannelLxmfPeer } from '../helpers/lxmf-peer.ts';
+import { lxmfPeerAvailability, lxmfPeerTest, lxmfPeerTempDir, startLxmfPeerOnChannel, type ChannelLxmfPeer } from '../helpers/lxmf-peer.ts';
 
 // The bridge against the real thing (issue 18 acceptance): the Reticulum and LXMF Python code
 // (test/peers/reticulum/lxmf_peer.py, through RNS's own RNodeInterface on a simulated RNode)
@@ -14,9 +14,7 @@ import { lxmfPeerAvailability, lxmfPeerTempDir, startLxmfPeerOnChannel, type Cha
 // Reticulum and LXMF").
 
 const avail = lxmfPeerAvailability();
-// Without the peer's sources the test is reported skipped, with the reason, never passed.
-const peerTest = avail.ok ? test : test.skip;
-if (!avail.ok) console.log(`  skipped: ${avail.reason}`);
+const peerTest = lxmfPeerTest(avail);
 
 async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 20_000): Promise<T> {
   const end = Date.now() + ms;

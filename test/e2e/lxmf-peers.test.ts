@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { RNodeChannel } from '../../src/bearers/rnode/simulator/channel.ts';
-import { LXMF_PEER_RADIO, lxmfPeerAvailability, lxmfPeerTempDir, startLxmfPeerOnChannel, type ChannelLxmfPeer } from '../helpers/lxmf-peer.ts';
+import { LXMF_PEER_RADIO, lxmfPeerAvailability, lxmfPeerTest, lxmfPeerTempDir, startLxmfPeerOnChannel, type ChannelLxmfPeer } from '../helpers/lxmf-peer.ts';
 
 // Two real Reticulum + LXMF endpoints (test/peers/reticulum/lxmf_peer.py), each through RNS's
 // own RNodeInterface on one of our simulated RNodes, both radios on one simulated channel.
@@ -11,9 +11,7 @@ import { LXMF_PEER_RADIO, lxmfPeerAvailability, lxmfPeerTempDir, startLxmfPeerOn
 // CR 4/5 (the us-915 preset): an announce is ~0.35 s on air, a message ~0.35 s, its proof ~0.16 s.
 
 const avail = lxmfPeerAvailability();
-// Without the peer's sources the test is reported skipped, with the reason, never passed.
-const peerTest = avail.ok ? test : test.skip;
-if (!avail.ok) console.log(`  skipped: ${avail.reason}`);
+const peerTest = lxmfPeerTest(avail);
 
 peerTest('two LXMF peers on simulated RNodes announce, hear each other, and exchange proven messages', async () => {
   if (!avail.ok) return;

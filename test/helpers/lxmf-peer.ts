@@ -2,6 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { test } from 'uvu';
 import type { RNodeChannel } from '../../src/bearers/rnode/simulator/channel.ts';
 import { serveRNodeTcp, type SimTransport } from '../../src/bearers/rnode/simulator/serve.ts';
 import { RNodeSimulator, type RNodeSimOptions } from '../../src/bearers/rnode/simulator/simulator.ts';
@@ -71,6 +72,13 @@ export function lxmfPeerAvailability(): LxmfPeerAvailability {
   }
   const [rnsVersion, lxmfVersion] = probe.stdout.trim().split(/\s+/);
   return (availability = { ok: true, env: { python, rnsSrc, lxmfSrc, rnsVersion, lxmfVersion } });
+}
+
+/** `test` where the peer can run, else `test.skip` with the reason printed: a test without
+ *  its peer is reported skipped, never passed. */
+export function lxmfPeerTest(avail: LxmfPeerAvailability) {
+  if (!avail.ok) console.log(`  skipped: ${avail.reason}`);
+  return avail.ok ? test : test.skip;
 }
 
 /** The peer's environment: the sources on its path, and the real clock (realClockEnv). */

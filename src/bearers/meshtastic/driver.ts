@@ -18,6 +18,7 @@ import { outboundPacket } from './outbound.ts';
 import { deviceView } from './stats.ts';
 import { replayedRecord, replayReport } from './replay.ts';
 import { MeshtasticSettings } from './settings.ts';
+import { sleep } from '../shared/links/open-link.ts';
 
 // The Meshtastic bearer (interface kind `meshtastic`; docs/meshtastic.md,
 // docs/protocols/meshtastic.md). The device supervisor opens the link and owns the
@@ -469,7 +470,7 @@ export class MeshtasticBearer extends SupervisedDriver<MeshtasticPhase, Meshtast
   }
 
   #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.ctx.clock.setTimeout(resolve, ms));
+    return sleep(this.ctx.clock, ms);
   }
 
   /** True when `p` settled within `ms`. */

@@ -17,6 +17,7 @@ import { bitrateBps, parseRnodeSettings, type RnodeSettings } from './radio.ts';
 import { ReplyBook } from './replies.ts';
 import { reportedStats, type Reported } from './stats.ts';
 import { checkEchoes, describeMismatches, expectedEchoes, type Echoes } from './verify.ts';
+import { sleep } from '../shared/links/open-link.ts';
 
 // The RNode bearer (interface kind `rnode`; docs/api.md 2.7, docs/protocols/rnode.md 1). The device supervisor
 // (shared/links/device-supervisor.ts) opens the link and owns the opening/online/backoff cycle;
@@ -139,7 +140,7 @@ export class RNodeBearer extends SupervisedDriver<RNodePhase, RnodeSettings, RNo
     const sentBy = clock.now() + LINKCLOSE_WAIT_MS;
     let closed = false;
     if (!(await settlesWithin(clock, this.lxmf!.closeLinks().then((any) => void (closed = any)), LINKCLOSE_WAIT_MS)) || !closed) return;
-    while (this.#tx.radioQueue.packets > 0 && clock.now() < sentBy) await new Promise<void>((r) => clock.setTimeout(r, 100));
+    while (this.#tx.radioQueue.packets > 0 && clock.now() < sentBy) await sleep(clock, 100);
   }
 
   async send(frame: OutboundFrame): Promise<SendResult> {

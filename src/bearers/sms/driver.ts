@@ -13,6 +13,7 @@ import { cmsFailure } from './errors.ts';
 import { Inbox, type ReadyMessage } from './inbox.ts';
 import { ReportBook } from './reports.ts';
 import { SmsSettings } from './settings.ts';
+import { sleep } from '../shared/links/open-link.ts';
 
 // The SMS bearer (interface kind `sms`; docs/sms.md, docs/protocols/sms.md). The device
 // supervisor keeps the link; on every fresh link this driver initialises the modem (echo off,
@@ -409,7 +410,7 @@ export class SmsBearer extends SupervisedDriver<SmsPhase, SmsSettings, SmsTiming
   }
 
   #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.ctx.clock.setTimeout(resolve, ms));
+    return sleep(this.ctx.clock, ms);
   }
 }
 
